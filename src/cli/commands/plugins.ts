@@ -1,0 +1,193 @@
+import { Command, Option } from "commander";
+import { formatDiagnostic, hasErrors, HermesError } from "../../core/errors.js";
+import { disablePlugin, enablePlugin } from "../../config/enable.js";
+import { explain, type Explanation } from "../../discovery/explain.js";
+import { findPlugin, type PluginView } from "../../discovery/plugin-set.js";
+import { validatePluginDir } from "../../manifest/validate-dir.js";
+import { pluginState, reportConfigProblems } from "../context.js";
+import { err, json, out, printDiagnostics, style, table, type DiagnosticFormat } from "../output.js";
+
+const STATUS_LABEL = { enabled: "enabled", disabled: "disabled", "not-enabled": "not enabled" } as const;
+
+function statusText(v: PluginView): string {
+  const s = STATUS_LABEL[v.verdict.state];
+  return s === "enabled" ? style.green(s) : s === "disabled" ? style.red(s) : style.yellow(s);
+}
+
+function broken(v: PluginView): boolean {
+  return v.conflict || v.candidate.status !== "ok";
+}
+
+function listRow(v: PluginView) {
+  const c = v.candidate;
+  return {
+    key: c.key,
+    name: c.name,
+    status: STATUS_LABEL[v.verdict.state],
+    version: c.manifest?.version ?? "",
+    description: c.manifest?.description ?? "",
+    source: c.source,
+    origin: c.origin,
+    kind: c.manifest?.kind ?? null,
+    path: c.path,
+    loads: v.verdict.action !== "skip",
+    reason: v.verdict.reason,
+    problems: c.diagnostics.filter((d) => d.severity === "error").length + (v.conflict ? 1 : 0),
+  };
+}
+
+function printExplanation(x: Explanation): void {
+  const label = x.action === "skip" ? style.yellow("does not load") : style.green(x.action === "defer" ? "loads on first use" : "loads");
+  out(`${style.bold(x.key)}${x.version ? style.dim(` v${x.version}`) : ""}: ${label}`);
+  out(`  why:       ${x.reason}`);
+  out(`  state:     ${STATUS_LABEL[x.state as keyof typeof STATUS_LABEL] ?? x.state}`);
+  out(`  source:    ${x.source}${x.origin !== x.source ? ` (${x.origin})` : ""}`);
+  out(`  path:      ${x.path}${x.linkTarget ? ` → ${x.linkTarget}` : ""}`);
+  if (x.realPath && x.realPath !== x.path) out(`  resolved:  ${x.realPath}`);
+  if (x.aliases.length) out(`  aliases:   ${x.aliases.join(", ")}`);
+  if (x.kind) out(`  kind:      ${x.kind}`);
+  if (x.entry) out(`  entry:     ${x.entry}`);
+  if (x.loadPosition) out(`  order:     #${x.loadPosition} in load order`);
+  if (x.requires.length) out(`  requires:  ${x.requires.join(", ")}`);
+  if (x.capabilities.declared.length || x.capabilities.granted.length) {
+    out(`  capabilities declared: ${x.capabilities.declared.join(", ") || "(none)"}; granted: ${x.capabilities.granted.join(", ") || "(none)"}`);
+  }
+  if (x.shadowedBy) out(`  shadowed by: ${x.shadowedBy.source} plugin at ${x.shadowedBy.path}`);
+  for (const s of x.shadows) out(`  shadows:   ${s.source} plugin at ${s.path}${s.reason === "impostor" ? " (impostor, ignored)" : ""}`);
+  if (x.diagnostics.length) {
+    out("  problems:");
+    for (const d of x.diagnostics) out(`    ${formatDiagnostic(d, { hint: true }).replace(/\n/g, "\n    ")}`);
+  }
+}
+
+export function pluginsCommand(): Command {
+  const plugins = new Command("plugins").description("list, inspect, enable and disable plugins");
+
+  plugins
+    .command("list")
+    .alias("ls")
+    .description("list discovered plugins and whether they load")
+    .option("--json", "print a JSON array")
+    .option("--plain", "one line per plugin: status, source, version, key")
+    .option("--enabled", "only plugins that are enabled")
+    .option("--user", "leave out bundled plugins")
+    .option("--no-bundled", "leave out bundled plugins")
+    .action(async (o: { json?: boolean; plain?: boolean; enabled?: boolean; user?: boolean; bundled?: boolean }, cmd: Command) => {
+      const { set, config } = await pluginState(cmd, { bundled: !(o.user || o.bundled === false) });
+      let views = set.views;
+      if (o.enabled) views = views.filter((v) => v.verdict.state === "enabled");
+      if (o.json) return json(views.map(listRow));
+      reportConfigProblems(config.diagnostics);
+      if (o.plain) {
+        for (const v of views) {
+          out(`${STATUS_LABEL[v.verdict.state].padEnd(12)}${v.candidate.source.padEnd(8)}${(v.candidate.manifest?.version ?? "").padEnd(8)}${v.candidate.key}`);
+        }
+        return;
+      }
+      if (views.length === 0) {
+        out("No plugins installed.");
+        out(style.dim("Install with: hermes plugins install owner/repo"));
+        return;
+      }
+      out(
+        table(
+          ["Key", "Status", "Version", "Source", "Description"],
+          views.map((v) => [
+            style.bold(v.candidate.key) + (broken(v) ? style.red(" !") : ""),
+            statusText(v),
+            v.candidate.manifest?.version ?? "",
+            v.candidate.origin,
+            v.candidate.manifest?.description.split("\n")[0] ?? "",
+          ]),
+        ),
+      );
+      const bad = views.filter(broken);
+      if (bad.length) out(style.red(`! ${bad.length} plugin(s) cannot load: hermes plugins why ${bad[0]!.candidate.key}`));
+      out(style.dim("Enable/disable: hermes plugins enable/disable <name> · Explain: hermes plugins why <name>"));
+      out(style.dim("Plugins are opt-in: only 'enabled' plugins load."));
+    });
+
+  const toggle = (verb: "enable" | "disable") =>
+    plugins
+      .command(`${verb} <name>`)
+      .description(`${verb} a plugin by key, manifest name or unique leaf name`)
+      .option("--json", "print the result as JSON")
+      .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
+        const { set, paths } = await pluginState(cmd);
+        const view = findPlugin(set, name, { includeLosers: true });
+        if (view.shadowedBy) {
+          throw new HermesError("E_PLUGIN_NOT_FOUND", {
+            message: `'${name}' resolves to ${view.candidate.path}, which is ${view.verdict.reason}`,
+            hint: `run \`hermes plugins why ${name}\``,
+          });
+        }
+        const ref = { key: view.candidate.key, name: view.candidate.name };
+        const res = verb === "enable" ? await enablePlugin(paths.config, ref) : await disablePlugin(paths.config, ref);
+        if (o.json) return json(res);
+        out(res.message + (res.changed ? " Takes effect on next session." : ""));
+        if (verb === "enable" && view.verdict.action === "skip" && broken(view)) err(`warning: ${view.candidate.key} cannot load: ${view.verdict.reason}`);
+      });
+  toggle("enable");
+  toggle("disable");
+
+  plugins
+    .command("show <name>")
+    .alias("info")
+    .description("show a plugin's manifest and state")
+    .option("--json", "print as JSON")
+    .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
+      const { set } = await pluginState(cmd);
+      const v = findPlugin(set, name, { includeLosers: true });
+      const c = v.candidate;
+      const m = c.manifest;
+      if (o.json) return json({ ...listRow(v), manifest: m ?? null, manifestFile: c.manifestFile ?? null, diagnostics: c.diagnostics });
+      out(`${style.bold(c.name)}${m?.version ? style.dim(` v${m.version}`) : ""}`);
+      if (m?.description) out(m.description.trim());
+      out();
+      out(`Status:       ${STATUS_LABEL[v.verdict.state]}`);
+      out(`Source:       ${c.source}${c.origin !== c.source ? ` (${c.origin})` : ""}`);
+      out(`Key:          ${c.key}`);
+      out(`Path:         ${c.path}`);
+      if (m) {
+        out(`Kind:         ${m.kind}`);
+        if (m.author) out(`Author:       ${m.author}`);
+        out(`Capabilities: ${m.capabilities.join(", ") || "(none)"}`);
+        if (m.provides_tools.length) out(`Tools:        ${m.provides_tools.join(", ")}`);
+        const hooks = [...new Set([...m.hooks, ...m.provides_hooks])];
+        if (hooks.length) out(`Hooks:        ${hooks.join(", ")}`);
+        if (m.requires_env.length) out(`Requires env: ${m.requires_env.map((e) => e.name).join(", ")}`);
+        out(`Emits:        ${m.emits.join(", ") || "(none)"}`);
+        out(`Listens:      ${m.listens.join(", ") || "(none)"}`);
+      }
+      if (c.diagnostics.length) out(style.yellow(`${c.diagnostics.length} manifest problem(s): hermes plugins why ${c.key}`));
+    });
+
+  plugins
+    .command("why <name>")
+    .description("explain in one screen why a plugin does or does not load")
+    .option("--json", "print as JSON")
+    .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
+      const { set, config } = await pluginState(cmd);
+      const v = findPlugin(set, name, { includeLosers: true });
+      const x = explain(set, v, config.value);
+      if (o.json) return json(x);
+      printExplanation(x);
+    });
+
+  plugins
+    .command("validate <dir>")
+    .description("validate one plugin folder (for CI); exit 1 on any error")
+    .addOption(new Option("--format <format>", "output format").choices(["text", "json", "github"]).default("text"))
+    .action(async (dir: string, o: { format: DiagnosticFormat }) => {
+      const { candidate, diagnostics } = await validatePluginDir(dir);
+      printDiagnostics(diagnostics, o.format);
+      const failed = hasErrors(diagnostics);
+      if (o.format === "text") {
+        if (candidate && !failed) out(`${candidate.key}: ok${diagnostics.length ? ` (${diagnostics.length} warning(s))` : ""}`);
+        else err(`${dir}: ${diagnostics.filter((d) => d.severity === "error").length} error(s)`);
+      }
+      if (failed) process.exitCode = 1;
+    });
+
+  return plugins;
+}

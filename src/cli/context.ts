@@ -1,0 +1,47 @@
+import type { Command } from "commander";
+import { isHermesError, type Diagnostic } from "../core/errors.js";
+import { logger } from "../core/log.js";
+import { homePaths, resolveHome, type HomePaths } from "../core/paths.js";
+import { loadConfig, type LoadedConfig } from "../config/config-file.js";
+import { migrateEnabledList } from "../config/migrate.js";
+import { loadPluginSet, type PluginSet } from "../discovery/plugin-set.js";
+import { err } from "./output.js";
+
+export interface GlobalOptions {
+  home?: string;
+  profile?: string;
+}
+
+export function homeOf(cmd: Command): HomePaths {
+  const g = cmd.optsWithGlobals<GlobalOptions>();
+  return homePaths(resolveHome({ home: g.home, profile: g.profile }));
+}
+
+export interface PluginState {
+  paths: HomePaths;
+  config: LoadedConfig;
+  set: PluginSet;
+}
+
+/** Config (after the one-time v21 migration) plus discovery: what every `plugins` command reads. */
+export async function pluginState(cmd: Command, opts: { bundled?: boolean } = {}): Promise<PluginState> {
+  const paths = homeOf(cmd);
+  try {
+    const m = await migrateEnabledList(paths.home);
+    if (m.migrated && m.names.length) {
+      err(`Grandfathered ${m.names.length} installed user plugin(s) into plugins.enabled: ${m.names.join(", ")}`);
+    }
+  } catch (e) {
+    // A read-only or unparsable config must not stop read-only commands; the edit commands report it.
+    logger().debug({ err: isHermesError(e) ? e.message : String(e) }, "plugins.enabled migration skipped");
+  }
+  const config = await loadConfig(paths.config);
+  const set = await loadPluginSet({ home: paths.home, config: config.value, configFile: config.file, bundled: opts.bundled });
+  return { paths, config, set };
+}
+
+/** Warnings about the config itself are shown once per command, never fatal for read commands. */
+export function reportConfigProblems(ds: readonly Diagnostic[]): void {
+  const errors = ds.filter((d) => d.severity === "error");
+  if (errors.length) err(`warning: ${errors.length} problem(s) in config.yaml; run \`hermes config validate\` for details`);
+}

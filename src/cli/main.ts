@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+import { CommanderError, type Command } from "commander";
+import { formatDiagnostic, HermesError, isHermesError } from "../core/errors.js";
+import { buildProgram } from "./program.js";
+
+function wantsJson(argv: readonly string[]): boolean {
+  return argv.includes("--json") || argv.includes("--format=json") || argv.join(" ").includes("--format json");
+}
+
+/** Every command's subcommands exit through this boundary: one place prints and picks the exit code. */
+function configureTree(cmd: Command): void {
+  cmd.exitOverride();
+  cmd.showHelpAfterError("(run with --help for usage)");
+  cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  for (const sub of cmd.commands) configureTree(sub);
+}
+
+function report(e: HermesError, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ error: e.toJSON() }, null, 2)}\n`);
+    return;
+  }
+  process.stderr.write(`${formatDiagnostic(e.toDiagnostic())}\n`);
+  for (const d of e.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+}
+
+export async function main(argv: string[] = process.argv): Promise<number> {
+  const program = buildProgram();
+  configureTree(program);
+  const json = wantsJson(argv.slice(2));
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
+      // commander already printed its message; usage errors exit 2.
+      return e.exitCode === 0 ? 0 : 2;
+    }
+    if (isHermesError(e)) {
+      report(e, json);
+      return e.exitCode;
+    }
+    const internal = new HermesError("E_INTERNAL", { message: `unexpected error: ${(e as Error)?.message ?? String(e)}` });
+    report(internal, json);
+    if (process.env.HERMES_LOG_LEVEL === "debug") process.stderr.write(`${(e as Error)?.stack ?? ""}\n`);
+    return 1;
+  }
+}
+
+const code = await main();
+process.exitCode = code;

@@ -1,0 +1,65 @@
+import { HermesError } from "../core/errors.js";
+import type { YamlEdit } from "../core/yaml-edit.js";
+import { editConfig, type LoadedConfig } from "./config-file.js";
+import { readPluginLists } from "./plugin-lists.js";
+
+export interface PluginRef {
+  key: string;
+  name: string;
+}
+
+export interface ToggleResult {
+  key: string;
+  changed: boolean;
+  message: string;
+}
+
+function leaf(key: string): string {
+  return key.includes("/") ? key.slice(key.lastIndexOf("/") + 1) : key;
+}
+
+function assertList(cur: LoadedConfig, field: "enabled" | "disabled"): void {
+  const plugins = cur.value.plugins;
+  if (plugins !== undefined && plugins !== null && (typeof plugins !== "object" || Array.isArray(plugins))) {
+    throw new HermesError("E_SCHEMA_INVALID", { message: "plugins must be a mapping", ...cur.source.locate(["plugins"]), hint: "make plugins: a mapping with enabled:/disabled: lists" });
+  }
+  const v = (plugins as Record<string, unknown> | undefined)?.[field];
+  if (v !== undefined && v !== null && !Array.isArray(v)) {
+    throw new HermesError("E_SCHEMA_INVALID", {
+      message: `plugins.${field} must be a list of plugin names (got ${typeof v})`,
+      ...cur.source.locate(["plugins", field]),
+      hint: `write plugins.${field} as a YAML list, e.g. ${field}: [my-plugin]`,
+    });
+  }
+}
+
+/** `enable`: add the key to the allow-list; drop key, leaf and name from the deny-list. */
+export async function enablePlugin(configFile: string, p: PluginRef): Promise<ToggleResult> {
+  const drop = new Set([p.key, leaf(p.key), p.name]);
+  const res = await editConfig(configFile, (cur) => {
+    assertList(cur, "enabled");
+    assertList(cur, "disabled");
+    const lists = readPluginLists(cur.value);
+    const edits: YamlEdit[] = [];
+    const on = lists.enabled?.includes(p.key) || lists.enabled?.includes(p.name);
+    if (!on) edits.push({ op: "append", path: ["plugins", "enabled"], value: p.key });
+    if (lists.disabled.some((d) => drop.has(d))) edits.push({ op: "remove", path: ["plugins", "disabled"], match: (v) => typeof v === "string" && drop.has(v) });
+    return edits;
+  });
+  return { key: p.key, changed: res.changed, message: res.changed ? `✓ Plugin ${p.key} enabled.` : `Plugin '${p.key}' is already enabled.` };
+}
+
+/** `disable`: remove key, leaf and name from the allow-list and add the key to the deny-list. */
+export async function disablePlugin(configFile: string, p: PluginRef): Promise<ToggleResult> {
+  const drop = new Set([p.key, leaf(p.key), p.name]);
+  const res = await editConfig(configFile, (cur) => {
+    assertList(cur, "enabled");
+    assertList(cur, "disabled");
+    const lists = readPluginLists(cur.value);
+    const edits: YamlEdit[] = [];
+    if (lists.enabled?.some((e) => drop.has(e))) edits.push({ op: "remove", path: ["plugins", "enabled"], match: (v) => typeof v === "string" && drop.has(v) });
+    if (!lists.disabled.includes(p.key) && !lists.disabled.includes(p.name)) edits.push({ op: "append", path: ["plugins", "disabled"], value: p.key });
+    return edits;
+  });
+  return { key: p.key, changed: res.changed, message: res.changed ? `⊘ Plugin ${p.key} disabled.` : `Plugin '${p.key}' is already disabled.` };
+}

@@ -1,0 +1,95 @@
+import { randomBytes } from "node:crypto";
+import { constants, promises as fsp } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { HermesError } from "./errors.js";
+
+/**
+ * Resolve where a write must land: a symlinked config.yaml (home-manager, dotfile repos) is
+ * written through to its target, never replaced by a regular file.
+ */
+export async function resolveWriteTarget(file: string): Promise<string> {
+  let current = resolve(file);
+  for (let hops = 0; hops < 40; hops++) {
+    let st;
+    try {
+      st = await fsp.lstat(current);
+    } catch {
+      return current;
+    }
+    if (!st.isSymbolicLink()) return current;
+    const link = await fsp.readlink(current);
+    current = isAbsolute(link) ? link : resolve(dirname(current), link);
+  }
+  throw new HermesError("E_FS_WRITE", { message: `too many symlink levels at ${file}`, file });
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  let handle;
+  try {
+    handle = await fsp.open(dir, constants.O_RDONLY);
+    await handle.sync();
+  } catch {
+    // Some filesystems refuse fsync on directories; the rename is still atomic there.
+  } finally {
+    await handle?.close();
+  }
+}
+
+export interface AtomicWriteOptions {
+  mode?: number;
+  /** Write to the path itself even when it is a symlink (replace the link). */
+  replaceLink?: boolean;
+}
+
+/** temp file in the same folder → fsync → rename → fsync folder. Readers see old or new bytes. */
+export async function writeFileAtomic(file: string, data: string | Uint8Array, opts: AtomicWriteOptions = {}): Promise<void> {
+  const target = opts.replaceLink ? resolve(file) : await resolveWriteTarget(file);
+  const dir = dirname(target);
+  const tmp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  let mode = opts.mode;
+  if (mode === undefined) {
+    try {
+      mode = (await fsp.stat(target)).mode & 0o7777;
+    } catch {
+      mode = 0o644;
+    }
+  }
+  try {
+    await fsp.mkdir(dir, { recursive: true });
+    const handle = await fsp.open(tmp, "wx", mode);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsp.rename(tmp, target);
+    await fsyncDir(dir);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    if (e instanceof HermesError) throw e;
+    throw new HermesError("E_FS_WRITE", { message: `could not write ${target}: ${(e as Error).message}`, file: target, cause: e });
+  }
+}
+
+/** Atomically point `link` at `target` (symlink to a temp name, then rename over). */
+export async function symlinkAtomic(target: string, link: string): Promise<void> {
+  const tmp = join(dirname(link), `.${basename(link)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    await fsp.symlink(target, tmp);
+    await fsp.rename(tmp, link);
+    await fsyncDir(dirname(link));
+  } catch (e) {
+    await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    throw new HermesError("E_FS_WRITE", { message: `could not link ${link} → ${target}: ${(e as Error).message}`, file: link, cause: e });
+  }
+}
+
+export async function readTextIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await fsp.readFile(file, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new HermesError("E_FS_READ", { message: `could not read ${file}: ${(e as Error).message}`, file, cause: e });
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * The one catalog of everything hermes-kit refuses or warns about.
+ *
+ * Every refusal carries a stable code so scripts and docs can key on it; `docs/errors.md` is
+ * generated from this table (`npm run docs:errors`) and a test keeps the two equal.
+ * Codes starting with `W_` are warnings: reported, never fatal on their own.
+ */
+
+export interface ErrorSpec {
+  /** One-line summary used when the thrower gives no message of its own. */
+  readonly title: string;
+  /** What the user should do next. */
+  readonly hint: string;
+  /** Process exit code when this error ends a command (2 = usage, 1 = refused/failed). */
+  readonly exit?: 1 | 2;
+}
+
+export const ERROR_CATALOG = {
+  E_USAGE: {
+    title: "the command line is not valid",
+    hint: "run the command with --help to see its arguments and options",
+    exit: 2,
+  },
+  E_INTERNAL: {
+    title: "an unexpected internal error",
+    hint: "re-run with HERMES_LOG_LEVEL=debug and report the output",
+  },
+  E_FS_READ: {
+    title: "a file or folder could not be read",
+    hint: "check that the path exists and that you may read it",
+  },
+  E_FS_WRITE: {
+    title: "a file could not be written",
+    hint: "check free space and permissions of the folder; the previous file was left as it was",
+  },
+  E_FS_LOCK_TIMEOUT: {
+    title: "another hermes process holds the lock on this file",
+    hint: "wait for the other command to finish; if none runs, delete the stale .lock file named here",
+  },
+  E_YAML_PARSE: {
+    title: "the file is not valid YAML",
+    hint: "fix the syntax at the position shown (indentation, quotes, a missing colon)",
+  },
+  E_JSON_PARSE: {
+    title: "the file is not valid JSON",
+    hint: "fix the syntax at the position shown",
+  },
+  E_SCHEMA_INVALID: {
+    title: "a value does not match the schema",
+    hint: "change the value at the JSON path shown; the schemas in schemas/ describe every field",
+  },
+  W_SCHEMA_UNKNOWN_FIELD: {
+    title: "an unknown field is ignored",
+    hint: "remove the field or correct its spelling",
+  },
+  E_CONFIG_NOT_MAPPING: {
+    title: "config.yaml must be a YAML mapping",
+    hint: "make the top level of config.yaml a mapping (key: value lines)",
+  },
+  W_CONFIG_CLAMPED: {
+    title: "a config value is out of range and is clamped",
+    hint: "set a value within the documented range",
+  },
+  E_CONFIG_MANAGED_KEY: {
+    title: "this config key is owned by the deployment",
+    hint: "change it in the deployment (Nix module or deploy spec) and re-run its activation",
+  },
+  E_MANIFEST_NOT_MAPPING: {
+    title: "plugin.yaml must be a YAML mapping",
+    hint: "make the top level of plugin.yaml a mapping with at least a name",
+  },
+  E_MANIFEST_INVALID: {
+    title: "a manifest field has an invalid value",
+    hint: "correct the field; see schemas/plugin-manifest.schema.json",
+  },
+  E_MANIFEST_PATH_ESCAPE: {
+    title: "a manifest path is absolute or leaves the plugin folder",
+    hint: "use a path relative to the plugin folder without '..' segments",
+  },
+  W_MANIFEST_COERCED: {
+    title: "a manifest value was coerced or ignored",
+    hint: "write the value in the documented shape to silence this warning",
+  },
+  W_MANIFEST_VERSION_NEWER: {
+    title: "the manifest declares a newer manifest_version than this runtime supports",
+    hint: "upgrade hermes-kit; the plugin is still loaded with the fields this version knows",
+  },
+  E_DISCOVERY_DUPLICATE_KEY: {
+    title: "two plugins claim the same key",
+    hint: "rename one plugin's folder (category plugins) or its manifest name (flat plugins)",
+  },
+  E_DISCOVERY_DANGLING_LINK: {
+    title: "a plugin folder is a symlink whose target is missing",
+    hint: "restore the target or remove the link",
+  },
+  E_DISCOVERY_UNREADABLE: {
+    title: "a plugin folder could not be read",
+    hint: "fix the folder's permissions or remove it",
+  },
+  E_DISCOVERY_NO_MANIFEST: {
+    title: "the folder holds no plugin.yaml",
+    hint: "add a plugin.yaml (or plugin.yml) at the top of the plugin folder",
+  },
+  W_DISCOVERY_IMPOSTOR: {
+    title: "a user or project plugin uses a bundled plugin's key from a differently named folder",
+    hint: "rename the folder to the bundled plugin's folder name to override it on purpose, or rename the plugin",
+  },
+  W_DISCOVERY_PYTHON_PLUGIN: {
+    title: "a Python plugin of the original Hermes is not loadable by this runtime",
+    hint: "use a JavaScript port of the plugin, or keep it for the Python Hermes",
+  },
+  W_DISCOVERY_PORTABLE_PLUGIN: {
+    title: "a portable plugin.json package is not loadable by this runtime yet",
+    hint: "ship a plugin.yaml beside plugin.json to load it",
+  },
+  E_PLUGIN_NO_ENTRY: {
+    title: "the plugin has no JavaScript entry module",
+    hint: "add index.js (or index.mjs) exporting register(ctx), or point main: in plugin.yaml at the entry",
+  },
+  E_PLUGIN_NOT_FOUND: {
+    title: "no plugin with that name is installed or bundled",
+    hint: "run `hermes plugins list` to see the names and keys",
+  },
+  E_PLUGIN_AMBIGUOUS: {
+    title: "the name matches more than one plugin",
+    hint: "use the full key shown by `hermes plugins list`",
+  },
+  E_ENV_FLAG: {
+    title: "an environment flag has a value that is not a boolean",
+    hint: "use one of 1, true, yes, on, 0, false, no, off (or leave it empty)",
+  },
+  E_PROFILE_NAME: {
+    title: "the profile name is not valid",
+    hint: "use letters, digits, '-', '_' and '.' only, not starting with '.'",
+  },
+  W_ORDER_MISSING_DEPENDENCY: {
+    title: "a plugin requires a plugin that is not enabled or installed",
+    hint: "enable or install the required plugin; the dependent still loads and can probe with ctx.has_plugin",
+  },
+  W_ORDER_UNKNOWN_KEY: {
+    title: "plugins.order names a plugin that does not load",
+    hint: "remove the name from plugins.order or enable the plugin",
+  },
+  W_ORDER_DEPENDENCY_CYCLE: {
+    title: "requires_plugins form a cycle; key order is used for all plugins",
+    hint: "break the cycle in the plugins' requires_plugins, or state the order in plugins.order",
+  },
+  E_ORDER_CYCLE: {
+    title: "plugins.order contradicts the plugins' dependencies",
+    hint: "reorder plugins.order so every plugin comes after the plugins it requires",
+  },
+  E_PACK_INVALID: {
+    title: "the plugin pack is not valid",
+    hint: "fix the entry named; see schemas/pack.schema.json",
+  },
+  E_PACK_REF_NOT_SHA: {
+    title: "a pack entry's ref is not an exact 40-character commit SHA",
+    hint: "pin the full commit SHA (git rev-parse <tag>^{commit}); tags and branches are not reproducible",
+  },
+  E_PACK_SEED_RESERVED: {
+    title: "a pack config seed sets a reserved key",
+    hint: "packs cannot pre-grant capabilities or trust gates; remove the key, consent happens at install",
+  },
+  E_PACK_SEED_SECRET: {
+    title: "a pack config seed sets a secret-shaped key",
+    hint: "secrets never travel in packs; declare the secret in the plugin's requires_env instead",
+  },
+  E_INDEX_INVALID: {
+    title: "the plugin index document has the wrong shape",
+    hint: "an index is a JSON object with a 'plugins' list, or a bare list of entries",
+  },
+  W_INDEX_ENTRY_DROPPED: {
+    title: "an invalid index entry was dropped",
+    hint: "report the entry to the index maintainers",
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export type Severity = "error" | "warning";
+
+/** A positioned problem. Validation collects many of these before anything is refused. */
+export interface Diagnostic {
+  code: ErrorCode;
+  severity: Severity;
+  message: string;
+  file?: string;
+  line?: number;
+  col?: number;
+  /** JSON path of the offending value, e.g. `plugins.enabled[2]`. */
+  path?: string;
+  hint?: string;
+}
+
+export interface HermesErrorInit {
+  message?: string;
+  hint?: string;
+  file?: string;
+  line?: number;
+  col?: number;
+  path?: string;
+  diagnostics?: Diagnostic[];
+  cause?: unknown;
+}
+
+/** Deep code throws this; the CLI boundary prints it and exits with the catalog's code. */
+export class HermesError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string;
+  readonly file?: string;
+  readonly line?: number;
+  readonly col?: number;
+  readonly path?: string;
+  readonly diagnostics: Diagnostic[];
+
+  constructor(code: ErrorCode, init: HermesErrorInit = {}) {
+    super(init.message ?? ERROR_CATALOG[code].title, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = "HermesError";
+    this.code = code;
+    this.hint = init.hint ?? ERROR_CATALOG[code].hint;
+    this.file = init.file;
+    this.line = init.line;
+    this.col = init.col;
+    this.path = init.path;
+    this.diagnostics = init.diagnostics ?? [];
+  }
+
+  get exitCode(): 1 | 2 {
+    const spec: ErrorSpec = ERROR_CATALOG[this.code];
+    return spec.exit ?? 1;
+  }
+
+  toDiagnostic(): Diagnostic {
+    return {
+      code: this.code,
+      severity: "error",
+      message: this.message,
+      file: this.file,
+      line: this.line,
+      col: this.col,
+      path: this.path,
+      hint: this.hint,
+    };
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      code: this.code,
+      message: this.message,
+      hint: this.hint,
+      file: this.file,
+      line: this.line,
+      col: this.col,
+      path: this.path,
+      diagnostics: this.diagnostics.length ? this.diagnostics : undefined,
+    };
+  }
+}
+
+export function isHermesError(e: unknown): e is HermesError {
+  return e instanceof HermesError;
+}
+
+export function diagnostic(
+  code: ErrorCode,
+  message: string,
+  where: Omit<Diagnostic, "code" | "message" | "severity"> = {},
+): Diagnostic {
+  return { code, severity: code.startsWith("W_") ? "warning" : "error", message, hint: ERROR_CATALOG[code].hint, ...where };
+}
+
+/** `file:line:col json.path: message` — the one rendering every surface uses. */
+export function formatLocation(d: Pick<Diagnostic, "file" | "line" | "col" | "path">): string {
+  let loc = d.file ?? "";
+  if (d.file && d.line !== undefined) loc += `:${d.line}:${d.col ?? 1}`;
+  if (d.path) loc += loc ? ` ${d.path}` : d.path;
+  return loc;
+}
+
+export function formatDiagnostic(d: Diagnostic, opts: { hint?: boolean } = {}): string {
+  const loc = formatLocation(d);
+  const head = `${d.severity === "warning" ? "warning" : "error"} ${d.code}${loc ? ` ${loc}` : ""}: ${d.message}`;
+  return opts.hint !== false && d.hint ? `${head}\n  hint: ${d.hint}` : head;
+}
+
+/** GitHub Actions workflow-command annotation for CI (`--format github`). */
+export function formatGithub(d: Diagnostic): string {
+  const props: string[] = [];
+  if (d.file) props.push(`file=${escapeGithubProperty(d.file)}`);
+  if (d.line !== undefined) props.push(`line=${d.line}`);
+  if (d.col !== undefined) props.push(`col=${d.col}`);
+  props.push(`title=${escapeGithubProperty(d.code)}`);
+  const msg = `${d.path ? `${d.path}: ` : ""}${d.message}${d.hint ? ` (${d.hint})` : ""}`;
+  return `::${d.severity === "warning" ? "warning" : "error"} ${props.join(",")}::${escapeGithubData(msg)}`;
+}
+
+function escapeGithubData(s: string): string {
+  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+
+function escapeGithubProperty(s: string): string {
+  return escapeGithubData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
+
+export function hasErrors(ds: readonly Diagnostic[]): boolean {
+  return ds.some((d) => d.severity === "error");
+}

@@ -1,0 +1,149 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { diagnostic, type Diagnostic } from "./errors.js";
+import { SCHEMAS_DIR } from "./paths.js";
+import { didYouMean } from "./suggest.js";
+import { formatJsonPath, parsePointer, type SourceDoc } from "./yaml-source.js";
+
+export const SCHEMA_BASE = "https://hermes-kit.dev/schemas/";
+
+export type SchemaName = "plugin-manifest" | "config" | "pack" | "index" | "deploy-spec" | "lock";
+
+let ajv: Ajv2020 | undefined;
+const compiled = new Map<string, ValidateFunction>();
+
+function instance(): Ajv2020 {
+  if (ajv) return ajv;
+  ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  for (const f of readdirSync(SCHEMAS_DIR).sort()) {
+    if (f.endsWith(".schema.json")) ajv.addSchema(JSON.parse(readFileSync(join(SCHEMAS_DIR, f), "utf8")) as object);
+  }
+  return ajv;
+}
+
+export function schemaId(name: SchemaName, fragment = ""): string {
+  return `${SCHEMA_BASE}${name}.schema.json${fragment}`;
+}
+
+function validator(id: string): ValidateFunction {
+  let v = compiled.get(id);
+  if (!v) {
+    v = instance().getSchema(id);
+    if (!v) throw new Error(`schema ${id} is not loaded`);
+    compiled.set(id, v);
+  }
+  return v;
+}
+
+export interface ValidateOptions {
+  /** Where positions come from; without it diagnostics carry only the JSON path. */
+  source?: SourceDoc;
+  /** File name to report when there is no source document. */
+  file?: string;
+  /** Unknown fields: warnings (config, manifests) or errors (deploy specs, locks). */
+  unknownFields?: "warn" | "error";
+  /** Prefix added to every reported path (when validating a sub-document). */
+  basePath?: ReadonlyArray<string | number>;
+}
+
+function show(v: unknown): string {
+  const s = JSON.stringify(v);
+  if (s === undefined) return String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+function typeOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "number" && Number.isInteger(v)) return "integer";
+  return typeof v;
+}
+
+function valueAt(root: unknown, path: ReadonlyArray<string | number>): unknown {
+  let cur = root;
+  for (const seg of path) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<string, unknown>)[seg as string];
+  }
+  return cur;
+}
+
+/** Validate `data` against a schema id (`config`, or a full id with a `#/$defs/...` fragment). */
+export function validateSchema(schema: SchemaName | string, data: unknown, opts: ValidateOptions = {}): Diagnostic[] {
+  const id = schema.includes("://") ? schema : schemaId(schema as SchemaName);
+  const v = validator(id);
+  if (v(data)) return [];
+  return renderAjvErrors(v.errors ?? [], data, opts);
+}
+
+export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: ValidateOptions): Diagnostic[] {
+  const base = opts.basePath ?? [];
+  // Alternatives (anyOf/oneOf) produce one error per failed branch; report the alternative once.
+  const altPaths = new Set(errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath));
+  const altTypes = new Map<string, Set<string>>();
+  for (const e of errors) {
+    if (e.keyword === "type" && altPaths.has(e.instancePath)) {
+      const set = altTypes.get(e.instancePath) ?? new Set<string>();
+      for (const t of String(e.params.type).split(",")) set.add(t);
+      altTypes.set(e.instancePath, set);
+    }
+  }
+  const out: Diagnostic[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    const segs = parsePointer(e.instancePath);
+    const inAlt = [...altPaths].some((p) => e.instancePath === p && e.keyword !== "anyOf" && e.keyword !== "oneOf");
+    if (inAlt && (e.keyword === "type" || e.keyword === "required" || e.keyword === "const" || e.keyword === "enum")) continue;
+    const value = valueAt(data, segs);
+    let path = [...base, ...segs];
+    let message: string;
+    let code: Diagnostic["code"] = "E_SCHEMA_INVALID";
+    let atKey = false;
+    switch (e.keyword) {
+      case "additionalProperties": {
+        const field = String(e.params.additionalProperty);
+        const parentSchema = e.parentSchema as { properties?: Record<string, unknown> } | undefined;
+        const known = Object.keys(parentSchema?.properties ?? {});
+        message = `unknown field '${field}'${didYouMean(field, known)}`;
+        path = [...path, field];
+        atKey = true;
+        if (opts.unknownFields !== "error") code = "W_SCHEMA_UNKNOWN_FIELD";
+        break;
+      }
+      case "required":
+        message = `missing required field '${String(e.params.missingProperty)}'`;
+        break;
+      case "enum": {
+        const allowed = (e.params.allowedValues as unknown[]).map(String);
+        message = `must be one of ${allowed.join(", ")} (got ${show(value)})${typeof value === "string" ? didYouMean(value, allowed) : ""}`;
+        break;
+      }
+      case "const":
+        message = `must be ${show(e.params.allowedValue)} (got ${show(value)})`;
+        break;
+      case "type":
+        message = `must be ${String(e.params.type).replace(/,/g, " or ")} (got ${typeOf(value)} ${show(value)})`;
+        break;
+      case "anyOf":
+      case "oneOf": {
+        const types = altTypes.get(e.instancePath);
+        message = types?.size
+          ? `must be ${[...types].join(" or ")} (got ${typeOf(value)} ${show(value)})`
+          : `does not match any allowed form (got ${show(value)})`;
+        break;
+      }
+      case "pattern":
+        message = `${show(value)} does not match the pattern ${String(e.params.pattern)}`;
+        break;
+      default:
+        message = `${e.message ?? "is invalid"} (got ${show(value)})`;
+    }
+    const loc = opts.source ? opts.source.locate(path, { key: atKey }) : { file: opts.file, path: formatJsonPath(path) };
+    const key = `${code}|${loc.path}|${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(diagnostic(code, message, loc));
+  }
+  return out;
+}

@@ -1,0 +1,96 @@
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import { diagnostic, type Diagnostic } from "./errors.js";
+
+export type JsonPath = ReadonlyArray<string | number>;
+
+/** `plugins.entries["image_gen/openai"].settings[0]` — readable and unambiguous. */
+export function formatJsonPath(path: JsonPath): string {
+  let out = "";
+  for (const seg of path) {
+    if (typeof seg === "number") out += `[${seg}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(seg)) out += out ? `.${seg}` : seg;
+    else out += `[${JSON.stringify(seg)}]`;
+  }
+  return out || "(root)";
+}
+
+/** Ajv's `/plugins/entries/a~1b` → ["plugins","entries","a/b"]. */
+export function parsePointer(pointer: string): string[] {
+  if (!pointer) return [];
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+export interface Position {
+  line: number;
+  col: number;
+}
+
+/**
+ * A parsed YAML (or JSON: YAML is a superset) text that remembers where every value came from,
+ * so a schema error on `plugins.enabled[2]` can say `config.yaml:14:5`.
+ */
+export class SourceDoc {
+  readonly lineCounter = new LineCounter();
+  readonly doc: Document.Parsed;
+  readonly value: unknown;
+  readonly errors: Diagnostic[] = [];
+  readonly warnings: Diagnostic[] = [];
+
+  constructor(
+    readonly text: string,
+    readonly file: string,
+  ) {
+    // A UTF-8 BOM is common in files saved by Windows editors and is not content.
+    const clean = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    this.doc = parseDocument(clean, { lineCounter: this.lineCounter, prettyErrors: false, uniqueKeys: true });
+    for (const e of this.doc.errors) {
+      const pos = this.lineCounter.linePos(e.pos[0]);
+      this.errors.push(
+        diagnostic("E_YAML_PARSE", e.message.split("\n")[0] ?? e.message, { file, line: pos.line, col: pos.col }),
+      );
+    }
+    for (const w of this.doc.warnings) {
+      const pos = this.lineCounter.linePos(w.pos[0]);
+      this.warnings.push(diagnostic("W_SCHEMA_UNKNOWN_FIELD", w.message.split("\n")[0] ?? w.message, { file, line: pos.line, col: pos.col }));
+    }
+    this.value = this.errors.length ? undefined : this.doc.toJS({ maxAliasCount: 100 });
+  }
+
+  get ok(): boolean {
+    return this.errors.length === 0;
+  }
+
+  /** Position of the value at `path`; `key: true` points at the mapping key instead. */
+  positionOf(path: JsonPath, opts: { key?: boolean } = {}): Position | undefined {
+    let node: unknown = this.doc.contents;
+    let last: Node | undefined = node as Node | undefined;
+    for (let i = 0; i < path.length; i++) {
+      const seg = path[i]!;
+      if (isMap(node)) {
+        const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+        if (!pair) break;
+        if (opts.key && i === path.length - 1 && isScalar(pair.key)) {
+          last = pair.key;
+          break;
+        }
+        node = pair.value;
+        last = (pair.value as Node | null) ?? (pair.key as Node);
+      } else if (isSeq(node) && typeof seg === "number") {
+        node = node.items[seg];
+        if (!node) break;
+        last = node as Node;
+      } else break;
+    }
+    const range = (last as { range?: [number, number, number] } | undefined)?.range;
+    if (!range) return undefined;
+    return this.lineCounter.linePos(range[0]);
+  }
+
+  locate(path: JsonPath, opts: { key?: boolean } = {}): { file: string; line?: number; col?: number; path: string } {
+    const pos = this.positionOf(path, opts);
+    return { file: this.file, line: pos?.line, col: pos?.col, path: formatJsonPath(path) };
+  }
+}

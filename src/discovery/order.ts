@@ -1,0 +1,117 @@
+import { diagnostic, type Diagnostic } from "../core/errors.js";
+import { didYouMean } from "../core/suggest.js";
+
+export interface OrderInput {
+  key: string;
+  name: string;
+  requires: readonly string[];
+}
+
+export interface OrderResult {
+  order: string[];
+  /** Topological batches (each sorted); with a fallback, one batch per forced step. */
+  batches: string[][];
+  diagnostics: Diagnostic[];
+}
+
+const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function kahn(keys: readonly string[], edges: Map<string, Set<string>>): { batches: string[][]; left: Set<string> } {
+  const indeg = new Map(keys.map((k) => [k, 0]));
+  for (const [, tos] of edges) for (const t of tos) indeg.set(t, (indeg.get(t) ?? 0) + 1);
+  const batches: string[][] = [];
+  let ready = keys.filter((k) => indeg.get(k) === 0).sort(byKey);
+  const done = new Set<string>();
+  while (ready.length) {
+    batches.push(ready);
+    const next: string[] = [];
+    for (const k of ready) {
+      done.add(k);
+      for (const t of edges.get(k) ?? []) {
+        const d = indeg.get(t)! - 1;
+        indeg.set(t, d);
+        if (d === 0) next.push(t);
+      }
+    }
+    ready = next.sort(byKey);
+  }
+  return { batches, left: new Set(keys.filter((k) => !done.has(k))) };
+}
+
+function findCycle(left: Set<string>, edges: Map<string, Set<string>>): string[] {
+  const start = [...left].sort(byKey)[0]!;
+  const seen = new Map<string, number>();
+  const path: string[] = [];
+  let cur = start;
+  while (!seen.has(cur)) {
+    seen.set(cur, path.length);
+    path.push(cur);
+    cur = [...(edges.get(cur) ?? [])].filter((t) => left.has(t)).sort(byKey)[0]!;
+  }
+  return [...path.slice(seen.get(cur)!), cur];
+}
+
+/**
+ * Load order (runtime spec §2.5 plus `plugins.order`): Kahn's algorithm in sorted batches over
+ * `requires_plugins` edges and the consecutive pairs of the explicit order list. A cycle made
+ * only of dependencies falls back to key order with a warning, as the original does; a cycle
+ * that the explicit order forces is an error naming the cycle.
+ */
+export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: readonly string[] = []): OrderResult {
+  const diagnostics: Diagnostic[] = [];
+  const keys = plugins.map((p) => p.key).sort(byKey);
+  const keySet = new Set(keys);
+  const byName = new Map<string, string>();
+  for (const p of [...plugins].sort((a, b) => byKey(a.key, b.key))) if (!byName.has(p.name)) byName.set(p.name, p.key);
+  const depEdges = new Map<string, Set<string>>();
+  for (const p of plugins) {
+    for (const dep of p.requires) {
+      const target = keySet.has(dep) ? dep : byName.get(dep);
+      if (!target) {
+        diagnostics.push(
+          diagnostic("W_ORDER_MISSING_DEPENDENCY", `plugin ${p.key} requires plugin '${dep}' which is not enabled/installed; loading anyway (probe with ctx.has_plugin)`, { path: `${p.key}.requires_plugins` }),
+        );
+        continue;
+      }
+      if (target === p.key) {
+        diagnostics.push(diagnostic("W_ORDER_MISSING_DEPENDENCY", `plugin ${p.key} requires itself; ignored`, { path: `${p.key}.requires_plugins` }));
+        continue;
+      }
+      (depEdges.get(target) ?? depEdges.set(target, new Set()).get(target)!).add(p.key);
+    }
+  }
+  const orderEdges = new Map<string, Set<string>>();
+  const listed: string[] = [];
+  explicitOrder.forEach((k, i) => {
+    const key = keySet.has(k) ? k : byName.get(k);
+    if (!key) {
+      diagnostics.push(diagnostic("W_ORDER_UNKNOWN_KEY", `plugins.order names '${k}', which is not a loading plugin${didYouMean(k, keys)}`, { path: `plugins.order[${i}]` }));
+      return;
+    }
+    if (listed.includes(key)) {
+      diagnostics.push(diagnostic("E_ORDER_CYCLE", `plugins.order lists '${key}' twice`, { path: `plugins.order[${i}]` }));
+      return;
+    }
+    listed.push(key);
+  });
+  for (let i = 1; i < listed.length; i++) {
+    (orderEdges.get(listed[i - 1]!) ?? orderEdges.set(listed[i - 1]!, new Set()).get(listed[i - 1]!)!).add(listed[i]!);
+  }
+  const all = new Map<string, Set<string>>();
+  for (const src of [depEdges, orderEdges]) for (const [f, ts] of src) for (const t of ts) (all.get(f) ?? all.set(f, new Set()).get(f)!).add(t);
+  const first = kahn(keys, all);
+  if (first.left.size === 0) return { order: first.batches.flat(), batches: first.batches, diagnostics };
+  const cycle = findCycle(first.left, all);
+  const forced = cycle.slice(1).some((to, i) => orderEdges.get(cycle[i]!)?.has(to) && !depEdges.get(cycle[i]!)?.has(to));
+  if (forced) {
+    diagnostics.push(
+      diagnostic("E_ORDER_CYCLE", `plugins.order contradicts requires_plugins: cycle ${cycle.join(" -> ")}`, { path: "plugins.order" }),
+    );
+    return { order: keys, batches: [keys], diagnostics };
+  }
+  diagnostics.push(
+    diagnostic("W_ORDER_DEPENDENCY_CYCLE", `dependency cycle detected (${cycle.join(" -> ")}); falling back to key order for all plugins`, { path: "requires_plugins" }),
+  );
+  const fallback = kahn(keys, orderEdges);
+  return { order: fallback.batches.flat(), batches: fallback.batches, diagnostics };
+}

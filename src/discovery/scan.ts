@@ -1,0 +1,329 @@
+import { promises as fsp, type Dirent } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { diagnostic, hasErrors, type Diagnostic } from "../core/errors.js";
+import { inferKind, isContainedRelativePath, parseManifestText, type PluginManifest } from "../manifest/parse.js";
+
+export type SourceKind = "bundled" | "user" | "project" | "npm";
+
+/** Where a plugin came from, for people: a user plugin may be a git checkout or a Nix link. */
+export type Origin = "bundled" | "local" | "git" | "nix" | "npm" | "project";
+
+export type CandidateStatus = "ok" | "invalid" | "dangling" | "unreadable" | "python" | "portable";
+
+export const NIX_LINK_PREFIX = "nix-managed-";
+
+export interface Candidate {
+  /** Canonical id: flat = manifest name, category = `cat/dir` (runtime spec §1.4). */
+  key: string;
+  name: string;
+  dirName: string;
+  category?: string;
+  source: SourceKind;
+  origin: Origin;
+  /** The folder as found under its root (may be a symlink). */
+  path: string;
+  /** The folder after resolving links; absent for dangling links. */
+  realPath?: string;
+  /** readlink() of `path` when it is a symlink. */
+  linkTarget?: string;
+  manifestFile?: string;
+  manifestSha256?: string;
+  manifest?: PluginManifest;
+  /** Entry module relative to the plugin folder, when one exists. */
+  entry?: string;
+  status: CandidateStatus;
+  diagnostics: Diagnostic[];
+}
+
+export interface ScanOptions {
+  /** Top-level names skipped in this root (bundled subsystems with their own discovery). */
+  skipTop?: ReadonlySet<string>;
+}
+
+export const BUNDLED_SKIP = new Set(["memory", "context_engine", "model-providers", "cron_providers", "computer_use"]);
+
+const ENTRY_CANDIDATES = ["index.js", "index.mjs"];
+
+async function exists(p: string): Promise<boolean> {
+  return fsp.access(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+function errno(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException).code;
+}
+
+/** Skip private folders: dunder names, and dot names (install staging, metadata). */
+function skipName(name: string): boolean {
+  return name.startsWith(".") || (name.startsWith("__") && name.endsWith("__"));
+}
+
+async function readEntrySource(dir: string, entry: string): Promise<string> {
+  try {
+    const h = await fsp.open(join(dir, entry), "r");
+    try {
+      const buf = Buffer.alloc(8192);
+      const { bytesRead } = await h.read(buf, 0, 8192, 0);
+      return buf.subarray(0, bytesRead).toString("utf8");
+    } finally {
+      await h.close();
+    }
+  } catch {
+    return "";
+  }
+}
+
+function originFor(source: SourceKind, dirName: string, isGit: boolean): Origin {
+  if (source === "bundled") return "bundled";
+  if (source === "npm") return "npm";
+  if (source === "project") return "project";
+  if (dirName.startsWith(NIX_LINK_PREFIX)) return "nix";
+  return isGit ? "git" : "local";
+}
+
+/** Build the candidate for one folder that is known to hold a manifest file. */
+export async function candidateFromFolder(
+  folder: string,
+  source: SourceKind,
+  opts: { category?: string; dirName?: string; linkTarget?: string; keyOverride?: string } = {},
+): Promise<Candidate | undefined> {
+  const dirName = opts.dirName ?? basename(folder);
+  let manifestFile: string | undefined;
+  for (const f of ["plugin.yaml", "plugin.yml"]) {
+    if (await exists(join(folder, f))) {
+      manifestFile = join(folder, f);
+      break;
+    }
+  }
+  const base = {
+    dirName,
+    category: opts.category,
+    source,
+    path: folder,
+    linkTarget: opts.linkTarget,
+  };
+  const realPath = await fsp.realpath(folder).catch(() => undefined);
+  if (!manifestFile) {
+    if (await exists(join(folder, "plugin.json"))) {
+      const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : dirName);
+      return {
+        ...base,
+        key,
+        name: dirName,
+        origin: originFor(source, dirName, false),
+        realPath,
+        status: "portable",
+        diagnostics: [
+          diagnostic("W_DISCOVERY_PORTABLE_PLUGIN", "portable plugin.json packages are listed but not loaded by this runtime", {
+            file: join(folder, "plugin.json"),
+          }),
+        ],
+      };
+    }
+    return undefined;
+  }
+  let text: string;
+  try {
+    text = await fsp.readFile(manifestFile, "utf8");
+  } catch (e) {
+    const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : dirName);
+    return {
+      ...base,
+      key,
+      name: dirName,
+      origin: originFor(source, dirName, false),
+      realPath,
+      manifestFile,
+      status: "unreadable",
+      diagnostics: [diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${manifestFile}: ${(e as Error).message}`, { file: manifestFile })],
+    };
+  }
+  // The name a flat plugin falls back to is its folder name without the Nix prefix.
+  const fallbackName = dirName.startsWith(NIX_LINK_PREFIX) ? dirName.slice(NIX_LINK_PREFIX.length) : dirName;
+  const parsed = parseManifestText(text, manifestFile, fallbackName);
+  const manifest = parsed.manifest;
+  const name = manifest?.name ?? fallbackName;
+  const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : name);
+  const diagnostics = [...parsed.diagnostics];
+  let status: CandidateStatus = hasErrors(diagnostics) || !manifest ? "invalid" : "ok";
+  let entry: string | undefined;
+  if (manifest) {
+    const choices = manifest.main ? [manifest.main] : ENTRY_CANDIDATES;
+    for (const c of choices) {
+      if (isContainedRelativePath(c) && (await exists(join(folder, c)))) {
+        entry = c;
+        break;
+      }
+    }
+    if (!entry && status === "ok") {
+      if (await exists(join(folder, "__init__.py"))) {
+        status = "python";
+        diagnostics.push(
+          diagnostic("W_DISCOVERY_PYTHON_PLUGIN", "python plugin: not loadable by this runtime (it has __init__.py and no JavaScript entry)", {
+            file: join(folder, "__init__.py"),
+          }),
+        );
+      } else {
+        status = "invalid";
+        diagnostics.push(
+          diagnostic(
+            "E_PLUGIN_NO_ENTRY",
+            manifest.main ? `entry module '${manifest.main}' does not exist` : "no entry module: add index.js (or set main: in plugin.yaml)",
+            { file: manifestFile, path: manifest.main ? "main" : undefined },
+          ),
+        );
+      }
+    }
+    if (!manifest.kindDeclared) {
+      const sniff = entry ? await readEntrySource(folder, entry) : status === "python" ? await readEntrySource(folder, "__init__.py") : "";
+      const inferred = inferKind(sniff);
+      if (inferred) manifest.kind = inferred;
+    }
+  }
+  const isGit = source === "user" && (await exists(join(folder, ".git")));
+  return {
+    ...base,
+    key,
+    name,
+    origin: originFor(source, dirName, isGit),
+    realPath,
+    manifestFile,
+    manifestSha256: parsed.sha256,
+    manifest,
+    entry,
+    status,
+    diagnostics,
+  };
+}
+
+async function readDirSorted(dir: string): Promise<Dirent[]> {
+  const entries = await fsp.readdir(dir, { withFileTypes: true });
+  // Code-point order, independent of locale and of the order the filesystem lists entries in.
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * Scan one plugin root (runtime spec §2.1): sorted children, one category level, symlinks
+ * followed, a dangling link or unreadable folder reported as its own candidate, never fatal.
+ * Reads manifests only; imports nothing.
+ */
+export async function scanRoot(root: string, source: SourceKind, opts: ScanOptions = {}): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
+  const candidates: Candidate[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const walk = async (dir: string, depth: number, prefix: string | undefined): Promise<void> => {
+    let children: Dirent[];
+    try {
+      children = await readDirSorted(dir);
+    } catch (e) {
+      if (errno(e) === "ENOENT" || errno(e) === "ENOTDIR") return;
+      diagnostics.push(diagnostic("E_DISCOVERY_UNREADABLE", `cannot read plugin folder ${dir}: ${(e as Error).message}`, { file: dir }));
+      return;
+    }
+    for (const child of children) {
+      if (skipName(child.name)) continue;
+      if (depth === 0 && opts.skipTop?.has(child.name)) continue;
+      const full = join(dir, child.name);
+      let linkTarget: string | undefined;
+      if (child.isSymbolicLink()) {
+        linkTarget = await fsp.readlink(full).catch(() => undefined);
+        try {
+          const st = await fsp.stat(full);
+          if (!st.isDirectory()) continue;
+        } catch {
+          const key = prefix ? `${prefix}/${child.name}` : child.name.startsWith(NIX_LINK_PREFIX) ? child.name.slice(NIX_LINK_PREFIX.length) : child.name;
+          candidates.push({
+            key,
+            name: key,
+            dirName: child.name,
+            category: prefix,
+            source,
+            origin: originFor(source, child.name, false),
+            path: full,
+            linkTarget,
+            status: "dangling",
+            diagnostics: [
+              diagnostic("E_DISCOVERY_DANGLING_LINK", `${full} points to ${linkTarget ?? "?"}, which does not exist`, { file: full }),
+            ],
+          });
+          continue;
+        }
+      } else if (!child.isDirectory()) continue;
+      let cand: Candidate | undefined;
+      try {
+        cand = await candidateFromFolder(full, source, { category: prefix, dirName: child.name, linkTarget });
+      } catch (e) {
+        candidates.push({
+          key: prefix ? `${prefix}/${child.name}` : child.name,
+          name: child.name,
+          dirName: child.name,
+          category: prefix,
+          source,
+          origin: originFor(source, child.name, false),
+          path: full,
+          linkTarget,
+          status: "unreadable",
+          diagnostics: [diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${full}: ${(e as Error).message}`, { file: full })],
+        });
+        continue;
+      }
+      if (cand) candidates.push(cand);
+      else if (depth === 0) await walk(full, 1, child.name);
+    }
+  };
+  await walk(resolve(root), 0, undefined);
+  return { candidates, diagnostics };
+}
+
+/**
+ * npm plugin packages: `<home>/node_modules/[@scope/]pkg` whose package.json has a
+ * `hermes-plugin` field: `true` (plugin.yaml at the package root) or a relative folder.
+ */
+export async function scanNodeModules(dir: string): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
+  const candidates: Candidate[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const pkgDirs: string[] = [];
+  let top: Dirent[];
+  try {
+    top = await readDirSorted(dir);
+  } catch {
+    return { candidates, diagnostics };
+  }
+  for (const e of top) {
+    if (e.name.startsWith(".")) continue;
+    if (e.name.startsWith("@")) {
+      const scoped = await readDirSorted(join(dir, e.name)).catch(() => [] as Dirent[]);
+      for (const s of scoped) pkgDirs.push(join(dir, e.name, s.name));
+    } else pkgDirs.push(join(dir, e.name));
+  }
+  for (const pkgDir of pkgDirs) {
+    let pkg: Record<string, unknown>;
+    try {
+      pkg = JSON.parse(await fsp.readFile(join(pkgDir, "package.json"), "utf8")) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    const field = pkg["hermes-plugin"];
+    if (field === undefined || field === false) continue;
+    let folder = pkgDir;
+    if (typeof field === "string") {
+      if (!isContainedRelativePath(field)) {
+        diagnostics.push(
+          diagnostic("E_MANIFEST_PATH_ESCAPE", `package.json "hermes-plugin" ${JSON.stringify(field)} must be a folder inside the package`, {
+            file: join(pkgDir, "package.json"),
+            path: "hermes-plugin",
+          }),
+        );
+        continue;
+      }
+      folder = join(pkgDir, field);
+    }
+    const cand = await candidateFromFolder(folder, "npm", { dirName: basename(pkgDir) });
+    if (cand) candidates.push(cand);
+    else {
+      diagnostics.push(diagnostic("E_DISCOVERY_NO_MANIFEST", `npm package ${String(pkg.name ?? pkgDir)} declares hermes-plugin but ${folder} has no plugin.yaml`, { file: join(pkgDir, "package.json") }));
+    }
+  }
+  return { candidates, diagnostics };
+}

@@ -1,0 +1,249 @@
+import { createHash } from "node:crypto";
+import { diagnostic, type Diagnostic } from "../core/errors.js";
+import { validateSchema } from "../core/schema.js";
+import { SourceDoc } from "../core/yaml-source.js";
+import { CAPABILITY_IDS, isCapabilityId, type CapabilityId } from "../consent/capabilities.js";
+
+/** One constant for the whole code base (issues theme: several disagreeing copies). */
+export const SUPPORTED_MANIFEST_VERSION = 2;
+
+export const PLUGIN_KINDS = ["standalone", "backend", "exclusive", "platform", "model-provider"] as const;
+export type PluginKind = (typeof PLUGIN_KINDS)[number];
+
+export interface RequiresEnv {
+  name: string;
+  description?: string;
+  url?: string;
+  secret?: boolean;
+}
+
+export interface RequiredPlugin {
+  id: string;
+  version_range: string | null;
+}
+
+export interface ConfigSchemaEntry {
+  type?: string;
+  description?: string;
+  default?: unknown;
+  required?: boolean;
+  [k: string]: unknown;
+}
+
+export interface PluginManifest {
+  name: string;
+  version: string;
+  description: string;
+  author: string;
+  kind: PluginKind;
+  /** Whether `kind` was written in the manifest (absent kinds may be inferred from the entry). */
+  kindDeclared: boolean;
+  label: string;
+  requires_env: RequiresEnv[];
+  optional_env: RequiresEnv[];
+  provides_tools: string[];
+  provides_hooks: string[];
+  hooks: string[];
+  manifest_version: number;
+  api_version: number | null;
+  requires_plugins: RequiredPlugin[];
+  python_dependencies: string[];
+  config_schema: Record<string, ConfigSchemaEntry>;
+  license: string;
+  homepage: string;
+  tags: string[];
+  capabilities: CapabilityId[];
+  emits: string[];
+  listens: string[];
+  requires_hermes: string;
+  /** Our own: the ES module entry, relative to the plugin folder. */
+  main: string | undefined;
+  /** Our own: fail-closed plugin (the runtime will not start without it). */
+  required: boolean;
+}
+
+export interface ManifestParse {
+  file: string;
+  /** sha256 of the manifest bytes, recorded in the lock. */
+  sha256: string;
+  manifest?: PluginManifest;
+  diagnostics: Diagnostic[];
+}
+
+/** Fields whose schema errors make the manifest unusable; every other field is coerced with a warning. */
+const FATAL_FIELDS = new Set(["name", "main"]);
+
+function str(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  return typeof v === "string" ? v : String(v);
+}
+
+function strList(v: unknown): string[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((x) => x !== null && x !== undefined && typeof x !== "object").map((x) => String(x));
+}
+
+function envList(v: unknown): RequiresEnv[] {
+  // Real manifests use strings, {name: …} items, and occasionally a mapping NAME → description.
+  if (v && typeof v === "object" && !Array.isArray(v)) {
+    return Object.entries(v as Record<string, unknown>).map(([name, d]) =>
+      d && typeof d === "object" ? { ...(d as object), name } : { name, description: d === null ? undefined : str(d) },
+    );
+  }
+  if (!Array.isArray(v)) return [];
+  const out: RequiresEnv[] = [];
+  for (const item of v) {
+    if (typeof item === "string" && item.trim()) out.push({ name: item.trim() });
+    else if (item && typeof item === "object" && typeof (item as { name?: unknown }).name === "string") {
+      const o = item as Record<string, unknown>;
+      out.push({
+        name: String(o.name),
+        description: o.description === undefined ? undefined : str(o.description),
+        url: o.url === undefined ? undefined : str(o.url),
+        secret: o.secret === true,
+      });
+    }
+  }
+  return out;
+}
+
+function authorOf(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "object" && !Array.isArray(v)) {
+    const o = v as Record<string, unknown>;
+    return ["name", "email", "url"].map((k) => o[k]).filter((x) => typeof x === "string" && x).join(", ");
+  }
+  return String(v);
+}
+
+function intOrNull(v: unknown): number | null {
+  if (typeof v === "number" && Number.isInteger(v)) return v;
+  if (typeof v === "string" && /^\d+$/.test(v.trim())) return Number(v.trim());
+  return null;
+}
+
+/** `main` must stay inside the plugin folder: relative, no `..`, no drive or UNC prefix. */
+export function isContainedRelativePath(p: string): boolean {
+  if (!p || p.startsWith("/") || p.startsWith("\\") || /^[A-Za-z]:/.test(p)) return false;
+  return !p.split(/[\\/]+/).some((seg) => seg === "..");
+}
+
+export function parseManifestText(text: string, file: string, dirName: string): ManifestParse {
+  const sha256 = createHash("sha256").update(text, "utf8").digest("hex");
+  const src = new SourceDoc(text, file);
+  const diagnostics: Diagnostic[] = [...src.errors];
+  if (!src.ok) return { file, sha256, diagnostics };
+  const raw = src.value ?? {};
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    diagnostics.push(
+      diagnostic("E_MANIFEST_NOT_MAPPING", `plugin.yaml must be a mapping (got ${Array.isArray(raw) ? "a list" : typeof raw})`, {
+        file,
+        line: 1,
+        col: 1,
+      }),
+    );
+    return { file, sha256, diagnostics };
+  }
+  const data = raw as Record<string, unknown>;
+
+  for (const d of validateSchema("plugin-manifest", data, { source: src })) {
+    const field = d.path?.split(/[.[]/)[0] ?? "";
+    if (d.severity === "error" && !FATAL_FIELDS.has(field)) {
+      diagnostics.push({ ...d, code: "W_MANIFEST_COERCED", severity: "warning", message: `${d.message}; ignored or coerced` });
+    } else diagnostics.push(d);
+  }
+
+  let manifestVersion = 1;
+  if (data.manifest_version !== undefined) {
+    const mv = intOrNull(data.manifest_version);
+    manifestVersion = mv ?? 1;
+    if (mv !== null && mv > SUPPORTED_MANIFEST_VERSION) {
+      diagnostics.push(
+        diagnostic("W_MANIFEST_VERSION_NEWER", `manifest_version ${mv} is newer than this runtime supports (${SUPPORTED_MANIFEST_VERSION}); loading anyway`, src.locate(["manifest_version"])),
+      );
+    }
+  }
+
+  const rawKind = typeof data.kind === "string" ? data.kind.trim().toLowerCase() : "";
+  const kind: PluginKind = (PLUGIN_KINDS as readonly string[]).includes(rawKind) ? (rawKind as PluginKind) : "standalone";
+
+  let main: string | undefined;
+  if (typeof data.main === "string") {
+    if (isContainedRelativePath(data.main.trim())) main = data.main.trim();
+    else {
+      diagnostics.push(
+        diagnostic("E_MANIFEST_PATH_ESCAPE", `main ${JSON.stringify(data.main)} must be a path inside the plugin folder`, src.locate(["main"])),
+      );
+    }
+  }
+
+  const requiresPlugins: RequiredPlugin[] = [];
+  if (Array.isArray(data.requires_plugins)) {
+    for (const item of data.requires_plugins) {
+      if (typeof item === "string" && item.trim()) requiresPlugins.push({ id: item.trim(), version_range: null });
+      else if (item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" && (item as { id: string }).id.trim()) {
+        const vr = (item as { version_range?: unknown }).version_range;
+        requiresPlugins.push({ id: (item as { id: string }).id.trim(), version_range: vr === undefined || vr === null ? null : String(vr) });
+      }
+    }
+  }
+
+  const capabilities: CapabilityId[] = [];
+  if (Array.isArray(data.capabilities)) {
+    data.capabilities.forEach((c, i) => {
+      const id = typeof c === "string" ? c.trim() : c;
+      if (isCapabilityId(id)) {
+        if (!capabilities.includes(id)) capabilities.push(id);
+      } else if (!diagnostics.some((d) => d.path === `capabilities[${i}]`)) {
+        diagnostics.push(
+          diagnostic("W_MANIFEST_COERCED", `unknown capability ${JSON.stringify(c)} dropped (known: ${CAPABILITY_IDS.join(", ")})`, src.locate(["capabilities", i])),
+        );
+      }
+    });
+  }
+
+  const configSchema: Record<string, ConfigSchemaEntry> = {};
+  if (data.config_schema && typeof data.config_schema === "object" && !Array.isArray(data.config_schema)) {
+    for (const [k, v] of Object.entries(data.config_schema as Record<string, unknown>)) {
+      if (v && typeof v === "object" && !Array.isArray(v)) configSchema[k] = { ...(v as ConfigSchemaEntry) };
+    }
+  }
+
+  const manifest: PluginManifest = {
+    name: typeof data.name === "string" && data.name.trim() ? data.name.trim() : dirName,
+    version: str(data.version),
+    description: str(data.description),
+    author: authorOf(data.author),
+    kind,
+    kindDeclared: rawKind !== "",
+    label: str(data.label),
+    requires_env: envList(data.requires_env),
+    optional_env: envList(data.optional_env),
+    provides_tools: strList(data.provides_tools),
+    provides_hooks: strList(data.provides_hooks),
+    hooks: strList(data.hooks),
+    manifest_version: manifestVersion,
+    api_version: intOrNull(data.api_version),
+    requires_plugins: requiresPlugins,
+    python_dependencies: strList(data.python_dependencies).map((s) => s.trim()).filter(Boolean),
+    config_schema: configSchema,
+    license: str(data.license),
+    homepage: str(data.homepage),
+    tags: strList(data.tags),
+    capabilities,
+    emits: strList(data.emits),
+    listens: strList(data.listens),
+    requires_hermes: str(data.requires_hermes).trim(),
+    main,
+    required: data.required === true,
+  };
+  return { file, sha256, manifest, diagnostics };
+}
+
+/** Marker scan of an entry file when `kind` is absent (runtime spec §1.3). */
+export function inferKind(entrySource: string): PluginKind | undefined {
+  const head = entrySource.slice(0, 8192);
+  if (head.includes("register_memory_provider") || head.includes("MemoryProvider")) return "exclusive";
+  if (head.includes("register_provider") && head.includes("ProviderProfile")) return "model-provider";
+  return undefined;
+}
