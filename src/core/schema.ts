@@ -15,7 +15,7 @@ const compiled = new Map<string, ValidateFunction>();
 
 function instance(): Ajv2020 {
   if (ajv) return ajv;
-  ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
   for (const f of readdirSync(SCHEMAS_DIR).sort()) {
     if (f.endsWith(".schema.json")) ajv.addSchema(JSON.parse(readFileSync(join(SCHEMAS_DIR, f), "utf8")) as object);
   }
@@ -69,6 +69,18 @@ function valueAt(root: unknown, path: ReadonlyArray<string | number>): unknown {
   return cur;
 }
 
+/** JSON-pointer segments with array indexes as numbers, so positions resolve inside YAML lists. */
+function pointerSegments(root: unknown, pointer: string): Array<string | number> {
+  const out: Array<string | number> = [];
+  let cur = root;
+  for (const seg of parsePointer(pointer)) {
+    const key: string | number = Array.isArray(cur) && /^\d+$/.test(seg) ? Number(seg) : seg;
+    out.push(key);
+    cur = cur !== null && typeof cur === "object" ? (cur as Record<string, unknown>)[key as string] : undefined;
+  }
+  return out;
+}
+
 /** Validate `data` against a schema id (`config`, or a full id with a `#/$defs/...` fragment). */
 export function validateSchema(schema: SchemaName | string, data: unknown, opts: ValidateOptions = {}): Diagnostic[] {
   const id = schema.includes("://") ? schema : schemaId(schema as SchemaName);
@@ -82,17 +94,23 @@ export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: Vali
   // Alternatives (anyOf/oneOf) produce one error per failed branch; report the alternative once.
   const altPaths = new Set(errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath));
   const altTypes = new Map<string, Set<string>>();
+  const altMissing = new Map<string, Set<string>>();
   for (const e of errors) {
     if (e.keyword === "type" && altPaths.has(e.instancePath)) {
       const set = altTypes.get(e.instancePath) ?? new Set<string>();
       for (const t of String(e.params.type).split(",")) set.add(t);
       altTypes.set(e.instancePath, set);
     }
+    if (e.keyword === "required" && altPaths.has(e.instancePath)) {
+      const set = altMissing.get(e.instancePath) ?? new Set<string>();
+      set.add(String(e.params.missingProperty));
+      altMissing.set(e.instancePath, set);
+    }
   }
   const out: Diagnostic[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
-    const segs = parsePointer(e.instancePath);
+    const segs = pointerSegments(data, e.instancePath);
     const inAlt = [...altPaths].some((p) => e.instancePath === p && e.keyword !== "anyOf" && e.keyword !== "oneOf");
     if (inAlt && (e.keyword === "type" || e.keyword === "required" || e.keyword === "const" || e.keyword === "enum")) continue;
     const value = valueAt(data, segs);
@@ -128,9 +146,12 @@ export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: Vali
       case "anyOf":
       case "oneOf": {
         const types = altTypes.get(e.instancePath);
-        message = types?.size
-          ? `must be ${[...types].join(" or ")} (got ${typeOf(value)} ${show(value)})`
-          : `does not match any allowed form (got ${show(value)})`;
+        const missing = altMissing.get(e.instancePath);
+        message = missing?.size
+          ? `missing required field ${[...missing].map((m) => `'${m}'`).join(" or ")}`
+          : types?.size
+            ? `must be ${[...types].join(" or ")} (got ${typeOf(value)} ${show(value)})`
+            : `does not match any allowed form (got ${show(value)})`;
         break;
       }
       case "pattern":
