@@ -4,6 +4,9 @@ import { logger } from "../core/log.js";
 import { homePaths, resolveHome, type HomePaths } from "../core/paths.js";
 import { loadConfig, type LoadedConfig } from "../config/config-file.js";
 import { migrateEnabledList } from "../config/migrate.js";
+import { assertNotOwned, readManaged } from "../config/managed.js";
+import type { OwnershipGuard } from "../config/enable.js";
+import { readLock } from "../compile/lock.js";
 import { loadPluginSet, type PluginSet } from "../discovery/plugin-set.js";
 import { err } from "./output.js";
 
@@ -44,4 +47,13 @@ export async function pluginState(cmd: Command, opts: { bundled?: boolean } = {}
 export function reportConfigProblems(ds: readonly Diagnostic[]): void {
   const errors = ds.filter((d) => d.severity === "error");
   if (errors.length) err(`warning: ${errors.length} problem(s) in config.yaml; run \`hermes config validate\` for details`);
+}
+
+/** In a managed home, refuse edits of what the deployment owns (as recorded in the lock). */
+export async function ownershipGuard(paths: HomePaths): Promise<OwnershipGuard> {
+  const marker = await readManaged(paths);
+  if (!marker) return () => undefined;
+  const lock = await readLock(paths.lock).catch(() => undefined);
+  const owned = { leaves: lock?.deployment.owned_leaves ?? [], items: lock?.deployment.owned_items ?? {} };
+  return (path, item) => assertNotOwned(marker.kind, owned, path, item);
 }

@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../core/paths.js";
+import { compileCommand, lockCommand } from "./commands/compile.js";
 import { configCommand } from "./commands/config.js";
 import { pluginsCommand } from "./commands/plugins.js";
 
@@ -19,5 +20,7 @@ export function buildProgram(): Command {
     .enablePositionalOptions(false);
   program.addCommand(pluginsCommand());
   program.addCommand(configCommand());
+  program.addCommand(compileCommand());
+  program.addCommand(lockCommand());
   return program;
 }

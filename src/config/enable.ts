@@ -8,6 +8,11 @@ export interface PluginRef {
   name: string;
 }
 
+/** Throws when the deployment owns `path` (or `item` in that list); see config/managed.ts. */
+export type OwnershipGuard = (path: string[], item?: string) => void;
+
+const noGuard: OwnershipGuard = () => undefined;
+
 export interface ToggleResult {
   key: string;
   changed: boolean;
@@ -34,7 +39,7 @@ function assertList(cur: LoadedConfig, field: "enabled" | "disabled"): void {
 }
 
 /** `enable`: add the key to the allow-list; drop key, leaf and name from the deny-list. */
-export async function enablePlugin(configFile: string, p: PluginRef): Promise<ToggleResult> {
+export async function enablePlugin(configFile: string, p: PluginRef, guard: OwnershipGuard = noGuard): Promise<ToggleResult> {
   const drop = new Set([p.key, leaf(p.key), p.name]);
   const res = await editConfig(configFile, (cur) => {
     assertList(cur, "enabled");
@@ -42,23 +47,41 @@ export async function enablePlugin(configFile: string, p: PluginRef): Promise<To
     const lists = readPluginLists(cur.value);
     const edits: YamlEdit[] = [];
     const on = lists.enabled?.includes(p.key) || lists.enabled?.includes(p.name);
-    if (!on) edits.push({ op: "append", path: ["plugins", "enabled"], value: p.key });
-    if (lists.disabled.some((d) => drop.has(d))) edits.push({ op: "remove", path: ["plugins", "disabled"], match: (v) => typeof v === "string" && drop.has(v) });
+    if (!on) {
+      guard(["plugins", "enabled"]);
+      edits.push({ op: "append", path: ["plugins", "enabled"], value: p.key });
+    }
+    const undisable = lists.disabled.filter((d) => drop.has(d));
+    for (const d of undisable) guard(["plugins", "disabled"], d);
+    if (undisable.length) edits.push({ op: "remove", path: ["plugins", "disabled"], match: (v) => typeof v === "string" && drop.has(v) });
     return edits;
   });
   return { key: p.key, changed: res.changed, message: res.changed ? `✓ Plugin ${p.key} enabled.` : `Plugin '${p.key}' is already enabled.` };
 }
 
 /** `disable`: remove key, leaf and name from the allow-list and add the key to the deny-list. */
-export async function disablePlugin(configFile: string, p: PluginRef): Promise<ToggleResult> {
+export async function disablePlugin(configFile: string, p: PluginRef, guard: OwnershipGuard = noGuard): Promise<ToggleResult> {
   const drop = new Set([p.key, leaf(p.key), p.name]);
   const res = await editConfig(configFile, (cur) => {
     assertList(cur, "enabled");
     assertList(cur, "disabled");
     const lists = readPluginLists(cur.value);
     const edits: YamlEdit[] = [];
-    if (lists.enabled?.some((e) => drop.has(e))) edits.push({ op: "remove", path: ["plugins", "enabled"], match: (v) => typeof v === "string" && drop.has(v) });
-    if (!lists.disabled.includes(p.key) && !lists.disabled.includes(p.name)) edits.push({ op: "append", path: ["plugins", "disabled"], value: p.key });
+    // An item the deployment enabled stays in its list; the user's deny-list entry still wins.
+    const unenable = (lists.enabled?.filter((e) => drop.has(e)) ?? []).filter((e) => {
+      try {
+        guard(["plugins", "enabled"], e);
+        return true;
+      } catch (err) {
+        if (err instanceof HermesError && err.code === "E_CONFIG_MANAGED_KEY") return false;
+        throw err;
+      }
+    });
+    if (unenable.length) edits.push({ op: "remove", path: ["plugins", "enabled"], match: (v) => typeof v === "string" && unenable.includes(v) });
+    if (!lists.disabled.includes(p.key) && !lists.disabled.includes(p.name)) {
+      guard(["plugins", "disabled"]);
+      edits.push({ op: "append", path: ["plugins", "disabled"], value: p.key });
+    }
     return edits;
   });
   return { key: p.key, changed: res.changed, message: res.changed ? `⊘ Plugin ${p.key} disabled.` : `Plugin '${p.key}' is already disabled.` };

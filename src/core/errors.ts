@@ -81,6 +81,10 @@ export const ERROR_CATALOG = {
     title: "a manifest value was coerced or ignored",
     hint: "write the value in the documented shape to silence this warning",
   },
+  W_MANIFEST_UNKNOWN_HOOK: {
+    title: "a manifest declares a hook name that is not in the hook catalog",
+    hint: "correct the name (see docs/hooks.md); the declaration gets no slot in the lock's hook chains",
+  },
   W_MANIFEST_VERSION_NEWER: {
     title: "the manifest declares a newer manifest_version than this runtime supports",
     hint: "upgrade hermes-kit; the plugin is still loaded with the fields this version knows",
@@ -148,6 +152,62 @@ export const ERROR_CATALOG = {
   E_ORDER_CYCLE: {
     title: "plugins.order contradicts the plugins' dependencies",
     hint: "reorder plugins.order so every plugin comes after the plugins it requires",
+  },
+  E_COMPILE_LINK_ESCAPE: {
+    title: "a symlink inside a plugin folder points outside it",
+    hint: "replace the link with the file it points to, or point it inside the plugin folder",
+  },
+  E_SPEC_INVALID: {
+    title: "the deploy spec is not valid",
+    hint: "fix the entry at the JSON path shown; see schemas/deploy-spec.schema.json",
+  },
+  E_SPEC_NO_MANIFEST: {
+    title: "a deploy spec plugin path holds no plugin.yaml",
+    hint: "point the entry at the plugin's folder (the one with plugin.yaml); nothing was changed",
+  },
+  E_SPEC_DUPLICATE_KEY: {
+    title: "two deploy spec entries have the same plugin key",
+    hint: "remove one of the entries, or rename one plugin; link names are nix-managed-<key>",
+  },
+  E_GRANT_UNKNOWN_CAPABILITY: {
+    title: "a grant names a capability id that does not exist",
+    hint: "use a known capability id (tools.override, llm.*_override, gateway.platform_actions, gateway.plugin_status)",
+  },
+  E_GRANT_UNDECLARED: {
+    title: "a grant names a capability the plugin does not declare",
+    hint: "grant only capabilities listed under capabilities: in the plugin's manifest",
+  },
+  W_GRANT_STALE: {
+    title: "a recorded grant no longer matches what the plugin declares",
+    hint: "review and grant again: hermes plugins enable <key> --grant <caps> (or interactively on a terminal)",
+  },
+  W_GRANT_LEGACY_ONLY: {
+    title: "a legacy allow_* key is set without a recorded consent",
+    hint: "record the consent: hermes plugins enable <key> --grant <capability>",
+  },
+  E_COMPILE_INVALID_PLUGIN: {
+    title: "a plugin that should load has an invalid manifest or cannot load",
+    hint: "fix the plugin (hermes plugins why <key>) or remove it from plugins.enabled",
+  },
+  E_COMPILE_REFUSED: {
+    title: "compile found errors in its inputs; nothing was changed",
+    hint: "fix every problem listed below and compile again",
+  },
+  E_COMPILE_STALE: {
+    title: "the lock is out of date with its inputs",
+    hint: "run `hermes compile` (with the deployment's --spec in a managed home)",
+  },
+  E_COMPILE_NO_GENERATION: {
+    title: "the requested generation does not exist",
+    hint: "list them with hermes compile --list-generations",
+  },
+  E_LOCK_INVALID: {
+    title: "hermes.lock.json is missing or not valid",
+    hint: "run `hermes compile` to write it again",
+  },
+  E_LOCK_DRIFT: {
+    title: "files on disk differ from what the lock recorded",
+    hint: "run `hermes compile` to accept the change (in a managed home: re-run the deployment's activation)",
   },
   E_PACK_INVALID: {
     title: "the plugin pack is not valid",

@@ -11,6 +11,8 @@ export interface DiscoverOptions {
   env?: NodeJS.ProcessEnv;
   /** Leave out the bundled source (`--no-bundled`). */
   bundled?: boolean;
+  /** Rewrite the scanned candidates before precedence (the compiler swaps in a deploy spec's links). */
+  adjust?: (candidates: Candidate[]) => Candidate[];
 }
 
 export interface SourceRoot {
@@ -46,7 +48,8 @@ export async function discover(opts: DiscoverOptions): Promise<Discovery> {
       r.source === "npm" ? scanNodeModules(r.dir) : scanRoot(r.dir, r.source, { skipTop: r.source === "bundled" ? BUNDLED_SKIP : undefined }),
     ),
   );
-  const candidates = scans.flatMap((s) => s.candidates);
+  const scanned = scans.flatMap((s) => s.candidates);
+  const candidates = opts.adjust ? opts.adjust(scanned) : scanned;
   const resolution = resolveWinners(candidates);
   return { roots, candidates, resolution, diagnostics: [...scans.flatMap((s) => s.diagnostics), ...resolution.diagnostics] };
 }

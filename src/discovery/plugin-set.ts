@@ -28,6 +28,8 @@ export interface PluginSet {
   views: PluginView[];
   /** Candidates that lost on precedence, for `why`. */
   losers: PluginView[];
+  /** Keys in the order they load: bundled backends first, then the dependency-ordered pass. */
+  loadOrder: string[];
   diagnostics: Diagnostic[];
 }
 
@@ -36,8 +38,13 @@ function aliasesOf(c: Candidate): string[] {
 }
 
 export async function loadPluginSet(opts: DiscoverOptions & { config: ConfigValue; configFile?: string }): Promise<PluginSet> {
-  const discovery = await discover(opts);
-  const lists = readPluginLists(opts.config, opts.configFile);
+  return buildPluginSet(await discover(opts), opts.config, opts.configFile);
+}
+
+/** Gate, shadow and order a discovery against a config; pure, so the compiler can plan with it. */
+export function buildPluginSet(discovery: Discovery, config: ConfigValue, configFile?: string): PluginSet {
+  const opts = { config };
+  const lists = readPluginLists(config, configFile);
   const { resolution } = discovery;
   const views: PluginView[] = resolution.winners.map((c) => ({ candidate: c, verdict: gate(c, lists), aliases: aliasesOf(c), conflict: false }));
   for (const [, list] of resolution.conflicts) {
@@ -57,7 +64,7 @@ export async function loadPluginSet(opts: DiscoverOptions & { config: ConfigValu
     const i = sequence.indexOf(v.candidate.key);
     if (i >= 0 && !v.conflict) v.loadPosition = i + 1;
   }
-  return { discovery, lists, views, losers, diagnostics: [...discovery.diagnostics, ...lists.diagnostics, ...order.diagnostics] };
+  return { discovery, lists, views, losers, loadOrder: sequence, diagnostics: [...discovery.diagnostics, ...lists.diagnostics, ...order.diagnostics] };
 }
 
 export function orderList(config: ConfigValue): string[] {

@@ -298,32 +298,45 @@ export async function scanNodeModules(dir: string): Promise<{ candidates: Candid
     } else pkgDirs.push(join(dir, e.name));
   }
   for (const pkgDir of pkgDirs) {
-    let pkg: Record<string, unknown>;
-    try {
-      pkg = JSON.parse(await fsp.readFile(join(pkgDir, "package.json"), "utf8")) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    const field = pkg["hermes-plugin"];
-    if (field === undefined || field === false) continue;
-    let folder = pkgDir;
-    if (typeof field === "string") {
-      if (!isContainedRelativePath(field)) {
-        diagnostics.push(
+    const r = await candidateFromPackage(pkgDir);
+    if (r.candidate) candidates.push(r.candidate);
+    diagnostics.push(...r.diagnostics);
+  }
+  return { candidates, diagnostics };
+}
+
+/** One npm package folder: its `hermes-plugin` field names where the plugin folder is. */
+export async function candidateFromPackage(pkgDir: string): Promise<{ candidate?: Candidate; packageName?: string; diagnostics: Diagnostic[] }> {
+  let pkg: Record<string, unknown>;
+  try {
+    pkg = JSON.parse(await fsp.readFile(join(pkgDir, "package.json"), "utf8")) as Record<string, unknown>;
+  } catch {
+    return { diagnostics: [] };
+  }
+  const packageName = typeof pkg.name === "string" ? pkg.name : basename(pkgDir);
+  const field = pkg["hermes-plugin"];
+  if (field === undefined || field === false) return { packageName, diagnostics: [] };
+  let folder = pkgDir;
+  if (typeof field === "string") {
+    if (!isContainedRelativePath(field)) {
+      return {
+        packageName,
+        diagnostics: [
           diagnostic("E_MANIFEST_PATH_ESCAPE", `package.json "hermes-plugin" ${JSON.stringify(field)} must be a folder inside the package`, {
             file: join(pkgDir, "package.json"),
             path: "hermes-plugin",
           }),
-        );
-        continue;
-      }
-      folder = join(pkgDir, field);
+        ],
+      };
     }
-    const cand = await candidateFromFolder(folder, "npm", { dirName: basename(pkgDir) });
-    if (cand) candidates.push(cand);
-    else {
-      diagnostics.push(diagnostic("E_DISCOVERY_NO_MANIFEST", `npm package ${String(pkg.name ?? pkgDir)} declares hermes-plugin but ${folder} has no plugin.yaml`, { file: join(pkgDir, "package.json") }));
-    }
+    folder = join(pkgDir, field);
   }
-  return { candidates, diagnostics };
+  const candidate = await candidateFromFolder(folder, "npm", { dirName: basename(pkgDir) });
+  if (candidate) return { candidate, packageName, diagnostics: [] };
+  return {
+    packageName,
+    diagnostics: [
+      diagnostic("E_DISCOVERY_NO_MANIFEST", `npm package ${packageName} declares hermes-plugin but ${folder} has no plugin.yaml`, { file: join(pkgDir, "package.json") }),
+    ],
+  };
 }

@@ -43,6 +43,8 @@ export interface PluginManifest {
   optional_env: RequiresEnv[];
   provides_tools: string[];
   provides_hooks: string[];
+  /** hermes-kit: middleware kinds this plugin registers (gives each an order slot in the lock). */
+  provides_middleware: string[];
   hooks: string[];
   manifest_version: number;
   api_version: number | null;
@@ -221,6 +223,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     optional_env: envList(data.optional_env),
     provides_tools: strList(data.provides_tools),
     provides_hooks: strList(data.provides_hooks),
+    provides_middleware: strList(data.provides_middleware),
     hooks: strList(data.hooks),
     manifest_version: manifestVersion,
     api_version: intOrNull(data.api_version),

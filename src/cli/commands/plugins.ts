@@ -4,7 +4,8 @@ import { disablePlugin, enablePlugin } from "../../config/enable.js";
 import { explain, type Explanation } from "../../discovery/explain.js";
 import { findPlugin, type PluginView } from "../../discovery/plugin-set.js";
 import { validatePluginDir } from "../../manifest/validate-dir.js";
-import { pluginState, reportConfigProblems } from "../context.js";
+import { compile } from "../../compile/compile.js";
+import { ownershipGuard, pluginState, reportConfigProblems } from "../context.js";
 import { err, json, out, printDiagnostics, style, table, type DiagnosticFormat } from "../output.js";
 
 const STATUS_LABEL = { enabled: "enabled", disabled: "disabled", "not-enabled": "not enabled" } as const;
@@ -122,9 +123,13 @@ export function pluginsCommand(): Command {
           });
         }
         const ref = { key: view.candidate.key, name: view.candidate.name };
-        const res = verb === "enable" ? await enablePlugin(paths.config, ref) : await disablePlugin(paths.config, ref);
-        if (o.json) return json(res);
+        const guard = await ownershipGuard(paths);
+        const res = verb === "enable" ? await enablePlugin(paths.config, ref, guard) : await disablePlugin(paths.config, ref, guard);
+        // One truth: the lock follows every edit of the enable lists.
+        const compiled = res.changed ? await compile({ home: paths.home }) : undefined;
+        if (o.json) return json({ ...res, generation: compiled?.generation ?? null });
         out(res.message + (res.changed ? " Takes effect on next session." : ""));
+        if (compiled?.applied) out(style.dim(`lock updated: generation ${compiled.generation}`));
         if (verb === "enable" && view.verdict.action === "skip" && broken(view)) err(`warning: ${view.candidate.key} cannot load: ${view.verdict.reason}`);
       });
   toggle("enable");

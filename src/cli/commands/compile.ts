@@ -1,0 +1,99 @@
+import { Command } from "commander";
+import { formatDiagnostic, HermesError } from "../../core/errors.js";
+import { homePaths, resolveHome } from "../../core/paths.js";
+import { compile, rollback } from "../../compile/compile.js";
+import { listGenerations } from "../../compile/generations.js";
+import { planToJson, renderPlan } from "../../compile/plan-format.js";
+import { parseDeploySpec } from "../../compile/deploy-spec.js";
+import { readTextIfExists } from "../../core/atomic-fs.js";
+import type { GlobalOptions } from "../context.js";
+import { err, json, out, style } from "../output.js";
+
+interface CompileFlags {
+  spec?: string;
+  managed?: string;
+  dryRun?: boolean;
+  check?: boolean;
+  json?: boolean;
+  rollback?: string | boolean;
+  listGenerations?: boolean;
+  fullHash?: boolean;
+}
+
+/** `--home` > the spec's `home:` > $HERMES_HOME > ~/.hermes. */
+async function homeFor(cmd: Command, spec?: string): Promise<string> {
+  const g = cmd.optsWithGlobals<GlobalOptions>();
+  if (!g.home && spec) {
+    const text = await readTextIfExists(spec);
+    const parsed = text !== undefined ? parseDeploySpec(text, spec).spec : undefined;
+    if (parsed?.home) return resolveHome({ home: parsed.home, profile: g.profile });
+  }
+  return resolveHome({ home: g.home, profile: g.profile });
+}
+
+export function compileCommand(): Command {
+  return new Command("compile")
+    .description("compile config, deploy spec and manifests into nix-managed links and hermes.lock.json")
+    .option("--spec <file>", "deploy spec (YAML or JSON) to apply")
+    .option("--managed <kind>", "mark the home as managed by a deployer (nixos, home-manager, …)")
+    .option("--dry-run", "print the plan; write nothing")
+    .option("--check", "exit 1 when the home is not up to date; write nothing")
+    .option("--json", "print the plan (or result) as JSON")
+    .option("--rollback [generation]", "return to an earlier generation (default: the previous one)")
+    .option("--list-generations", "list generations")
+    .option("--full-hash", "hash every plugin tree, also immutable store paths")
+    .action(async (o: CompileFlags, cmd: Command) => {
+      const home = await homeFor(cmd, o.spec);
+      if (o.listGenerations) {
+        const gens = await listGenerations(homePaths(home));
+        if (o.json) return json(gens);
+        if (!gens.length) return out("no generations yet: run hermes compile");
+        for (const g of gens) {
+          out(`${g.current ? style.green("*") : " "} ${String(g.generation).padStart(4)}  ${g.created_at}  ${g.reason.padEnd(8)}  ${g.loading}/${g.plugins} loading${g.kind ? `  ${g.kind}` : ""}${g.spec ? `  ${g.spec}` : ""}`);
+        }
+        return;
+      }
+      if (o.rollback !== undefined) {
+        const to = typeof o.rollback === "string" ? Number(o.rollback) : undefined;
+        if (to !== undefined && (!Number.isInteger(to) || to < 1)) throw new HermesError("E_USAGE", { message: `--rollback takes a generation number (got ${String(o.rollback)})` });
+        const r = await rollback({ home, to });
+        if (o.json) return json(r);
+        out(`rolled back to generation ${r.to}${r.from !== undefined ? ` (from ${r.from})` : ""}${r.recompiled ? `; the home changed since, recompiled as generation ${r.generation}` : ""}`);
+        for (const d of r.diagnostics) err(formatDiagnostic(d));
+        return;
+      }
+      const res = await compile({ home, specFile: o.spec, managed: o.managed, dryRun: o.dryRun || o.check, fullHash: o.fullHash });
+      const warnings = res.plan.diagnostics.filter((d) => d.severity === "warning");
+      if (o.json) json({ ...planToJson(res.plan), applied: res.applied, generation: res.generation ?? null, home });
+      else {
+        for (const d of warnings) err(formatDiagnostic(d, { hint: false }));
+        out(renderPlan(res.plan));
+        if (res.applied) out(style.green(`applied: generation ${res.generation} is current (${res.plan.lock.load_order.length} plugin(s) load)`));
+        else if (!o.dryRun && !o.check && !res.plan.changed) out(style.dim(`generation ${res.generation ?? "-"} is current`));
+      }
+      if (o.check && res.plan.changed) process.exitCode = 1;
+    });
+}
+
+export function lockCommand(): Command {
+  const lock = new Command("lock").description("inspect and verify hermes.lock.json");
+  lock
+    .command("verify")
+    .description("re-hash what the lock names and report drift per plugin (exit 1 on drift)")
+    .option("--full", "also hash /nix/store paths (trusted by path otherwise)")
+    .option("--all", "also verify plugins that do not load")
+    .option("--json", "print the report as JSON")
+    .action(async (o: { full?: boolean; all?: boolean; json?: boolean }, cmd: Command) => {
+      const g = cmd.optsWithGlobals<GlobalOptions>();
+      const { verifyLock } = await import("../../compile/verify.js");
+      const report = await verifyLock(homePaths(resolveHome({ home: g.home, profile: g.profile })), { full: o.full, all: o.all });
+      if (o.json) json(report);
+      else {
+        for (const p of report.plugins) out(`${p.status === "ok" || p.status === "trusted" ? style.green(p.status.padEnd(12)) : style.red(p.status.padEnd(12))} ${p.key}`);
+        for (const d of report.diagnostics) err(formatDiagnostic(d));
+        out(report.ok ? "lock verified: no drift" : `drift in ${report.diagnostics.length} plugin(s)`);
+      }
+      if (!report.ok) process.exitCode = 1;
+    });
+  return lock;
+}

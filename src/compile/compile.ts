@@ -1,0 +1,172 @@
+import { promises as fsp } from "node:fs";
+import { join, resolve } from "node:path";
+import { readTextIfExists, writeFileAtomic } from "../core/atomic-fs.js";
+import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
+import { withFileLock } from "../core/file-lock.js";
+import { homePaths, type HomePaths } from "../core/paths.js";
+import { applyYamlEdits } from "../core/yaml-edit.js";
+import { parseConfigText } from "../config/config-file.js";
+import { writeManaged } from "../config/managed.js";
+import { migrateEnabledList } from "../config/migrate.js";
+import { gatherInputs, type GatherOptions } from "./gather.js";
+import {
+  assertLinkSlotsFree,
+  currentGeneration,
+  pruneGenerations,
+  readGeneration,
+  registerGcRoots,
+  removeLinks,
+  switchTo,
+  syncLinks,
+  writeGeneration,
+} from "./generations.js";
+import { planOverlay } from "./overlay.js";
+import { planCompile, type CompilePlan } from "./plan.js";
+
+export interface CompileOptions extends GatherOptions {
+  /** Plan only; write nothing. */
+  dryRun?: boolean;
+  /** Stage for the test suite's crash test: pause (ms) after each apply step. */
+  stepDelayMs?: number;
+}
+
+export interface CompileResult {
+  plan: CompilePlan;
+  applied: boolean;
+  generation?: number;
+  home: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The home-wide lock: one compile (or rollback) at a time per home. */
+function withHomeLock<T>(paths: HomePaths, fn: () => Promise<T>): Promise<T> {
+  return withFileLock(join(paths.home, ".compile"), fn, { timeoutMs: 60_000 });
+}
+
+function refuse(plan: CompilePlan): never {
+  const errors = plan.diagnostics.filter((d) => d.severity === "error");
+  throw new HermesError("E_COMPILE_REFUSED", {
+    message: `compile found ${errors.length} error(s); nothing was changed`,
+    diagnostics: plan.diagnostics,
+  });
+}
+
+/**
+ * Apply a plan (DESIGN.md "Compile"): a complete generation is written invisibly, config.yaml
+ * and new links are put in place, then one rename makes the generation current; stale links
+ * are removed last. Any step may be killed: the generation in force is the old or the new one.
+ */
+async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: string | undefined, opts: CompileOptions): Promise<number | undefined> {
+  const step = async () => {
+    if (opts.stepDelayMs) await sleep(opts.stepDelayMs);
+  };
+  await assertLinkSlotsFree(paths, plan.links);
+  let generation = await currentGeneration(paths);
+  if (plan.lockChanged || generation === undefined) {
+    generation = await writeGeneration(paths, plan.lockText, plan.links, plan.declared, {
+      created_at: new Date().toISOString(),
+      reason: "compile",
+      spec: plan.lock.deployment.spec,
+      kind: plan.managedKind,
+    }, plan.files);
+    await step();
+    await registerGcRoots(paths, generation, plan.links);
+  }
+  if (plan.configChanged) {
+    await withFileLock(paths.config, async () => {
+      const now = await readTextIfExists(paths.config);
+      if ((now ?? "") !== (expectConfig ?? "")) {
+        throw new HermesError("E_FS_WRITE", {
+          message: `${paths.config} changed while compiling; nothing was applied`,
+          file: paths.config,
+          hint: "run hermes compile again",
+        });
+      }
+      await writeFileAtomic(paths.config, plan.configText);
+    });
+    await step();
+  }
+  await syncLinks(paths, plan.links);
+  await step();
+  await switchTo(paths, generation);
+  await step();
+  await removeLinks(
+    paths,
+    plan.linkChanges.filter((c) => c.op === "remove").map((c) => c.link),
+  );
+  await step();
+  await pruneGenerations(paths);
+  return generation;
+}
+
+export async function compile(opts: CompileOptions): Promise<CompileResult> {
+  const home = resolve(opts.home);
+  const paths = homePaths(home);
+  const run = async (): Promise<CompileResult> => {
+    if (!opts.dryRun) await migrateEnabledList(home).catch(() => undefined);
+    const inputs = await gatherInputs({ ...opts, home });
+    const plan = planCompile(inputs);
+    if (!plan.ok) refuse(plan);
+    if (opts.dryRun) return { plan, applied: false, home };
+    let generation = await currentGeneration(paths);
+    if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined, opts);
+    if (opts.managed) await writeManaged(paths, opts.managed);
+    await inputs.cache.save().catch(() => undefined);
+    return { plan, applied: plan.changed, generation, home };
+  };
+  if (opts.dryRun) return run();
+  await fsp.mkdir(home, { recursive: true });
+  return withHomeLock(paths, run);
+}
+
+export interface RollbackResult {
+  from?: number;
+  to: number;
+  recompiled: boolean;
+  generation?: number;
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * Return to generation `n` (default: the one before the current): its links and lock become
+ * current and its declared overlay is re-applied to config.yaml. When the home changed since
+ * (user edits, plugin files), a spec-less compile on top records that in a new generation.
+ */
+export async function rollback(opts: { home: string; to?: number; cwd?: string; env?: NodeJS.ProcessEnv }): Promise<RollbackResult> {
+  const paths = homePaths(resolve(opts.home));
+  return withHomeLock(paths, async () => {
+    const cur = await currentGeneration(paths);
+    const nums = (await fsp.readdir(paths.generations).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
+    const target = opts.to ?? nums.filter((n) => cur === undefined || n < cur).pop();
+    if (target === undefined) throw new HermesError("E_COMPILE_NO_GENERATION", { message: "there is no earlier generation to roll back to" });
+    const gen = await readGeneration(paths, target);
+    const curLock = cur !== undefined ? (await readGeneration(paths, cur)).lock : undefined;
+    await assertLinkSlotsFree(paths, gen.lock.deployment.links);
+    if (gen.declared) {
+      await withFileLock(paths.config, async () => {
+        const text = (await readTextIfExists(paths.config)) ?? "";
+        const parsed = parseConfigText(text, paths.config);
+        const owned = curLock ? { leaves: curLock.deployment.owned_leaves, items: curLock.deployment.owned_items } : { leaves: [], items: {} };
+        const o = planOverlay(parsed.value, gen.declared!, gen.lock.deployment.list_policy, owned);
+        const next = applyYamlEdits(text, o.edits);
+        if (next !== text) await writeFileAtomic(paths.config, next);
+      });
+    }
+    await syncLinks(paths, gen.lock.deployment.links);
+    await switchTo(paths, target);
+    const keep = new Set(gen.lock.deployment.links.map((l) => l.link));
+    await removeLinks(paths, (curLock?.deployment.links ?? []).map((l) => l.link).filter((l) => !keep.has(l)));
+    // The rolled-back lock may be stale against today's files; compile on top if so.
+    const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env });
+    const plan = planCompile(inputs);
+    const diagnostics = plan.diagnostics;
+    if (!plan.ok) {
+      return { from: cur, to: target, recompiled: false, diagnostics: [...diagnostics, diagnostic("E_COMPILE_STALE", `generation ${target} is in force but does not match the home as it is now`)] };
+    }
+    let generation: number | undefined = target;
+    if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined, { home: paths.home });
+    await inputs.cache.save().catch(() => undefined);
+    return { from: cur, to: target, recompiled: plan.changed, generation, diagnostics };
+  });
+}

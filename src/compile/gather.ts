@@ -1,0 +1,213 @@
+import { promises as fsp } from "node:fs";
+import { join, resolve } from "node:path";
+import { readTextIfExists } from "../core/atomic-fs.js";
+import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
+import { envFlag } from "../core/env-flag.js";
+import { homePaths, type HomePaths } from "../core/paths.js";
+import { discover, sourceRoots, type Discovery } from "../discovery/discover.js";
+import { candidateFromFolder, candidateFromPackage, NIX_LINK_PREFIX, type Candidate } from "../discovery/scan.js";
+import { loadDeploySpec, type DeploySpec, type SpecPlugin } from "./deploy-spec.js";
+import { IntegrityCache } from "./integrity-cache.js";
+import { readLock, type Lock } from "./lock.js";
+import { readManaged } from "../config/managed.js";
+
+/** A deploy spec entry resolved to the plugin it names and the link that will expose it. */
+export interface SpecTarget {
+  entry: SpecPlugin;
+  kind: "plugin" | "npm";
+  candidate: Candidate;
+  /** Link path relative to the home: `plugins/nix-managed-<key>` or `node_modules/<package>`. */
+  link: string;
+}
+
+/** Everything compile reads from disk; `planCompile` turns it into a plan without touching disk. */
+export interface CompileInputs {
+  paths: HomePaths;
+  configText: string;
+  configExists: boolean;
+  spec?: DeploySpec;
+  specTargets: SpecTarget[];
+  previous?: Lock;
+  managedKind: string | null;
+  discovery: Discovery;
+  /** realPath → integrity, or an error message when the tree cannot be hashed. */
+  integrity: Map<string, { integrity?: string; files?: Record<string, string>; error?: Diagnostic }>;
+  /** What the discovery roots were, folded into the inputs hash. */
+  env: { roots: string[]; projectPlugins: boolean };
+  /** `.install-metadata.json` records by plugin folder name (git origin). */
+  gitOrigins: Record<string, { source: string; revision: string; pinned: boolean }>;
+  /** Raw bytes of the lock in force, to detect a no-op. */
+  previousText?: string;
+  /** readlink() of every deployment link path that exists (home-relative path → value). */
+  linksOnDisk: Record<string, string>;
+  /** readlink() of `<home>/hermes.lock.json` and `<home>/generations/current`, when they are links. */
+  pointers: { lock?: string; current?: string };
+  diagnostics: Diagnostic[];
+  cache: IntegrityCache;
+}
+
+export interface GatherOptions {
+  home: string;
+  specFile?: string;
+  managed?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Hash every tree, even immutable store paths and unchanged stat fingerprints. */
+  fullHash?: boolean;
+}
+
+async function readGitOrigins(paths: HomePaths): Promise<CompileInputs["gitOrigins"]> {
+  const text = await readTextIfExists(paths.installMetadata).catch(() => undefined);
+  if (!text) return {};
+  try {
+    const raw = JSON.parse(text) as Record<string, unknown>;
+    const out: CompileInputs["gitOrigins"] = {};
+    for (const [name, rec] of Object.entries(raw)) {
+      if (!rec || typeof rec !== "object") continue;
+      const r = rec as Record<string, unknown>;
+      if (typeof r.source === "string" && typeof r.revision === "string") out[name] = { source: r.source, revision: r.revision, pinned: r.pinned === true };
+    }
+    return out;
+  } catch {
+    return {};
+  }
+}
+
+async function resolveSpecTargets(spec: DeploySpec, paths: HomePaths): Promise<{ targets: SpecTarget[]; diagnostics: Diagnostic[] }> {
+  const targets: SpecTarget[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const seen = new Map<string, SpecTarget>();
+  const add = (t: SpecTarget) => {
+    const prev = seen.get(t.candidate.key);
+    if (prev) {
+      diagnostics.push(
+        diagnostic("E_SPEC_DUPLICATE_KEY", `plugin key '${t.candidate.key}' is claimed by ${prev.entry.path} and ${t.entry.path}`, spec.source.locate([...t.entry.at, "path"])),
+      );
+      return;
+    }
+    seen.set(t.candidate.key, t);
+    targets.push(t);
+  };
+  for (const entry of spec.plugins) {
+    const st = await fsp.stat(entry.path).catch(() => undefined);
+    const c = st?.isDirectory() ? await candidateFromFolder(entry.path, "user") : undefined;
+    if (!c || !c.manifestFile) {
+      diagnostics.push(
+        diagnostic(
+          "E_SPEC_NO_MANIFEST",
+          st ? `${entry.path} has no plugin.yaml` : `${entry.path} does not exist`,
+          spec.source.locate([...entry.at, "path"]),
+        ),
+      );
+      continue;
+    }
+    const link = `plugins/${NIX_LINK_PREFIX}${c.key}`;
+    add({
+      entry,
+      kind: "plugin",
+      link,
+      candidate: { ...c, dirName: `${NIX_LINK_PREFIX}${c.key}`, path: join(paths.home, link), linkTarget: entry.path, origin: "nix" },
+    });
+  }
+  for (const entry of spec.npmPackages) {
+    const r = await candidateFromPackage(entry.path);
+    if (!r.candidate) {
+      diagnostics.push(
+        ...(r.diagnostics.length
+          ? r.diagnostics
+          : [diagnostic("E_SPEC_NO_MANIFEST", `${entry.path} is not an npm package with a "hermes-plugin" field`, spec.source.locate([...entry.at, "path"]))]),
+      );
+      continue;
+    }
+    const link = `node_modules/${r.packageName}`;
+    add({ entry, kind: "npm", link, candidate: { ...r.candidate, path: join(paths.home, link), linkTarget: entry.path } });
+  }
+  return { targets, diagnostics };
+}
+
+export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> {
+  const paths = homePaths(resolve(opts.home));
+  const diagnostics: Diagnostic[] = [];
+  let spec: DeploySpec | undefined;
+  let specTargets: SpecTarget[] = [];
+  if (opts.specFile) {
+    const r = await loadDeploySpec(opts.specFile);
+    diagnostics.push(...r.diagnostics);
+    spec = r.spec;
+    if (spec) {
+      const t = await resolveSpecTargets(spec, paths);
+      specTargets = t.targets;
+      diagnostics.push(...t.diagnostics);
+    }
+  }
+  const configText = await readTextIfExists(paths.config);
+  const previousText = await readTextIfExists(paths.lock).catch(() => undefined);
+  let previous: Lock | undefined;
+  try {
+    previous = await readLock(paths.lock);
+  } catch (e) {
+    // A broken lock is replaced by the compile; say so rather than refuse.
+    diagnostics.push({ ...diagnostic("E_LOCK_INVALID", `${(e as HermesError).message}; it will be rewritten`, { file: paths.lock }), severity: "warning" });
+  }
+  const managedKind = opts.managed ?? (await readManaged(paths))?.kind ?? null;
+  const previousLinks = new Set((previous?.deployment.links ?? []).map((l) => join(paths.home, l.link)));
+  const discovery = await discover({
+    home: paths.home,
+    cwd: opts.cwd,
+    env: opts.env,
+    adjust: spec
+      ? (cands) => [
+          // The spec replaces the deployment's links: drop the ones on disk, add what it declares.
+          ...cands.filter((c) => !(c.linkTarget !== undefined && (previousLinks.has(c.path) || (c.source === "user" && c.dirName.startsWith(NIX_LINK_PREFIX))))),
+          ...specTargets.map((t) => t.candidate),
+        ]
+      : undefined,
+  });
+  const cache = await IntegrityCache.open(paths.cache);
+  const integrity: CompileInputs["integrity"] = new Map();
+  const hashed = new Set<string>();
+  const toHash = [...discovery.resolution.winners, ...[...discovery.resolution.conflicts.values()].flat()];
+  // Bounded concurrency: enough to overlap I/O, few enough not to exhaust file handles.
+  const queue = toHash.filter((c) => c.realPath && !hashed.has(c.realPath) && hashed.add(c.realPath));
+  const workers = Array.from({ length: 8 }, async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      try {
+        integrity.set(c.realPath!, await cache.integrity(c.realPath!, { full: opts.fullHash }));
+      } catch (e) {
+        const he = e instanceof HermesError ? e : new HermesError("E_FS_READ", { message: `cannot hash ${c.realPath}: ${(e as Error).message}` });
+        integrity.set(c.realPath!, { error: he.toDiagnostic() });
+      }
+    }
+  });
+  await Promise.all(workers);
+  const env = opts.env ?? process.env;
+  const linkPaths = new Set<string>([...(previous?.deployment.links ?? []).map((l) => l.link), ...specTargets.map((t) => t.link)]);
+  for (const name of await fsp.readdir(paths.plugins).catch(() => [] as string[])) if (name.startsWith(NIX_LINK_PREFIX)) linkPaths.add(`plugins/${name}`);
+  const linksOnDisk: Record<string, string> = {};
+  for (const l of [...linkPaths].sort()) {
+    const v = await fsp.readlink(join(paths.home, l)).catch(() => undefined);
+    if (v !== undefined) linksOnDisk[l] = v;
+  }
+  const pointers = {
+    lock: await fsp.readlink(paths.lock).catch(() => undefined),
+    current: await fsp.readlink(join(paths.generations, "current")).catch(() => undefined),
+  };
+  return {
+    previousText,
+    linksOnDisk,
+    pointers,
+    paths,
+    configText: configText ?? "",
+    configExists: configText !== undefined,
+    spec,
+    specTargets,
+    previous,
+    managedKind,
+    discovery,
+    integrity,
+    env: { roots: sourceRoots({ home: paths.home, cwd: opts.cwd, env }).map((r) => `${r.source}:${r.dir}`), projectPlugins: envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env) },
+    gitOrigins: await readGitOrigins(paths),
+    diagnostics: [...diagnostics, ...discovery.diagnostics],
+    cache,
+  };
+}

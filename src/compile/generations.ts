@@ -1,0 +1,195 @@
+import { createHash, randomBytes } from "node:crypto";
+import { constants, promises as fsp } from "node:fs";
+import { dirname, join } from "node:path";
+import { symlinkAtomic, writeFileAtomic } from "../core/atomic-fs.js";
+import { HermesError } from "../core/errors.js";
+import type { HomePaths } from "../core/paths.js";
+import { parseLockText, type Lock, type LockLink } from "./lock.js";
+import { farmName, linkValue } from "./plan.js";
+
+/**
+ * Generations: `generations/<n>/` holds a lock, the declared overlay and a link farm
+ * (`links/<name>` → plugin folder). `generations/current` → `<n>` is the one switch; the home's
+ * `hermes.lock.json` and every deployment link point through it, so one rename moves the lock and
+ * all link targets together. A killed apply leaves either the old or the new generation current.
+ */
+export const CURRENT = "current";
+export const LOCK_POINTER = "generations/current/hermes.lock.json";
+export const KEEP_GENERATIONS = 20;
+
+export interface GenerationMeta {
+  generation: number;
+  created_at: string;
+  reason: "compile" | "rollback";
+  spec: string | null;
+  kind: string | null;
+  from?: number;
+}
+
+export interface GenerationInfo extends GenerationMeta {
+  current: boolean;
+  plugins: number;
+  loading: number;
+}
+
+async function fsyncPath(p: string): Promise<void> {
+  const h = await fsp.open(p, constants.O_RDONLY).catch(() => undefined);
+  if (!h) return;
+  await h.sync().catch(() => undefined);
+  await h.close();
+}
+
+export async function listGenerationNumbers(paths: HomePaths): Promise<number[]> {
+  const names = await fsp.readdir(paths.generations).catch(() => [] as string[]);
+  return names
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+export async function currentGeneration(paths: HomePaths): Promise<number | undefined> {
+  const v = await fsp.readlink(join(paths.generations, CURRENT)).catch(() => undefined);
+  return v && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+/** Write a complete generation under a temp name and rename it into place (invisible until then). */
+export async function writeGeneration(
+  paths: HomePaths,
+  lockText: string,
+  links: readonly LockLink[],
+  declared: Record<string, unknown> | null,
+  meta: Omit<GenerationMeta, "generation">,
+  files: Record<string, Record<string, string>> = {},
+): Promise<number> {
+  await fsp.mkdir(paths.generations, { recursive: true });
+  const n = Math.max(0, ...(await listGenerationNumbers(paths))) + 1;
+  const tmp = join(paths.generations, `.${n}.${randomBytes(4).toString("hex")}.tmp`);
+  await fsp.mkdir(join(tmp, "links"), { recursive: true });
+  await writeFileAtomic(join(tmp, "hermes.lock.json"), lockText);
+  await writeFileAtomic(join(tmp, "overlay.json"), `${JSON.stringify({ declared }, null, 2)}\n`);
+  await writeFileAtomic(join(tmp, "files.json"), `${JSON.stringify(files)}\n`);
+  await writeFileAtomic(join(tmp, "meta.json"), `${JSON.stringify({ generation: n, ...meta }, null, 2)}\n`);
+  for (const l of links) await fsp.symlink(l.target, join(tmp, "links", farmName(l.link)));
+  await fsyncPath(join(tmp, "links"));
+  await fsyncPath(tmp);
+  await fsp.rename(tmp, join(paths.generations, String(n)));
+  await fsyncPath(paths.generations);
+  return n;
+}
+
+/**
+ * Keep the deployment's store paths alive while a generation uses them: an indirect GC root
+ * (`/nix/var/nix/gcroots/auto/<hash>` → farm link), as `nix-store --add-root --indirect` makes.
+ * Pruning the generation leaves the root dangling, and Nix's collector then drops it.
+ */
+export async function registerGcRoots(paths: HomePaths, generation: number, links: readonly LockLink[], autoDir = "/nix/var/nix/gcroots/auto"): Promise<number> {
+  const store = links.filter((l) => l.target.startsWith("/nix/store/"));
+  if (!store.length) return 0;
+  try {
+    await fsp.access(autoDir, constants.W_OK);
+  } catch {
+    return 0;
+  }
+  let made = 0;
+  for (const l of store) {
+    const farm = join(paths.generations, String(generation), "links", farmName(l.link));
+    const name = createHash("sha256").update(farm).digest("hex").slice(0, 32);
+    await fsp.symlink(farm, join(autoDir, name)).then(
+      () => made++,
+      () => undefined,
+    );
+  }
+  return made;
+}
+
+/** Make every deployment link in the home point through `generations/current`. */
+export async function syncLinks(paths: HomePaths, want: readonly LockLink[]): Promise<void> {
+  for (const l of want) {
+    const abs = join(paths.home, l.link);
+    const value = linkValue(l.link);
+    const cur = await fsp.readlink(abs).catch(() => undefined);
+    if (cur === value) continue;
+    await fsp.mkdir(dirname(abs), { recursive: true });
+    await symlinkAtomic(value, abs);
+  }
+}
+
+/** Check before any write that no deployment link would replace something that is not a link. */
+export async function assertLinkSlotsFree(paths: HomePaths, want: readonly LockLink[]): Promise<void> {
+  for (const l of want) {
+    const st = await fsp.lstat(join(paths.home, l.link)).catch(() => undefined);
+    if (st && !st.isSymbolicLink()) {
+      throw new HermesError("E_FS_WRITE", {
+        message: `${join(paths.home, l.link)} exists and is not a link; hermes compile never replaces real files or folders`,
+        file: join(paths.home, l.link),
+        hint: "move it away (it may be a hand-installed plugin with the same name) and compile again",
+      });
+    }
+  }
+}
+
+/** Remove deployment links that are not wanted any more; only symlinks are ever removed. */
+export async function removeLinks(paths: HomePaths, links: readonly string[]): Promise<void> {
+  for (const link of links) {
+    const abs = join(paths.home, link);
+    const st = await fsp.lstat(abs).catch(() => undefined);
+    if (st?.isSymbolicLink()) await fsp.rm(abs, { force: true });
+  }
+}
+
+export async function switchTo(paths: HomePaths, n: number): Promise<void> {
+  await fsp.mkdir(paths.generations, { recursive: true });
+  const lockValue = await fsp.readlink(paths.lock).catch(() => undefined);
+  // The pointer is fixed; it is created before the switch so the two never disagree.
+  if (lockValue !== LOCK_POINTER) await symlinkAtomic(LOCK_POINTER, paths.lock);
+  await symlinkAtomic(String(n), join(paths.generations, CURRENT));
+}
+
+export async function readGeneration(paths: HomePaths, n: number): Promise<{ lock: Lock; declared: Record<string, unknown> | null; meta: GenerationMeta }> {
+  const dir = join(paths.generations, String(n));
+  let lockText: string;
+  try {
+    lockText = await fsp.readFile(join(dir, "hermes.lock.json"), "utf8");
+  } catch {
+    throw new HermesError("E_COMPILE_NO_GENERATION", { message: `generation ${n} does not exist in ${paths.generations}` });
+  }
+  const { lock, diagnostics } = parseLockText(lockText, join(dir, "hermes.lock.json"));
+  if (!lock) throw new HermesError("E_LOCK_INVALID", { message: `generation ${n} has an invalid lock`, diagnostics });
+  const overlay = JSON.parse(await fsp.readFile(join(dir, "overlay.json"), "utf8").catch(() => "{}")) as { declared?: Record<string, unknown> | null };
+  const meta = JSON.parse(await fsp.readFile(join(dir, "meta.json"), "utf8").catch(() => "{}")) as GenerationMeta;
+  return { lock, declared: overlay.declared ?? null, meta: { ...meta, generation: n } };
+}
+
+/** Per-plugin file hashes recorded with a generation (for drift reports). */
+export async function readGenerationFiles(paths: HomePaths, n: number): Promise<Record<string, Record<string, string>>> {
+  try {
+    return JSON.parse(await fsp.readFile(join(paths.generations, String(n), "files.json"), "utf8")) as Record<string, Record<string, string>>;
+  } catch {
+    return {};
+  }
+}
+
+export async function listGenerations(paths: HomePaths): Promise<GenerationInfo[]> {
+  const cur = await currentGeneration(paths);
+  const out: GenerationInfo[] = [];
+  for (const n of await listGenerationNumbers(paths)) {
+    try {
+      const g = await readGeneration(paths, n);
+      out.push({ ...g.meta, current: n === cur, plugins: g.lock.plugins.length, loading: g.lock.load_order.length });
+    } catch {
+      // an unreadable generation is skipped in the listing; rollback to it reports the error
+    }
+  }
+  return out;
+}
+
+/** Drop old generations (never the current one) and leftovers of interrupted writes. */
+export async function pruneGenerations(paths: HomePaths, keep = KEEP_GENERATIONS): Promise<void> {
+  const cur = await currentGeneration(paths);
+  const nums = await listGenerationNumbers(paths);
+  const drop = nums.slice(0, Math.max(0, nums.length - keep)).filter((n) => n !== cur);
+  for (const n of drop) await fsp.rm(join(paths.generations, String(n)), { recursive: true, force: true });
+  for (const name of await fsp.readdir(paths.generations).catch(() => [] as string[])) {
+    if (name.startsWith(".") && name.endsWith(".tmp")) await fsp.rm(join(paths.generations, name), { recursive: true, force: true });
+  }
+}

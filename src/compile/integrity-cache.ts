@@ -1,0 +1,72 @@
+import { promises as fsp } from "node:fs";
+import { join } from "node:path";
+import { writeFileAtomic } from "../core/atomic-fs.js";
+import { fingerprint, hashTree, listTree } from "./tree-hash.js";
+
+interface CacheEntry {
+  fp: string;
+  integrity: string;
+  files: Record<string, string>;
+}
+
+interface CacheFile {
+  version: 1;
+  entries: Record<string, CacheEntry>;
+}
+
+/** Nix store paths are immutable: their content is fixed by their path. */
+export function isStorePath(p: string): boolean {
+  return p.startsWith("/nix/store/");
+}
+
+/**
+ * Tree hashes keyed by real path and a stat fingerprint, so a recompile re-reads only files whose
+ * size, mtime, inode or mode changed. A cache entry is a hint: when in doubt the tree is hashed.
+ */
+export class IntegrityCache {
+  private data: CacheFile = { version: 1, entries: {} };
+  private dirty = false;
+  private readonly used = new Set<string>();
+
+  constructor(private readonly file: string) {}
+
+  static async open(cacheDir: string): Promise<IntegrityCache> {
+    const c = new IntegrityCache(join(cacheDir, "integrity.json"));
+    try {
+      const raw = JSON.parse(await fsp.readFile(c.file, "utf8")) as CacheFile;
+      if (raw?.version === 1 && raw.entries && typeof raw.entries === "object") c.data = raw;
+    } catch {
+      // absent or corrupt: start empty
+    }
+    return c;
+  }
+
+  /** Integrity (and per-file hashes) of the tree at `realPath`; store paths are trusted by path. */
+  async integrity(realPath: string, opts: { trustStore?: boolean; full?: boolean } = {}): Promise<{ integrity: string; files: Record<string, string> }> {
+    this.used.add(realPath);
+    const cached = this.data.entries[realPath];
+    if (!opts.full && opts.trustStore !== false && isStorePath(realPath) && cached?.fp === "store" && cached.files) return cached;
+    const entries = await listTree(realPath);
+    const fp = isStorePath(realPath) && opts.trustStore !== false ? "store" : fingerprint(entries);
+    if (!opts.full && cached && cached.fp === fp && cached.files) return cached;
+    const { integrity, files } = await hashTree(realPath, entries);
+    if (!cached || cached.fp !== fp || cached.integrity !== integrity) {
+      this.data.entries[realPath] = { fp, integrity, files };
+      this.dirty = true;
+    }
+    return { integrity, files };
+  }
+
+  /** Persist when something changed; entries not used by this run are dropped. */
+  async save(): Promise<void> {
+    for (const k of Object.keys(this.data.entries)) {
+      if (!this.used.has(k)) {
+        delete this.data.entries[k];
+        this.dirty = true;
+      }
+    }
+    if (!this.dirty) return;
+    await writeFileAtomic(this.file, `${JSON.stringify(this.data)}\n`);
+    this.dirty = false;
+  }
+}

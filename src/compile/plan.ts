@@ -1,0 +1,302 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { diagnostic, hasErrors, type Diagnostic } from "../core/errors.js";
+import { PACKAGE_ROOT } from "../core/paths.js";
+import { applyYamlEdits } from "../core/yaml-edit.js";
+import { parseConfigText, type ConfigValue } from "../config/config-file.js";
+import { pluginEntry } from "../config/plugin-lists.js";
+import { resolveGrants } from "../consent/grants.js";
+import { buildPluginSet, type PluginView } from "../discovery/plugin-set.js";
+import { HOOK_CATALOG_VERSION, isHookName, isMiddlewareKind, suggestHook } from "../runtime/hook-catalog.js";
+import type { CompileInputs, SpecTarget } from "./gather.js";
+import { serializeLock, LOCK_SCHEMA, type Lock, type LockLink, type LockPlugin, type LockSettings } from "./lock.js";
+import { EMPTY_OWNERSHIP, mergeDeclared, planOverlay, type OverlayChange, type Ownership } from "./overlay.js";
+
+export const KIT_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
+
+export interface LinkChange {
+  op: "add" | "replace" | "remove" | "repair";
+  link: string;
+  target?: string;
+  from?: string;
+}
+
+export interface PluginChange {
+  op: "add" | "remove" | "change";
+  key: string;
+  details: string[];
+}
+
+export interface CompilePlan {
+  ok: boolean;
+  diagnostics: Diagnostic[];
+  lock: Lock;
+  lockText: string;
+  configText: string;
+  configChanged: boolean;
+  configChanges: OverlayChange[];
+  /** The deployment's declared overlay, kept with the generation for rollback. */
+  declared: Record<string, unknown> | null;
+  links: LockLink[];
+  linkChanges: LinkChange[];
+  pluginChanges: PluginChange[];
+  lockChanged: boolean;
+  /** Pointers (`hermes.lock.json`, `generations/current`) or link farm need repair. */
+  repair: boolean;
+  managedKind: string | null;
+  /** Anything to write at all. */
+  changed: boolean;
+  /** Per-plugin file hashes for the generation's drift record. */
+  files: Record<string, Record<string, string>>;
+}
+
+/** Name of a link's entry in a generation's link farm. */
+export function farmName(link: string): string {
+  return encodeURIComponent(link);
+}
+
+/** What a deployment link in the home holds: a relative path through `generations/current`. */
+export function linkValue(link: string): string {
+  return relative(dirname(`/h/${link}`), `/h/generations/current/links/${farmName(link)}`);
+}
+
+function clamp(v: unknown, def: number): number {
+  if (v === null || v === undefined || typeof v !== "number" || !Number.isFinite(v) || v < 0) return def;
+  return Math.min(v, 600);
+}
+
+function str(v: unknown): string | null {
+  return typeof v === "string" && v.trim() ? v.trim() : null;
+}
+
+export function lockSettings(config: ConfigValue): LockSettings {
+  const plugins = (config.plugins ?? {}) as Record<string, unknown>;
+  const security = (config.security ?? {}) as Record<string, unknown>;
+  const approval = (security.approval ?? {}) as Record<string, unknown>;
+  return {
+    hook_callback_timeout: clamp(plugins.hook_callback_timeout, 30),
+    load_timeout_seconds: clamp(plugins.load_timeout_seconds, 10),
+    approval_transport: str(approval.transport),
+    approval_transport_fallback: str(approval.transport_fallback) ?? "deny",
+    memory_provider: str((config.memory as Record<string, unknown> | undefined)?.provider),
+    context_engine: str((config.context as Record<string, unknown> | undefined)?.engine),
+  };
+}
+
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function declaredOverlay(inputs: CompileInputs): Record<string, unknown> | null {
+  const spec = inputs.spec;
+  if (!spec) return null;
+  const declared = structuredClone(spec.settings);
+  const enabled = inputs.specTargets.filter((t) => t.entry.enable).map((t) => t.candidate.key);
+  const entries: Record<string, unknown> = {};
+  for (const t of inputs.specTargets) if (Object.keys(t.entry.settings).length) entries[t.candidate.key] = { settings: t.entry.settings };
+  const plugins: Record<string, unknown> = {};
+  if (enabled.length) plugins.enabled = enabled;
+  if (Object.keys(entries).length) plugins.entries = entries;
+  return mergeDeclared(declared, Object.keys(plugins).length ? { plugins } : {});
+}
+
+function previousOwnership(inputs: CompileInputs): Ownership {
+  const d = inputs.previous?.deployment;
+  return d ? { leaves: d.owned_leaves, items: d.owned_items } : EMPTY_OWNERSHIP;
+}
+
+function lockPlugin(
+  view: PluginView,
+  inputs: CompileInputs,
+  config: ConfigValue,
+  spec: SpecTarget | undefined,
+  dep: { grants: string[]; required: boolean } | undefined,
+  diagnostics: Diagnostic[],
+): LockPlugin {
+  const c = view.candidate;
+  const m = c.manifest;
+  const hashed = c.realPath ? inputs.integrity.get(c.realPath) : undefined;
+  let action = view.verdict.action;
+  let reason = view.verdict.reason;
+  const entry = pluginEntry(config, c.key);
+  const required = Boolean(dep?.required || m?.required || entry.required === true);
+  if (hashed?.error) {
+    if (action !== "skip" || spec) diagnostics.push({ ...hashed.error, message: `plugin ${c.key}: ${hashed.error.message}` });
+    else diagnostics.push({ ...hashed.error, severity: "warning" });
+    action = "skip";
+    reason = `cannot verify: ${hashed.error.message}`;
+  }
+  if (spec && c.status !== "ok") {
+    diagnostics.push(
+      diagnostic("E_COMPILE_INVALID_PLUGIN", `deploy spec plugin ${spec.entry.path} cannot load: ${view.verdict.reason}`, inputs.spec!.source.locate([...spec.entry.at, "path"])),
+    );
+  }
+  if (required && action === "skip") {
+    diagnostics.push(diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, { path: `plugins.entries.${c.key}.required` }));
+  }
+  const specGrants = dep?.grants;
+  const { grants, diagnostics: gd } = resolveGrants({
+    key: c.key,
+    declared: m?.capabilities ?? [],
+    entry,
+    specGrants,
+    specLocate: spec ? (i) => inputs.spec!.source.locate([...spec.entry.at, "grants", i]) : undefined,
+  });
+  diagnostics.push(...gd);
+  const hooks: string[] = [];
+  for (const h of [...new Set([...(m?.hooks ?? []), ...(m?.provides_hooks ?? [])])]) {
+    if (isHookName(h)) hooks.push(h);
+    else if (action !== "skip") {
+      const near = suggestHook(h);
+      diagnostics.push(diagnostic("W_MANIFEST_UNKNOWN_HOOK", `plugin ${c.key} declares unknown hook '${h}'${near ? `; did you mean '${near}'?` : ""}`, { file: c.manifestFile, path: "hooks" }));
+    }
+  }
+  const middleware = (m?.provides_middleware ?? []).filter(isMiddlewareKind);
+  const git = c.source === "user" ? (inputs.gitOrigins[c.dirName] ?? null) : null;
+  return {
+    key: c.key,
+    name: c.name,
+    version: m?.version ?? "",
+    kind: m?.kind ?? "standalone",
+    source: c.source,
+    origin: c.origin,
+    path: c.path,
+    target: c.realPath ?? c.linkTarget ?? c.path,
+    entry: c.entry ?? null,
+    integrity: hashed?.integrity ?? "",
+    manifest_sha256: c.manifestSha256 ?? "",
+    state: view.verdict.state,
+    action,
+    reason,
+    load_position: action === "skip" ? null : (view.loadPosition ?? null),
+    required,
+    capabilities: { declared: grants.declared, granted: grants.granted, consent_hash: grants.consent_hash, consent: grants.consent, not_carried: grants.not_carried },
+    hooks: hooks.sort(byKey),
+    middleware: middleware.sort(byKey),
+    git,
+    managed: spec !== undefined || (inputs.previous?.deployment.links ?? []).some((l) => c.path.endsWith(`/${l.link}`)),
+  };
+}
+
+/** Pure: validated inputs in, plan and lock out. Nothing here touches the disk. */
+export function planCompile(inputs: CompileInputs): CompilePlan {
+  const diagnostics: Diagnostic[] = [...inputs.diagnostics];
+  const before = parseConfigText(inputs.configText, inputs.paths.config);
+  diagnostics.push(...before.diagnostics);
+  const declared = declaredOverlay(inputs);
+  let configText = inputs.configText;
+  let configChanges: OverlayChange[] = [];
+  let owned = previousOwnership(inputs);
+  const policy = inputs.spec?.listPolicy ?? inputs.previous?.deployment.list_policy ?? "union";
+  if (declared && before.source.ok && !before.diagnostics.some((d) => d.code === "E_CONFIG_NOT_MAPPING")) {
+    const o = planOverlay(before.value, declared, policy, owned);
+    configText = applyYamlEdits(inputs.configText, o.edits);
+    configChanges = o.changes;
+    owned = o.owned;
+  }
+  const after = configText === inputs.configText ? before : parseConfigText(configText, inputs.paths.config);
+  if (after !== before) diagnostics.push(...after.diagnostics.filter((d) => d.severity === "error"));
+  const config = after.value;
+
+  const set = buildPluginSet(inputs.discovery, config, inputs.paths.config);
+  diagnostics.push(...set.diagnostics.filter((d) => !inputs.discovery.diagnostics.includes(d)));
+  const specByKey = new Map(inputs.specTargets.map((t) => [t.candidate.key, t]));
+  const depPlugins: Record<string, { grants: string[]; required: boolean }> = inputs.spec
+    ? Object.fromEntries(inputs.specTargets.map((t) => [t.candidate.key, { grants: [...t.entry.grants], required: t.entry.required }]))
+    : { ...(inputs.previous?.deployment.plugins ?? {}) };
+  const plugins = set.views.map((v) => lockPlugin(v, inputs, config, specByKey.get(v.candidate.key), depPlugins[v.candidate.key], diagnostics));
+  const loading = new Map(plugins.filter((p) => p.action !== "skip").map((p) => [p.key, p]));
+  const loadOrder = set.loadOrder.filter((k) => loading.has(k));
+  const hooks: Record<string, string[]> = {};
+  const middleware: Record<string, string[]> = {};
+  for (const k of loadOrder) {
+    const p = loading.get(k)!;
+    for (const h of p.hooks) (hooks[h] ??= []).push(k);
+    for (const mw of p.middleware) (middleware[mw] ??= []).push(k);
+  }
+  const links: LockLink[] = (
+    inputs.spec ? inputs.specTargets.map((t) => ({ link: t.link, target: t.entry.path })) : [...(inputs.previous?.deployment.links ?? [])]
+  ).sort((a, b) => byKey(a.link, b.link));
+  const deployment = {
+    kind: inputs.managedKind,
+    spec: inputs.spec?.file ?? inputs.previous?.deployment.spec ?? null,
+    list_policy: policy,
+    owned_leaves: owned.leaves,
+    owned_items: owned.items,
+    links,
+    plugins: depPlugins,
+  };
+  const candidates = [...inputs.discovery.candidates]
+    .sort((a, b) => byKey(a.path, b.path) || byKey(a.key, b.key))
+    .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.linkTarget ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null]);
+  const inputsHash = `sha256:${sha(JSON.stringify({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
+  const lock: Lock = {
+    schema: LOCK_SCHEMA,
+    inputs_hash: inputsHash,
+    hook_catalog: HOOK_CATALOG_VERSION,
+    settings: lockSettings(config),
+    load_order: loadOrder,
+    chains: { hooks, middleware },
+    deployment,
+    plugins,
+  };
+  const lockText = serializeLock(lock);
+
+  const linkChanges: LinkChange[] = [];
+  const prevLinks = new Map((inputs.previous?.deployment.links ?? []).map((l) => [l.link, l.target]));
+  const want = new Map(links.map((l) => [l.link, l.target]));
+  for (const l of links) {
+    const prev = prevLinks.get(l.link);
+    if (prev === undefined) linkChanges.push({ op: "add", link: l.link, target: l.target });
+    else if (prev !== l.target) linkChanges.push({ op: "replace", link: l.link, target: l.target, from: prev });
+    else if (inputs.linksOnDisk[l.link] !== linkValue(l.link)) linkChanges.push({ op: "repair", link: l.link, target: l.target });
+  }
+  for (const [link, value] of Object.entries(inputs.linksOnDisk)) {
+    if (!want.has(link)) linkChanges.push({ op: "remove", link, from: prevLinks.get(link) ?? value });
+  }
+  const prevPlugins = new Map((inputs.previous?.plugins ?? []).map((p) => [p.key, p]));
+  const pluginChanges: PluginChange[] = [];
+  for (const p of plugins) {
+    const old = prevPlugins.get(p.key);
+    if (!old) {
+      pluginChanges.push({ op: "add", key: p.key, details: [`${p.state}, ${p.action === "skip" ? `does not load (${p.reason})` : `loads #${p.load_position}`}`] });
+      continue;
+    }
+    const details: string[] = [];
+    if (old.version !== p.version) details.push(`version ${old.version || "?"} → ${p.version || "?"}`);
+    if (old.integrity !== p.integrity) details.push("files changed");
+    if (old.state !== p.state) details.push(`state ${old.state} → ${p.state}`);
+    if (old.action !== p.action) details.push(`${old.action} → ${p.action}${p.action === "skip" ? ` (${p.reason})` : ""}`);
+    if (old.load_position !== p.load_position && p.action !== "skip" && old.action !== "skip") details.push(`load position ${old.load_position} → ${p.load_position}`);
+    if (old.capabilities.granted.join() !== p.capabilities.granted.join()) details.push(`granted [${old.capabilities.granted.join(", ")}] → [${p.capabilities.granted.join(", ")}]`);
+    if (old.target !== p.target) details.push(`target ${old.target} → ${p.target}`);
+    if (details.length) pluginChanges.push({ op: "change", key: p.key, details });
+  }
+  for (const key of prevPlugins.keys()) if (!plugins.some((p) => p.key === key)) pluginChanges.push({ op: "remove", key, details: [] });
+
+  const lockChanged = inputs.previousText !== lockText;
+  const configChanged = configText !== inputs.configText;
+  const repair = !lockChanged && (inputs.pointers.lock !== "generations/current/hermes.lock.json" || inputs.pointers.current === undefined);
+  const ok = !hasErrors(diagnostics);
+  return {
+    ok,
+    diagnostics,
+    lock,
+    lockText,
+    configText,
+    configChanged,
+    configChanges,
+    declared,
+    links,
+    linkChanges,
+    pluginChanges,
+    lockChanged,
+    repair,
+    managedKind: inputs.managedKind,
+    files: Object.fromEntries(plugins.flatMap((p) => {
+      const f = inputs.integrity.get(p.target)?.files;
+      return f ? [[p.key, f]] : [];
+    })),
+    changed: lockChanged || configChanged || repair || linkChanges.length > 0,
+  };
+}

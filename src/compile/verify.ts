@@ -1,0 +1,90 @@
+import { promises as fsp } from "node:fs";
+import { diagnostic, type Diagnostic } from "../core/errors.js";
+import type { HomePaths } from "../core/paths.js";
+import { currentGeneration, readGenerationFiles } from "./generations.js";
+import { isStorePath } from "./integrity-cache.js";
+import { readLock } from "./lock.js";
+import { hashTree } from "./tree-hash.js";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+
+export interface PluginDrift {
+  key: string;
+  path: string;
+  status: "ok" | "trusted" | "changed" | "dangling" | "unverifiable";
+  changed: string[];
+  added: string[];
+  removed: string[];
+  manifestChanged: boolean;
+  detail?: string;
+}
+
+export interface VerifyReport {
+  lock: string;
+  generation?: number;
+  plugins: PluginDrift[];
+  ok: boolean;
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * Re-hash what the lock names and say, per plugin, what drifted: files changed, added or removed,
+ * the manifest, or a link whose target is gone. Store paths are immutable and trusted by path
+ * unless `full` is set.
+ */
+export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?: boolean } = {}): Promise<VerifyReport> {
+  const lock = await readLock(paths.lock);
+  if (!lock) {
+    return { lock: paths.lock, plugins: [], ok: false, diagnostics: [diagnostic("E_LOCK_INVALID", `${paths.lock} does not exist; run hermes compile`, { file: paths.lock })] };
+  }
+  const generation = await currentGeneration(paths);
+  const recorded = generation !== undefined ? await readGenerationFiles(paths, generation) : {};
+  const plugins: PluginDrift[] = [];
+  const diagnostics: Diagnostic[] = [];
+  for (const p of lock.plugins) {
+    if (!opts.all && p.action === "skip") continue;
+    const drift: PluginDrift = { key: p.key, path: p.path, status: "ok", changed: [], added: [], removed: [], manifestChanged: false };
+    plugins.push(drift);
+    const real = await fsp.realpath(p.path).catch(() => undefined);
+    if (!real) {
+      drift.status = "dangling";
+      drift.detail = `${p.path} does not resolve (target ${p.target} is missing)`;
+    } else if (isStorePath(real) && !opts.full && real === p.target) {
+      drift.status = "trusted";
+      continue;
+    } else {
+      try {
+        const now = await hashTree(real);
+        if (now.integrity !== p.integrity) {
+          drift.status = "changed";
+          const before = recorded[p.key] ?? {};
+          for (const [f, h] of Object.entries(now.files)) {
+            if (!(f in before)) drift.added.push(f);
+            else if (before[f] !== h) drift.changed.push(f);
+          }
+          for (const f of Object.keys(before)) if (!(f in now.files)) drift.removed.push(f);
+          if (real !== p.target) drift.detail = `now resolves to ${real} (locked: ${p.target})`;
+        }
+        const manifest = await fsp.readFile(join(real, "plugin.yaml"), "utf8").catch(() => fsp.readFile(join(real, "plugin.yml"), "utf8").catch(() => undefined));
+        if (manifest !== undefined && createHash("sha256").update(manifest, "utf8").digest("hex") !== p.manifest_sha256) {
+          drift.manifestChanged = true;
+          drift.status = "changed";
+        }
+      } catch (e) {
+        drift.status = "unverifiable";
+        drift.detail = (e as Error).message;
+      }
+    }
+    if (drift.status !== "ok" && drift.status !== "trusted") {
+      const parts = [
+        drift.changed.length ? `changed: ${drift.changed.join(", ")}` : "",
+        drift.added.length ? `added: ${drift.added.join(", ")}` : "",
+        drift.removed.length ? `removed: ${drift.removed.join(", ")}` : "",
+        drift.manifestChanged ? "manifest changed" : "",
+        drift.detail ?? "",
+      ].filter(Boolean);
+      diagnostics.push(diagnostic("E_LOCK_DRIFT", `plugin ${p.key} ${drift.status}${parts.length ? `: ${parts.join("; ")}` : ""}`, { file: p.path }));
+    }
+  }
+  return { lock: paths.lock, generation, plugins, ok: diagnostics.length === 0, diagnostics };
+}
