@@ -1,0 +1,180 @@
+/**
+ * The v21 migration (runtime spec §3.3): when `plugins.enabled` is absent, the user plugins already
+ * installed are written to the allow-list, once. Real homes, real plugin folders.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { existsSync, promises as fsp } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { grandfatheredNames, migrateEnabledList } from "../../src/config/migrate.js";
+import { loadPluginSet } from "../../src/discovery/plugin-set.js";
+import { cleanupTmp, fileStamp, makeSandbox, makeTmp, sleep, writeFile, writePlugin, type Sandbox } from "./helpers.js";
+
+afterEach(cleanupTmp);
+
+async function configValue(sb: Sandbox): Promise<Record<string, unknown>> {
+  return parse(await fsp.readFile(sb.configFile, "utf8")) as Record<string, unknown>;
+}
+
+describe("migrateEnabledList", () => {
+  it("grandfathers top-level user plugins by manifest name or folder name, sorted by folder", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.userPlugins, "b-folder", { manifest: { name: "zulu" } });
+    await writePlugin(sb.userPlugins, "a-folder"); // no name → folder name
+    await writePlugin(sb.userPlugins, "c-yml", { manifest: "name: from-yml\n", manifestFile: "plugin.yml" });
+    await writePlugin(sb.userPlugins, "d-broken", { manifest: "name: [oops\n" }); // unparsable → folder name
+    const r = await migrateEnabledList(sb.home);
+    expect(r).toEqual({ migrated: true, names: ["a-folder", "zulu", "from-yml", "d-broken"] });
+    expect(await configValue(sb)).toEqual({ plugins: { enabled: ["a-folder", "zulu", "from-yml", "d-broken"] } });
+  });
+
+  it("skips plugins listed in plugins.disabled", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.userPlugins, "keep");
+    await writePlugin(sb.userPlugins, "off-folder", { manifest: { name: "off" } });
+    await writeFile(sb.configFile, "plugins:\n  disabled: [off]\n");
+    const r = await migrateEnabledList(sb.home);
+    expect(r.names).toEqual(["keep"]);
+    expect((await configValue(sb)).plugins).toEqual({ disabled: ["off"], enabled: ["keep"] });
+  });
+
+  it("never grandfathers bundled plugins", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.bundled, "bundled-one");
+    await writePlugin(sb.userPlugins, "user-one");
+    expect((await migrateEnabledList(sb.home)).names).toEqual(["user-one"]);
+  });
+
+  it("a user plugin that legitimately shadows a bundled one (same folder name) is grandfathered and loads", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.bundled, "hello");
+    await writePlugin(sb.userPlugins, "hello");
+    expect((await migrateEnabledList(sb.home)).names).toEqual(["hello"]);
+    const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
+    expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([["user", "hello", "load"]]);
+  });
+
+  it("an impostor of a bundled plugin is not grandfathered, so the bundled plugin does not get enabled through its name", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.bundled, "hello");
+    await writePlugin(sb.userPlugins, "not-hello", { manifest: { name: "hello" } });
+    await writePlugin(sb.userPlugins, "mine");
+    await migrateEnabledList(sb.home);
+    const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
+    expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([
+      ["bundled", "hello", "skip"],
+      ["user", "mine", "load"],
+    ]);
+  });
+
+  it("does not descend into category folders, and ignores folders without a manifest, files and dot folders", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.userPlugins, "observability/langfuse");
+    await writePlugin(sb.userPlugins, ".staging-x");
+    await fsp.mkdir(join(sb.userPlugins, "empty-folder"));
+    await writeFile(join(sb.userPlugins, "notes.txt"), "x");
+    await writePlugin(sb.userPlugins, "real");
+    expect((await migrateEnabledList(sb.home)).names).toEqual(["real"]);
+  });
+
+  it("writes an empty list when there is nothing to grandfather, so later installs stay opt-in", async () => {
+    const sb = await makeSandbox();
+    const r = await migrateEnabledList(sb.home);
+    expect(r).toEqual({ migrated: true, names: [] });
+    expect(await configValue(sb)).toEqual({ plugins: { enabled: [] } });
+  });
+
+  it("runs once: a second run changes nothing and new plugins stay opt-in", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.userPlugins, "first");
+    expect((await migrateEnabledList(sb.home)).migrated).toBe(true);
+    const before = await fileStamp(sb.configFile);
+    await writePlugin(sb.userPlugins, "second");
+    await sleep(20);
+    expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
+    expect(await fileStamp(sb.configFile)).toEqual(before);
+    expect((await configValue(sb)).plugins).toEqual({ enabled: ["first"] });
+  });
+
+  it.each([
+    ["an empty list", "plugins:\n  enabled: []\n"],
+    ["a null value", "plugins:\n  enabled:\n"],
+    ["a list", "plugins:\n  enabled: [x]\n"],
+  ])("does nothing when plugins.enabled is present (%s)", async (_label, text) => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.userPlugins, "would-be-added");
+    await writeFile(sb.configFile, text);
+    const before = await fileStamp(sb.configFile);
+    expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
+    expect(await fileStamp(sb.configFile)).toEqual(before);
+  });
+
+  it("keeps the rest of the config, comments included", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.userPlugins, "p");
+    const text = "# mine\nmodel:\n  default: gpt-4o  # the usual\nplugins:\n  disabled: [q]  # off\n";
+    await writeFile(sb.configFile, text);
+    await migrateEnabledList(sb.home);
+    const out = await fsp.readFile(sb.configFile, "utf8");
+    expect(out.startsWith(text)).toBe(true);
+    expect(parse(out)).toEqual({ model: { default: "gpt-4o" }, plugins: { disabled: ["q"], enabled: ["p"] } });
+  });
+
+  it("a non-mapping plugins value is treated as {}", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.userPlugins, "p");
+    await writeFile(sb.configFile, "plugins: 5\n");
+    expect((await migrateEnabledList(sb.home)).names).toEqual(["p"]);
+    expect(await configValue(sb)).toEqual({ plugins: { enabled: ["p"] } });
+  });
+
+  it("refuses a config.yaml that does not parse and leaves it as it was", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.userPlugins, "p");
+    await writeFile(sb.configFile, "plugins:\n  disabled: [a\n");
+    const before = await fileStamp(sb.configFile);
+    await expect(migrateEnabledList(sb.home)).rejects.toMatchObject({ code: "E_YAML_PARSE", file: sb.configFile });
+    expect(await fileStamp(sb.configFile)).toEqual(before);
+  });
+
+  it("does nothing for a home folder that does not exist, and does not create it", async () => {
+    const root = await makeTmp();
+    const home = join(root, "no-such-home");
+    expect(await migrateEnabledList(home)).toEqual({ migrated: false, names: [] });
+    expect(existsSync(home)).toBe(false);
+  });
+
+  it("a home without a plugins folder gets an empty allow-list", async () => {
+    const root = await makeTmp();
+    const home = join(root, "home");
+    await fsp.mkdir(home);
+    expect(await migrateEnabledList(home)).toEqual({ migrated: true, names: [] });
+    expect(parse(await fsp.readFile(join(home, "config.yaml"), "utf8"))).toEqual({ plugins: { enabled: [] } });
+  });
+
+  it("follows symlinked plugin folders", async () => {
+    const sb = await makeSandbox();
+    const store = await makeTmp();
+    const target = await writePlugin(store, "pkg", { manifest: { name: "linked" } });
+    await fsp.symlink(target, join(sb.userPlugins, "linked"));
+    await fsp.symlink(join(store, "gone"), join(sb.userPlugins, "dangling"));
+    expect(await grandfatheredNames(sb.home, [])).toEqual(["linked"]);
+  });
+
+  it("grandfathered names are the keys discovery uses, so the migrated plugins actually load", async () => {
+    const sb = await makeSandbox();
+    const store = await makeTmp();
+    await writePlugin(sb.userPlugins, "plain");
+    await writePlugin(sb.userPlugins, "named-folder", { manifest: { name: "named" } });
+    // A Nix-placed link whose manifest has no name: discovery keys it by the name after the prefix.
+    const target = await writePlugin(store, "hash-weather");
+    await fsp.symlink(target, join(sb.userPlugins, "nix-managed-weather"));
+    await migrateEnabledList(sb.home);
+    const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
+    expect(Object.fromEntries(set.views.map((v) => [v.candidate.key, v.verdict.action]))).toEqual({
+      named: "load",
+      plain: "load",
+      weather: "load",
+    });
+  });
+});
