@@ -1,6 +1,6 @@
 import { promises as fsp } from "node:fs";
 import { join, resolve } from "node:path";
-import { readTextIfExists, writeFileAtomic } from "../core/atomic-fs.js";
+import { readTextIfExists, sweepStaleTemps, writeFileAtomic } from "../core/atomic-fs.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { withFileLock } from "../core/file-lock.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
@@ -26,8 +26,6 @@ import { planCompile, type CompilePlan } from "./plan.js";
 export interface CompileOptions extends GatherOptions {
   /** Plan only; write nothing. */
   dryRun?: boolean;
-  /** Stage for the test suite's crash test: pause (ms) after each apply step. */
-  stepDelayMs?: number;
 }
 
 export interface CompileResult {
@@ -37,7 +35,6 @@ export interface CompileResult {
   home: string;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The home-wide lock: one compile (or rollback) at a time per home. */
 function withHomeLock<T>(paths: HomePaths, fn: () => Promise<T>): Promise<T> {
@@ -57,10 +54,7 @@ function refuse(plan: CompilePlan): never {
  * and new links are put in place, then one rename makes the generation current; stale links
  * are removed last. Any step may be killed: the generation in force is the old or the new one.
  */
-async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: string | undefined, opts: CompileOptions): Promise<number | undefined> {
-  const step = async () => {
-    if (opts.stepDelayMs) await sleep(opts.stepDelayMs);
-  };
+async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: string | undefined): Promise<number | undefined> {
   await assertLinkSlotsFree(paths, plan.links);
   let generation = await currentGeneration(paths);
   if (plan.lockChanged || generation === undefined) {
@@ -70,7 +64,6 @@ async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: stri
       spec: plan.lock.deployment.spec,
       kind: plan.managedKind,
     }, plan.files);
-    await step();
     await registerGcRoots(paths, generation, plan.links);
   }
   if (plan.configChanged) {
@@ -85,17 +78,13 @@ async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: stri
       }
       await writeFileAtomic(paths.config, plan.configText);
     });
-    await step();
   }
   await syncLinks(paths, plan.links);
-  await step();
   await switchTo(paths, generation);
-  await step();
   await removeLinks(
     paths,
     plan.linkChanges.filter((c) => c.op === "remove").map((c) => c.link),
   );
-  await step();
   await pruneGenerations(paths);
   return generation;
 }
@@ -104,13 +93,17 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
   const home = resolve(opts.home);
   const paths = homePaths(home);
   const run = async (): Promise<CompileResult> => {
-    if (!opts.dryRun) await migrateEnabledList(home).catch(() => undefined);
+    if (!opts.dryRun) {
+      // Temps of a compile that was killed mid-write; their writers are gone.
+      for (const dir of [paths.home, paths.plugins, paths.cache, paths.nodeModules]) await sweepStaleTemps(dir);
+      await migrateEnabledList(home, opts.env).catch(() => undefined);
+    }
     const inputs = await gatherInputs({ ...opts, home });
     const plan = planCompile(inputs);
     if (!plan.ok) refuse(plan);
     if (opts.dryRun) return { plan, applied: false, home };
     let generation = await currentGeneration(paths);
-    if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined, opts);
+    if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
     if (opts.managed) await writeManaged(paths, opts.managed);
     await inputs.cache.save().catch(() => undefined);
     return { plan, applied: plan.changed, generation, home };
@@ -165,7 +158,7 @@ export async function rollback(opts: { home: string; to?: number; cwd?: string; 
       return { from: cur, to: target, recompiled: false, diagnostics: [...diagnostics, diagnostic("E_COMPILE_STALE", `generation ${target} is in force but does not match the home as it is now`)] };
     }
     let generation: number | undefined = target;
-    if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined, { home: paths.home });
+    if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
     await inputs.cache.save().catch(() => undefined);
     return { from: cur, to: target, recompiled: plan.changed, generation, diagnostics };
   });

@@ -3,6 +3,7 @@ import { constants, promises as fsp } from "node:fs";
 import { dirname, join } from "node:path";
 import { symlinkAtomic, writeFileAtomic } from "../core/atomic-fs.js";
 import { HermesError } from "../core/errors.js";
+import { faultPoint } from "../core/fault.js";
 import type { HomePaths } from "../core/paths.js";
 import { parseLockText, type Lock, type LockLink } from "./lock.js";
 import { farmName, linkValue } from "./plan.js";
@@ -69,11 +70,15 @@ export async function writeGeneration(
   await writeFileAtomic(join(tmp, "overlay.json"), `${JSON.stringify({ declared }, null, 2)}\n`);
   await writeFileAtomic(join(tmp, "files.json"), `${JSON.stringify(files)}\n`);
   await writeFileAtomic(join(tmp, "meta.json"), `${JSON.stringify({ generation: n, ...meta }, null, 2)}\n`);
-  for (const l of links) await fsp.symlink(l.target, join(tmp, "links", farmName(l.link)));
+  for (const l of links) {
+    await fsp.symlink(l.target, join(tmp, "links", farmName(l.link)));
+    faultPoint();
+  }
   await fsyncPath(join(tmp, "links"));
   await fsyncPath(tmp);
   await fsp.rename(tmp, join(paths.generations, String(n)));
   await fsyncPath(paths.generations);
+  faultPoint();
   return n;
 }
 
@@ -133,7 +138,10 @@ export async function removeLinks(paths: HomePaths, links: readonly string[]): P
   for (const link of links) {
     const abs = join(paths.home, link);
     const st = await fsp.lstat(abs).catch(() => undefined);
-    if (st?.isSymbolicLink()) await fsp.rm(abs, { force: true });
+    if (st?.isSymbolicLink()) {
+      await fsp.rm(abs, { force: true });
+      faultPoint();
+    }
   }
 }
 
@@ -188,7 +196,10 @@ export async function pruneGenerations(paths: HomePaths, keep = KEEP_GENERATIONS
   const cur = await currentGeneration(paths);
   const nums = await listGenerationNumbers(paths);
   const drop = nums.slice(0, Math.max(0, nums.length - keep)).filter((n) => n !== cur);
-  for (const n of drop) await fsp.rm(join(paths.generations, String(n)), { recursive: true, force: true });
+  for (const n of drop) {
+    await fsp.rm(join(paths.generations, String(n)), { recursive: true, force: true });
+    faultPoint();
+  }
   for (const name of await fsp.readdir(paths.generations).catch(() => [] as string[])) {
     if (name.startsWith(".") && name.endsWith(".tmp")) await fsp.rm(join(paths.generations, name), { recursive: true, force: true });
   }

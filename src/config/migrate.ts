@@ -1,45 +1,29 @@
+import { homePaths, PACKAGE_ROOT } from "../core/paths.js";
+import { join, resolve } from "node:path";
 import { promises as fsp } from "node:fs";
-import { join } from "node:path";
-import { parse } from "yaml";
-import { homePaths } from "../core/paths.js";
+import { resolveWinners } from "../discovery/precedence.js";
+import { BUNDLED_SKIP, scanRoot } from "../discovery/scan.js";
 import { editConfig } from "./config-file.js";
 import { readPluginLists } from "./plugin-lists.js";
 
-async function manifestName(dir: string, fallback: string): Promise<string> {
-  for (const f of ["plugin.yaml", "plugin.yml"]) {
-    let text: string;
-    try {
-      text = await fsp.readFile(join(dir, f), "utf8");
-    } catch {
-      continue;
-    }
-    try {
-      const v = parse(text) as { name?: unknown } | null;
-      return typeof v?.name === "string" && v.name.trim() ? v.name.trim() : fallback;
-    } catch {
-      return fallback;
-    }
+/**
+ * Top-level user plugins to grandfather (runtime spec §3.3), named as discovery keys them
+ * (a `nix-managed-x` link without a name is `x`). A user plugin that takes a bundled key from a
+ * differently named folder is an impostor: grandfathering it would switch the bundled one on.
+ */
+export async function grandfatheredNames(home: string, disabled: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+  const user = await scanRoot(homePaths(home).plugins, "user");
+  const bundledDir = resolve(env.HERMES_BUNDLED_PLUGINS?.trim() || join(PACKAGE_ROOT, "plugins"));
+  const bundled = await scanRoot(bundledDir, "bundled", { skipTop: BUNDLED_SKIP });
+  const topLevel = user.candidates.filter((c) => c.category === undefined && c.manifestFile);
+  const { shadowed } = resolveWinners([...bundled.candidates, ...topLevel]);
+  const impostors = new Set(shadowed.filter((s) => s.reason === "impostor").map((s) => s.candidate));
+  const out: string[] = [];
+  for (const c of topLevel) {
+    if (impostors.has(c) || disabled.includes(c.name) || disabled.includes(c.key) || out.includes(c.name)) continue;
+    out.push(c.name);
   }
-  return "";
-}
-
-/** Top-level user plugins to grandfather (runtime spec §3.3): sorted, folders with a manifest. */
-export async function grandfatheredNames(home: string, disabled: readonly string[]): Promise<string[]> {
-  const dir = homePaths(home).plugins;
-  try {
-    const names = (await fsp.readdir(dir)).sort();
-    const out: string[] = [];
-    for (const n of names) {
-      if (n.startsWith(".")) continue;
-      const st = await fsp.stat(join(dir, n)).catch(() => undefined);
-      if (!st?.isDirectory()) continue;
-      const name = await manifestName(join(dir, n), n);
-      if (name && !disabled.includes(name) && !out.includes(name)) out.push(name);
-    }
-    return out;
-  } catch {
-    return [];
-  }
+  return out;
 }
 
 /**
@@ -47,14 +31,14 @@ export async function grandfatheredNames(home: string, disabled: readonly string
  * loading (they are written to the allow-list); bundled ones are never grandfathered. It runs
  * once: afterwards the key exists, so later installs stay opt-in (install runs it before placing).
  */
-export async function migrateEnabledList(home: string): Promise<{ migrated: boolean; names: string[] }> {
+export async function migrateEnabledList(home: string, env: NodeJS.ProcessEnv = process.env): Promise<{ migrated: boolean; names: string[] }> {
   let names: string[] = [];
   // A home that does not exist yet has nothing to grandfather; creating it here would be a surprise.
   if (!(await fsp.stat(home).then((s) => s.isDirectory(), () => false))) return { migrated: false, names };
   const res = await editConfig(homePaths(home).config, async (cur) => {
     const lists = readPluginLists(cur.value);
     if (lists.enabledPresent) return [];
-    names = await grandfatheredNames(home, lists.disabled);
+    names = await grandfatheredNames(home, lists.disabled, env);
     return [{ op: "set", path: ["plugins", "enabled"], value: names }];
   });
   return { migrated: res.changed, names };

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { constants, promises as fsp } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { HermesError } from "./errors.js";
+import { faultPoint } from "./fault.js";
 
 /**
  * Resolve where a write must land: a symlinked config.yaml (home-manager, dotfile repos) is
@@ -35,6 +36,30 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const TEMP_RE = /^\.(.+)\.(\d+)\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Remove `.<name>.<pid>.<hex>.tmp` files left by a writer that was killed mid-write (only those
+ * of processes that are gone; `name` limits the sweep to one file's temps).
+ */
+export async function sweepStaleTemps(dir: string, name?: string): Promise<void> {
+  for (const f of await fsp.readdir(dir).catch(() => [] as string[])) {
+    const m = TEMP_RE.exec(f);
+    if (!m || (name !== undefined && m[1] !== name)) continue;
+    const pid = Number(m[2]);
+    if (pid !== process.pid && !pidAlive(pid)) await fsp.rm(join(dir, f), { force: true }).catch(() => undefined);
+  }
+}
+
 export interface AtomicWriteOptions {
   mode?: number;
   /** Write to the path itself even when it is a symlink (replace the link). */
@@ -58,13 +83,18 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
     await fsp.mkdir(dir, { recursive: true });
     const handle = await fsp.open(tmp, "wx", mode);
     try {
+      // open() applies the umask; the file must keep the mode it had (e.g. 0664 for a group).
+      await handle.chmod(mode);
       await handle.writeFile(data);
       await handle.sync();
     } finally {
       await handle.close();
     }
+    faultPoint();
     await fsp.rename(tmp, target);
     await fsyncDir(dir);
+    faultPoint();
+    await sweepStaleTemps(dir, basename(target));
   } catch (e) {
     await fsp.rm(tmp, { force: true }).catch(() => undefined);
     if (e instanceof HermesError) throw e;
@@ -77,8 +107,11 @@ export async function symlinkAtomic(target: string, link: string): Promise<void>
   const tmp = join(dirname(link), `.${basename(link)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     await fsp.symlink(target, tmp);
+    faultPoint();
     await fsp.rename(tmp, link);
     await fsyncDir(dirname(link));
+    faultPoint();
+    await sweepStaleTemps(dirname(link), basename(link));
   } catch (e) {
     await fsp.rm(tmp, { force: true }).catch(() => undefined);
     throw new HermesError("E_FS_WRITE", { message: `could not link ${link} → ${target}: ${(e as Error).message}`, file: link, cause: e });

@@ -38,17 +38,29 @@ function kahn(keys: readonly string[], edges: Map<string, Set<string>>): { batch
   return { batches, left: new Set(keys.filter((k) => !done.has(k))) };
 }
 
+/**
+ * A cycle among the nodes Kahn could not place. Each of them has a predecessor among them, so
+ * walking predecessors from any start must revisit a node; the loop found is a real cycle.
+ */
 function findCycle(left: Set<string>, edges: Map<string, Set<string>>): string[] {
-  const start = [...left].sort(byKey)[0]!;
+  const preds = new Map<string, string[]>();
+  for (const [from, tos] of edges) {
+    if (!left.has(from)) continue;
+    for (const t of tos) if (left.has(t)) preds.set(t, [...(preds.get(t) ?? []), from]);
+  }
   const seen = new Map<string, number>();
   const path: string[] = [];
-  let cur = start;
+  let cur = [...left].sort(byKey)[0]!;
   while (!seen.has(cur)) {
     seen.set(cur, path.length);
     path.push(cur);
-    cur = [...(edges.get(cur) ?? [])].filter((t) => left.has(t)).sort(byKey)[0]!;
+    cur = (preds.get(cur) ?? []).sort(byKey)[0]!;
   }
-  return [...path.slice(seen.get(cur)!), cur];
+  const loop = path.slice(seen.get(cur)!).reverse();
+  // Start the reported cycle at its smallest key, so the same cycle always reads the same.
+  const at = loop.indexOf([...loop].sort(byKey)[0]!);
+  const rotated = [...loop.slice(at), ...loop.slice(0, at)];
+  return [...rotated, rotated[0]!];
 }
 
 /**

@@ -107,11 +107,20 @@ export async function candidateFromFolder(
   const realPath = await fsp.realpath(folder).catch(() => undefined);
   if (!manifestFile) {
     if (await exists(join(folder, "plugin.json"))) {
-      const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : dirName);
+      // A flat package is keyed by the name in its plugin.json (runtime spec §1.4, §2.7).
+      let jsonName: string | undefined;
+      try {
+        const pj = JSON.parse(await fsp.readFile(join(folder, "plugin.json"), "utf8")) as { name?: unknown };
+        if (typeof pj.name === "string" && pj.name.trim()) jsonName = pj.name.trim();
+      } catch {
+        // unreadable plugin.json: keyed by folder, reported below
+      }
+      const name = jsonName ?? dirName;
+      const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : name);
       return {
         ...base,
         key,
-        name: dirName,
+        name,
         origin: originFor(source, dirName, false),
         realPath,
         status: "portable",

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { diagnostic, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
+import { didYouMean } from "../core/suggest.js";
 import { SourceDoc } from "../core/yaml-source.js";
 import { CAPABILITY_IDS, isCapabilityId, type CapabilityId } from "../consent/capabilities.js";
 
@@ -71,6 +72,9 @@ export interface ManifestParse {
   manifest?: PluginManifest;
   diagnostics: Diagnostic[];
 }
+
+/** config_schema type names and their aliases (runtime spec §1.3), lowercased. */
+const CONFIG_SCHEMA_TYPES = new Set(["str", "string", "int", "integer", "float", "number", "bool", "boolean", "list", "array", "dict", "object"]);
 
 /** Fields whose schema errors make the manifest unusable; every other field is coerced with a warning. */
 const FATAL_FIELDS = new Set(["name", "main"]);
@@ -150,6 +154,8 @@ export function parseManifestText(text: string, file: string, dirName: string): 
 
   for (const d of validateSchema("plugin-manifest", data, { source: src })) {
     const field = d.path?.split(/[.[]/)[0] ?? "";
+    // kind gets one sentence of its own below; the schema's pattern message says nothing useful.
+    if (field === "kind" && d.severity === "error") continue;
     if (d.severity === "error" && !FATAL_FIELDS.has(field)) {
       diagnostics.push({ ...d, code: "W_MANIFEST_COERCED", severity: "warning", message: `${d.message}; ignored or coerced` });
     } else diagnostics.push(d);
@@ -167,7 +173,17 @@ export function parseManifestText(text: string, file: string, dirName: string): 
   }
 
   const rawKind = typeof data.kind === "string" ? data.kind.trim().toLowerCase() : "";
-  const kind: PluginKind = (PLUGIN_KINDS as readonly string[]).includes(rawKind) ? (rawKind as PluginKind) : "standalone";
+  const knownKind = (PLUGIN_KINDS as readonly string[]).includes(rawKind);
+  const kind: PluginKind = knownKind ? (rawKind as PluginKind) : "standalone";
+  if (data.kind !== undefined && data.kind !== null && !knownKind) {
+    diagnostics.push(
+      diagnostic(
+        "W_MANIFEST_COERCED",
+        `unknown kind ${JSON.stringify(data.kind)}; treating as 'standalone' (known: ${PLUGIN_KINDS.join(", ")})${didYouMean(String(data.kind), PLUGIN_KINDS)}`,
+        src.locate(["kind"]),
+      ),
+    );
+  }
 
   let main: string | undefined;
   if (typeof data.main === "string") {
@@ -207,7 +223,14 @@ export function parseManifestText(text: string, file: string, dirName: string): 
   const configSchema: Record<string, ConfigSchemaEntry> = {};
   if (data.config_schema && typeof data.config_schema === "object" && !Array.isArray(data.config_schema)) {
     for (const [k, v] of Object.entries(data.config_schema as Record<string, unknown>)) {
-      if (v && typeof v === "object" && !Array.isArray(v)) configSchema[k] = { ...(v as ConfigSchemaEntry) };
+      if (!v || typeof v !== "object" || Array.isArray(v)) continue;
+      const entry = { ...(v as ConfigSchemaEntry) };
+      configSchema[k] = entry;
+      if (entry.type !== undefined && !CONFIG_SCHEMA_TYPES.has(String(entry.type).toLowerCase())) {
+        diagnostics.push(
+          diagnostic("W_MANIFEST_COERCED", `config_schema.${k}: unknown type ${JSON.stringify(entry.type)}; its type check is skipped`, src.locate(["config_schema", k, "type"])),
+        );
+      }
     }
   }
 
@@ -228,7 +251,10 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     manifest_version: manifestVersion,
     api_version: intOrNull(data.api_version),
     requires_plugins: requiresPlugins,
-    python_dependencies: strList(data.python_dependencies).map((s) => s.trim()).filter(Boolean),
+    python_dependencies: (Array.isArray(data.python_dependencies) ? data.python_dependencies : [])
+      .filter((x): x is string => typeof x === "string")
+      .map((x) => x.trim())
+      .filter(Boolean),
     config_schema: configSchema,
     license: str(data.license),
     homepage: str(data.homepage),

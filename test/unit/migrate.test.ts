@@ -59,7 +59,7 @@ describe("migrateEnabledList", () => {
     await writePlugin(sb.bundled, "hello");
     await writePlugin(sb.userPlugins, "not-hello", { manifest: { name: "hello" } });
     await writePlugin(sb.userPlugins, "mine");
-    await migrateEnabledList(sb.home);
+    await migrateEnabledList(sb.home, sb.env);
     const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
     expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([
       ["bundled", "hello", "skip"],
