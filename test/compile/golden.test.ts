@@ -11,7 +11,8 @@ import { formatDiagnostic, HermesError, type Diagnostic } from "../../src/core/e
  * (`bundled/`), optional plugin folders for a spec (`store/`), an optional `spec.yaml` and an
  * optional `args.json` ({"managed": "nixos"}). `expected/` holds `hermes.lock.json` (compared byte
  * for byte), optionally `config.yaml`, or `errors.txt` when compile must refuse and change nothing.
- * Paths are written as $HOME, $STORE and $BUNDLED. UPDATE_GOLDEN=1 rewrites `expected/`.
+ * Paths are written as $HOME, $STORE and $BUNDLED (and $ROOT for the temp root holding them and
+ * spec.yaml, e.g. the lock's deployment.spec). UPDATE_GOLDEN=1 rewrites `expected/`.
  */
 const SAMPLES = fileURLToPath(new URL("./samples/", import.meta.url));
 const update = process.env.UPDATE_GOLDEN === "1";
@@ -48,7 +49,7 @@ describe("compile golden samples", () => {
       const input = join(SAMPLES, name, "input");
       const expected = join(SAMPLES, name, "expected");
       const root = mkdtempSync(join(tmpdir(), `hk-golden-${name}-`));
-      const vars = { HOME: join(root, "home"), STORE: join(root, "store"), BUNDLED: join(root, "bundled") };
+      const vars = { HOME: join(root, "home"), STORE: join(root, "store"), BUNDLED: join(root, "bundled"), ROOT: root };
       for (const d of ["home", "store", "bundled"]) {
         if (existsSync(join(input, d))) cpSync(join(input, d), join(root, d), { recursive: true, verbatimSymlinks: true });
         else mkdirSync(join(root, d), { recursive: true });
