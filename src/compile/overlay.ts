@@ -85,7 +85,9 @@ export function planOverlay(config: Record<string, unknown>, declared: Record<st
         const cur = Array.isArray(current) ? current : [];
         const keep = cur.filter((x) => !before.includes(itemKey(x)));
         const add = v.filter((x) => !keep.some((c) => itemKey(c) === itemKey(x)));
-        owned.items[listId(path)] = mine;
+        // Only items the deployment put there are its own: one the user already had stays the user's.
+        const had = previous.items[listId(path)] ?? [];
+        owned.items[listId(path)] = mine.filter((k) => had.includes(k) || add.some((a) => itemKey(a) === k));
         if (current !== undefined && current !== null && !Array.isArray(current)) {
           edits.push({ op: "set", path, value: [...v] });
           changes.push({ op: "set", path, from: current, to: v });

@@ -70,6 +70,17 @@ function str(v: unknown): string | null {
   return typeof v === "string" && v.trim() ? v.trim() : null;
 }
 
+/** Warnings for values the lock clamps (the schema allows them; the runtime cannot honour them). */
+export function settingsWarnings(config: ConfigValue, file: string): Diagnostic[] {
+  const plugins = (config.plugins ?? {}) as Record<string, unknown>;
+  const out: Diagnostic[] = [];
+  for (const k of ["hook_callback_timeout", "load_timeout_seconds"]) {
+    const v = plugins[k];
+    if (typeof v === "number" && v > 600) out.push(diagnostic("W_CONFIG_CLAMPED", `plugins.${k} = ${v} is clamped to 600`, { file, path: `plugins.${k}` }));
+  }
+  return out;
+}
+
 export function lockSettings(config: ConfigValue): LockSettings {
   const plugins = (config.plugins ?? {}) as Record<string, unknown>;
   const security = (config.security ?? {}) as Record<string, unknown>;
@@ -132,7 +143,18 @@ function lockPlugin(
     );
   }
   if (required && action === "skip") {
-    diagnostics.push(diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, { path: `plugins.entries.${c.key}.required` }));
+    const where = dep?.required && spec
+      ? inputs.spec!.source.locate([...spec.entry.at, "required"])
+      : m?.required
+        ? { file: c.manifestFile, path: "required" }
+        : { file: inputs.paths.config, path: `plugins.entries.${c.key}.required` };
+    diagnostics.push(diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, where));
+  } else if (view.verdict.state === "enabled" && !spec && c.status !== "ok") {
+    // Enabled but broken: the lock records why; say it here too, with the plugin's own findings.
+    diagnostics.push(diagnostic("W_COMPILE_PLUGIN_SKIPPED", `enabled plugin ${c.key} will not load: ${reason}`, { file: c.manifestFile ?? c.path }));
+  }
+  if (view.verdict.state === "enabled" || spec) {
+    for (const d of c.diagnostics) diagnostics.push(spec || d.severity === "warning" ? d : { ...d, severity: "warning" });
   }
   const specGrants = dep?.grants;
   const { grants, diagnostics: gd } = resolveGrants({
@@ -198,6 +220,7 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
   if (after !== before) diagnostics.push(...after.diagnostics.filter((d) => d.severity === "error"));
   const config = after.value;
 
+  diagnostics.push(...settingsWarnings(config, inputs.paths.config));
   const set = buildPluginSet(inputs.discovery, config, inputs.paths.config);
   diagnostics.push(...set.diagnostics.filter((d) => !inputs.discovery.diagnostics.includes(d)));
   const specByKey = new Map(inputs.specTargets.map((t) => [t.candidate.key, t]));

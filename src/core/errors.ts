@@ -193,6 +193,10 @@ export const ERROR_CATALOG = {
     title: "compile found errors in its inputs; nothing was changed",
     hint: "fix every problem listed below and compile again",
   },
+  W_COMPILE_PLUGIN_SKIPPED: {
+    title: "an enabled plugin will not load",
+    hint: "run `hermes plugins why <key>` and fix the plugin, or disable it",
+  },
   E_COMPILE_STALE: {
     title: "the lock is out of date with its inputs",
     hint: "run `hermes compile` (with the deployment's --spec in a managed home)",

@@ -109,6 +109,19 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
   for (let i = 1; i < listed.length; i++) {
     (orderEdges.get(listed[i - 1]!) ?? orderEdges.set(listed[i - 1]!, new Set()).get(listed[i - 1]!)!).add(listed[i]!);
   }
+  // Plugins not listed follow the listed ones, unless a listed plugin needs them first.
+  if (listed.length) {
+    const preds = new Map<string, string[]>();
+    for (const [from, tos] of depEdges) for (const t of tos) preds.set(t, [...(preds.get(t) ?? []), from]);
+    const needed = new Set<string>();
+    const stack = [...listed];
+    while (stack.length) for (const p of preds.get(stack.pop()!) ?? []) if (!needed.has(p)) needed.add(p), stack.push(p);
+    const last = listed[listed.length - 1]!;
+    for (const k of keys) {
+      if (listed.includes(k) || needed.has(k)) continue;
+      (orderEdges.get(last) ?? orderEdges.set(last, new Set()).get(last)!).add(k);
+    }
+  }
   const all = new Map<string, Set<string>>();
   for (const src of [depEdges, orderEdges]) for (const [f, ts] of src) for (const t of ts) (all.get(f) ?? all.set(f, new Set()).get(f)!).add(t);
   const first = kahn(keys, all);
