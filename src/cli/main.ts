@@ -33,7 +33,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
+      // Help shown because a subcommand is missing is a usage error; asked-for help is not.
+      if (e.code === "commander.help") return e.exitCode === 0 ? 0 : 2;
       // commander already printed its message; usage errors exit 2.
       return e.exitCode === 0 ? 0 : 2;
     }

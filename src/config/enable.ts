@@ -19,10 +19,6 @@ export interface ToggleResult {
   message: string;
 }
 
-function leaf(key: string): string {
-  return key.includes("/") ? key.slice(key.lastIndexOf("/") + 1) : key;
-}
-
 function assertList(cur: LoadedConfig, field: "enabled" | "disabled"): void {
   const plugins = cur.value.plugins;
   if (plugins !== undefined && plugins !== null && (typeof plugins !== "object" || Array.isArray(plugins))) {
@@ -38,9 +34,12 @@ function assertList(cur: LoadedConfig, field: "enabled" | "disabled"): void {
   }
 }
 
-/** `enable`: add the key to the allow-list; drop key, leaf and name from the deny-list. */
+/**
+ * `enable`: add the key to the allow-list; drop key and name from the deny-list. (The original
+ * also dropped the bare leaf of a category key, which can be another plugin's key.)
+ */
 export async function enablePlugin(configFile: string, p: PluginRef, guard: OwnershipGuard = noGuard): Promise<ToggleResult> {
-  const drop = new Set([p.key, leaf(p.key), p.name]);
+  const drop = new Set([p.key, p.name]);
   const res = await editConfig(configFile, (cur) => {
     assertList(cur, "enabled");
     assertList(cur, "disabled");
@@ -59,9 +58,9 @@ export async function enablePlugin(configFile: string, p: PluginRef, guard: Owne
   return { key: p.key, changed: res.changed, message: res.changed ? `✓ Plugin ${p.key} enabled.` : `Plugin '${p.key}' is already enabled.` };
 }
 
-/** `disable`: remove key, leaf and name from the allow-list and add the key to the deny-list. */
+/** `disable`: remove key and name from the allow-list and add the key to the deny-list. */
 export async function disablePlugin(configFile: string, p: PluginRef, guard: OwnershipGuard = noGuard): Promise<ToggleResult> {
-  const drop = new Set([p.key, leaf(p.key), p.name]);
+  const drop = new Set([p.key, p.name]);
   const res = await editConfig(configFile, (cur) => {
     assertList(cur, "enabled");
     assertList(cur, "disabled");

@@ -37,6 +37,9 @@ export async function migrateEnabledList(home: string, env: NodeJS.ProcessEnv = 
   if (!(await fsp.stat(home).then((s) => s.isDirectory(), () => false))) return { migrated: false, names };
   const res = await editConfig(homePaths(home).config, async (cur) => {
     const lists = readPluginLists(cur.value);
+    const plugins = cur.value.plugins;
+    // A `plugins:` that is not a mapping is the user's to fix (config validate says so); never overwrite it.
+    if (plugins !== undefined && plugins !== null && (typeof plugins !== "object" || Array.isArray(plugins))) return [];
     if (lists.enabledPresent) return [];
     names = await grandfatheredNames(home, lists.disabled, env);
     return [{ op: "set", path: ["plugins", "enabled"], value: names }];

@@ -251,6 +251,8 @@ function applyToValue(root: unknown, e: YamlEdit): unknown {
 
 /** Apply edits to YAML text; returns the new text (identical text when nothing changed). */
 export function applyYamlEdits(text: string, edits: readonly YamlEdit[]): string {
+  // Windows line endings: edit in LF, then give every line back the ending the file uses.
+  if (text.includes("\r\n")) return applyYamlEdits(text.replace(/\r\n/g, "\n"), edits).replace(/\n/g, "\r\n");
   const original = parseDocument(text).toJS() as unknown;
   let expected: unknown = original;
   for (const e of edits) expected = applyToValue(expected, e);

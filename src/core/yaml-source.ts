@@ -56,7 +56,16 @@ export class SourceDoc {
       const pos = this.lineCounter.linePos(w.pos[0]);
       this.warnings.push(diagnostic("W_SCHEMA_UNKNOWN_FIELD", w.message.split("\n")[0] ?? w.message, { file, line: pos.line, col: pos.col }));
     }
-    this.value = this.errors.length ? undefined : this.doc.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    if (!this.errors.length) {
+      try {
+        value = this.doc.toJS({ maxAliasCount: 100 });
+      } catch (e) {
+        // An alias bomb (or another resolution failure) is bad input like a syntax error.
+        this.errors.push(diagnostic("E_YAML_PARSE", (e as Error).message.split("\n")[0] ?? "cannot resolve the document", { file, line: 1, col: 1 }));
+      }
+    }
+    this.value = value;
   }
 
   get ok(): boolean {

@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = join(ROOT, "dist", "cli", "main.js");
-export const FIXTURES = "/work/shared/fixtures";
+/** ../shared beside the checkout, as on a developer machine and in CI. */
+export const FIXTURES = join(ROOT, "..", "shared", "fixtures");
 
 export interface RunOptions {
   /** Extra environment (merged over a scrubbed copy of process.env). `undefined` values delete. */

@@ -81,7 +81,9 @@ export function pluginsCommand(): Command {
       reportConfigProblems(config.diagnostics);
       if (o.plain) {
         for (const v of views) {
-          out(`${STATUS_LABEL[v.verdict.state].padEnd(12)}${v.candidate.source.padEnd(8)}${(v.candidate.manifest?.version ?? "").padEnd(8)}${v.candidate.key}`);
+          // Each field keeps at least one space, so long values never run into the next column.
+          const col = (s: string, w: number) => `${s} `.padEnd(w);
+          out(`${col(STATUS_LABEL[v.verdict.state], 12)}${col(v.candidate.source, 8)}${col(v.candidate.manifest?.version ?? "", 8)}${v.candidate.key}`);
         }
         return;
       }
