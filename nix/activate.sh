@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# hermes-kit activation: apply one rendered deploy spec to each Hermes home with
+# `hermes compile --spec SPEC --managed KIND`, keep the store paths of every generation alive with
+# indirect GC roots, and release homes that an earlier activation managed and this one does not.
+#
+# The NixOS and home-manager modules run this script (nix/module.nix); CI runs it against real Nix
+# (test/nix/nix.test.ts). It needs bash, coreutils and, for GC roots, nix-store on PATH.
+#
+#   activate.sh [options] --home NAME HOME SPEC [--home NAME HOME SPEC ...]
+#
+#   --hermes BIN        the hermes CLI (default: hermes on PATH)
+#   --kind KIND         value of --managed: nixos, home-manager, ... (required)
+#   --state FILE        list of the homes this deployment manages; a home listed there by an earlier
+#                       activation and not declared now gets RELEASE_SPEC (default: none kept)
+#   --release-spec FILE spec applied to released homes (default: an empty spec written to a temp file)
+#   --run-as USER:GROUP run hermes (and nix-store) as this user; only as root, through setpriv
+#   --dry-run           print each home's plan (hermes compile --dry-run); write nothing
+#   --no-gc-roots       do not register GC roots
+#
+# Exit status: 0 when every home compiled; 1 when any compile was refused (that home keeps the
+# generation it had: hermes compile changes nothing when it refuses); 2 on a usage error.
+set -uo pipefail
+
+hermes=hermes
+kind=""
+state=""
+release_spec=""
+run_as=""
+dry_run=0
+gc_roots=1
+homes=()
+
+die_usage() { echo "hermes-agent activation: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --hermes) [ $# -ge 2 ] || die_usage "--hermes needs a value"; hermes=$2; shift 2 ;;
+    --kind) [ $# -ge 2 ] || die_usage "--kind needs a value"; kind=$2; shift 2 ;;
+    --state) [ $# -ge 2 ] || die_usage "--state needs a value"; state=$2; shift 2 ;;
+    --release-spec) [ $# -ge 2 ] || die_usage "--release-spec needs a value"; release_spec=$2; shift 2 ;;
+    --run-as) [ $# -ge 2 ] || die_usage "--run-as needs USER:GROUP"; run_as=$2; shift 2 ;;
+    --dry-run) dry_run=1; shift ;;
+    --no-gc-roots) gc_roots=0; shift ;;
+    --home)
+      [ $# -ge 4 ] || die_usage "--home needs NAME HOME SPEC"
+      case "$3" in /*) ;; *) die_usage "home '$3' is not an absolute path" ;; esac
+      homes+=("$2" "$3" "$4"); shift 4 ;;
+    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+    *) die_usage "unknown argument '$1'" ;;
+  esac
+done
+[ -n "$kind" ] || die_usage "--kind is required"
+
+as_user=()
+if [ -n "$run_as" ]; then
+  case "$run_as" in *:*) ;; *) die_usage "--run-as takes USER:GROUP" ;; esac
+  if [ "$(id -u)" = 0 ]; then
+    command -v setpriv >/dev/null 2>&1 || die_usage "--run-as needs setpriv (util-linux) on PATH"
+    as_user=(setpriv "--reuid=${run_as%%:*}" "--regid=${run_as##*:}" --init-groups --)
+  elif [ "$(id -un)" != "${run_as%%:*}" ]; then
+    die_usage "--run-as ${run_as%%:*}: only root can switch users"
+  fi
+fi
+
+status=0
+say() { echo "hermes-agent: $*" >&2; }
+
+# Run as the deployment's user, with an environment that names the home and nothing else of ours.
+run_hermes() {
+  local home=$1 user_home=${HOME:-$1}; shift
+  [ -n "$run_as" ] && user_home=$home
+  "${as_user[@]}" env HERMES_HOME="$home" HOME="$user_home" "$hermes" --home "$home" "$@"
+}
+
+ensure_home() {
+  local home=$1
+  [ -d "$home" ] && return 0
+  [ "$dry_run" = 1 ] && return 0
+  if [ ${#as_user[@]} -gt 0 ]; then
+    # As the user first (a profile inside the main home); else root makes the leaf for the user.
+    "${as_user[@]}" mkdir -p -m 0750 "$home" 2>/dev/null ||
+      install -d -m 0750 -o "${run_as%%:*}" -g "${run_as##*:}" "$home"
+  else
+    mkdir -p -m 0750 "$home"
+  fi
+}
+
+# Indirect GC roots for every generation of HOME that has none yet: `generations/<n>/gcroots/<link>`
+# → the store path a farm link targets, registered with nix-store --add-root. Pruning the generation
+# deletes the root with it, and Nix's collector then drops the stale registration.
+register_gc_roots() {
+  local home=$1 gen l t rest sp name
+  [ "$gc_roots" = 1 ] || return 0
+  if ! command -v nix-store >/dev/null 2>&1; then
+    say "nix-store is not on PATH: the store paths of $home are not GC roots (a garbage collection may remove plugins of older generations)"
+    return 0
+  fi
+  for gen in "$home"/generations/[0-9]*; do
+    [ -d "$gen/links" ] || continue
+    [ -e "$gen/gcroots/.done" ] && continue
+    "${as_user[@]}" mkdir -p "$gen/gcroots" || { status=1; continue; }
+    local ok=1
+    for l in "$gen"/links/*; do
+      [ -L "$l" ] || continue
+      t=$(readlink "$l")
+      case "$t" in /nix/store/*) ;; *) continue ;; esac
+      rest=${t#/nix/store/}
+      sp=/nix/store/${rest%%/*} # the store path of /nix/store/<hash-name>[/sub/path]
+      name=$(basename "$l")
+      # A path the collector already removed stays unrooted; never ask a substituter for it.
+      "${as_user[@]}" nix-store --check-validity "$sp" >/dev/null 2>&1 || continue
+      "${as_user[@]}" nix-store --add-root "$gen/gcroots/$name" --indirect --realise "$sp" >/dev/null || ok=0
+    done
+    if [ "$ok" = 1 ]; then "${as_user[@]}" touch "$gen/gcroots/.done"; else say "could not register all GC roots of $gen"; fi
+  done
+}
+
+compile_home() {
+  local name=$1 home=$2 spec=$3
+  if [ "$dry_run" = 1 ]; then
+    say "$name ($home): plan"
+    run_hermes "$home" compile --spec "$spec" --dry-run || status=1
+    return 0
+  fi
+  ensure_home "$home" || { say "$name: cannot create $home"; status=1; return 0; }
+  if ! run_hermes "$home" compile --spec "$spec" --managed "$kind"; then
+    say "$name: hermes compile refused $spec; $home keeps the generation it had (the errors above name the entry)"
+    status=1
+    return 0
+  fi
+  register_gc_roots "$home"
+}
+
+# A home managed by an earlier activation and not declared now: apply an empty spec (its links go,
+# the settings and list items it owned are released) and drop the managed marker.
+release_home() {
+  local home=$1 spec=$release_spec tmp=""
+  [ -d "$home" ] && [ -e "$home/.managed" ] || return 0
+  if [ "$dry_run" = 1 ]; then say "would release $home (no longer declared)"; return 0; fi
+  if [ -z "$spec" ]; then
+    tmp=$(mktemp -t hermes-release-spec.XXXXXX.json) || { status=1; return 0; }
+    printf '{"version":1,"plugins":[],"npmPackages":[],"settings":{},"listPolicy":"union"}\n' >"$tmp"
+    chmod 0644 "$tmp"
+    spec=$tmp
+  fi
+  say "releasing $home: it is no longer declared"
+  if run_hermes "$home" compile --spec "$spec"; then
+    "${as_user[@]}" rm -f "$home/.managed"
+  else
+    say "could not release $home"
+    status=1
+  fi
+  [ -n "$tmp" ] && rm -f "$tmp"
+  return 0
+}
+
+declared=()
+for ((i = 0; i < ${#homes[@]}; i += 3)); do
+  compile_home "${homes[i]}" "${homes[i + 1]}" "${homes[i + 2]}"
+  declared+=("${homes[i + 1]}")
+done
+
+if [ -n "$state" ]; then
+  if [ -f "$state" ]; then
+    while IFS= read -r old || [ -n "$old" ]; do
+      [ -n "$old" ] || continue
+      keep=0
+      for h in "${declared[@]}"; do [ "$h" = "$old" ] && keep=1; done
+      [ "$keep" = 1 ] || release_home "$old"
+    done <"$state"
+  fi
+  if [ "$dry_run" = 0 ]; then
+    mkdir -p "$(dirname "$state")"
+    tmp_state="$state.tmp.$$"
+    printf '%s\n' "${declared[@]}" >"$tmp_state" && mv -f "$tmp_state" "$state" || status=1
+  fi
+fi
+
+exit "$status"
