@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { CommanderError, type Command } from "commander";
 import { formatDiagnostic, HermesError, isHermesError } from "../core/errors.js";
+import { addPluginCliCommands } from "./plugin-commands.js";
 import { buildProgram } from "./program.js";
 
 function wantsJson(argv: readonly string[]): boolean {
@@ -26,6 +27,7 @@ function report(e: HermesError, json: boolean): void {
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   const program = buildProgram();
+  await addPluginCliCommands(program, argv.slice(2));
   configureTree(program);
   const json = wantsJson(argv.slice(2));
   try {

@@ -251,7 +251,9 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
   };
   const candidates = [...inputs.discovery.candidates]
     .sort((a, b) => byKey(a.path, b.path) || byKey(a.key, b.key))
-    .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.linkTarget ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null]);
+    // What a link resolves to counts, not how it is spelled (a deployment link reads differently
+    // before and after it is placed).
+    .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null]);
   const inputsHash = `sha256:${sha(JSON.stringify({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
   const lock: Lock = {
     schema: LOCK_SCHEMA,

@@ -5,6 +5,8 @@ import { explain, type Explanation } from "../../discovery/explain.js";
 import { findPlugin, type PluginView } from "../../discovery/plugin-set.js";
 import { validatePluginDir } from "../../manifest/validate-dir.js";
 import { compile } from "../../compile/compile.js";
+import { readRuntimeStatus } from "../../runtime/runtime.js";
+import { chainCommand } from "./runtime.js";
 import { ownershipGuard, pluginState, reportConfigProblems } from "../context.js";
 import { err, json, out, printDiagnostics, style, table, type DiagnosticFormat } from "../output.js";
 
@@ -174,11 +176,13 @@ export function pluginsCommand(): Command {
     .description("explain in one screen why a plugin does or does not load")
     .option("--json", "print as JSON")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
-      const { set, config } = await pluginState(cmd);
+      const { set, config, paths } = await pluginState(cmd);
       const v = findPlugin(set, name, { includeLosers: true });
       const x = explain(set, v, config.value);
-      if (o.json) return json(x);
+      const rt = readRuntimeStatus(paths.home)?.plugins[x.key];
+      if (o.json) return json({ ...x, runtime: rt ?? null });
       printExplanation(x);
+      if (rt) out(`  last run:  ${rt.state}${rt.error ? ` — ${rt.error}` : ""}`);
     });
 
   plugins
@@ -196,5 +200,6 @@ export function pluginsCommand(): Command {
       if (failed) process.exitCode = 1;
     });
 
+  plugins.addCommand(chainCommand());
   return plugins;
 }

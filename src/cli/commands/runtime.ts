@@ -1,0 +1,45 @@
+import { Command, Option } from "commander";
+import { resolveHome } from "../../core/paths.js";
+import { MIDDLEWARE_KINDS } from "../../runtime/hook-catalog.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import { startRuntime, type VerifyMode } from "../../runtime/startup.js";
+import type { GlobalOptions } from "../context.js";
+import { json, out, style } from "../output.js";
+
+export const verifyOption = () => new Option("--verify <mode>", "how startup re-checks the lock: full, fast or off").choices(["full", "fast", "off"]).default("fast");
+
+export async function runtimeFor(cmd: Command, verify: VerifyMode = "fast"): Promise<Runtime> {
+  const g = cmd.optsWithGlobals<GlobalOptions>();
+  return startRuntime({ home: resolveHome({ home: g.home, profile: g.profile }), verify });
+}
+
+/** `hermes plugins chain [kind]`: every hook and middleware chain in the order it runs, with owners. */
+export function chainCommand(): Command {
+  return new Command("chain")
+    .description("start the runtime and print each hook and middleware chain in order, with owning plugins")
+    .argument("[kind]", "one hook name or middleware kind")
+    .addOption(verifyOption())
+    .option("--json", "print as JSON")
+    .action(async (kind: string | undefined, o: { verify: VerifyMode; json?: boolean }, cmd: Command) => {
+      const rt = await runtimeFor(cmd, o.verify);
+      const hooks = Object.fromEntries(rt.hooks.names().map((n) => [n, rt.hooks.owners(n)]));
+      const middleware = Object.fromEntries(MIDDLEWARE_KINDS.map((k) => [k, rt.middleware.owners(k)]));
+      const pick = <T extends Record<string, string[]>>(m: T) => (kind ? Object.fromEntries(Object.entries(m).filter(([k]) => k === kind)) : m);
+      const data = { load_order: rt.lock.load_order, hooks: pick(hooks), middleware: pick(middleware), issues: rt.orderIssues };
+      if (o.json) return json(data);
+      out(`${style.bold("load order")}: ${rt.lock.load_order.join(" → ") || "(no plugins load)"}`);
+      for (const [section, chains] of [
+        ["middleware", data.middleware],
+        ["hooks", data.hooks],
+      ] as const) {
+        const rows = Object.entries(chains);
+        if (!rows.length) continue;
+        out(style.bold(section));
+        for (const [name, owners] of rows) {
+          const marked = owners.map((o2) => (rt.orderIssues.some((i) => i.plugin === o2 && i.name === name) ? `${o2} ${style.yellow("(no slot in lock)")}` : o2));
+          out(`  ${name}: ${marked.join(" → ") || style.dim("(none)")}`);
+        }
+      }
+      for (const i of rt.orderIssues) out(style.yellow(`! ${i.message}`));
+    });
+}

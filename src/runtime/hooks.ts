@@ -1,0 +1,242 @@
+import type { Logger } from "pino";
+import { HOOK_CATALOG, type HookName } from "./hook-catalog.js";
+import type { FailureReporter } from "./reporter.js";
+
+export const OBSERVER_SCHEMA_VERSION = "hermes.observer.v1";
+
+export type HookPayload = Record<string, unknown>;
+export type HookCallback = (payload: HookPayload) => unknown;
+
+export interface HookEntry {
+  name: string;
+  cb: HookCallback;
+  owner: string;
+}
+
+/** `plugins.hook_callback_timeout` (runtime spec §5.3): default 30, 0 disables, negative → default, clamp 600. */
+export function normalizeHookTimeout(v: unknown): number {
+  if (v === null || v === undefined || typeof v !== "number" || !Number.isFinite(v) || v < 0) return 30;
+  return Math.min(v, 600);
+}
+
+export const FAIL_CLOSED_TIMEOUT_MESSAGE = "pre_tool_call plugin callback timed out or is still running";
+const SUPPRESS_MS = 60_000;
+const ABANDONED_CAP = 3;
+const TIMED_OUT = Symbol("timed-out");
+
+function cbName(cb: HookCallback): string {
+  return cb.name || "<anonymous>";
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && (typeof v === "object" || typeof v === "function") && typeof (v as { then?: unknown }).then === "function";
+}
+
+/**
+ * Hook registry and dispatch (runtime spec §5.2–§5.3). Callbacks run in registration order
+ * (which the loader makes equal to the lock's load order). A promise-returning callback on a
+ * bounded or fail-closed hook is raced against the timeout and, if late, abandoned: JavaScript
+ * cannot pre-empt a synchronous busy loop, so only asynchronous work is bounded.
+ */
+export class HookBus {
+  private readonly entries = new Map<string, HookEntry[]>();
+  private readonly running = new Set<string>();
+  private readonly suppressedUntil = new Map<HookCallback, number>();
+  private readonly abandoned = new Map<HookCallback, number>();
+  timeoutSeconds = 30;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly reporter: FailureReporter,
+  ) {}
+
+  add(name: string, cb: HookCallback, owner: string): () => void {
+    const list = this.entries.get(name) ?? [];
+    const entry: HookEntry = { name, cb, owner };
+    list.push(entry);
+    this.entries.set(name, list);
+    return () => {
+      const cur = this.entries.get(name);
+      if (!cur) return;
+      const i = cur.lastIndexOf(entry);
+      if (i >= 0) cur.splice(i, 1);
+    };
+  }
+
+  has(name: string): boolean {
+    return (this.entries.get(name)?.length ?? 0) > 0;
+  }
+
+  /** Owners in callback order, for `hermes plugins chain` and the lock order check. */
+  owners(name: string): string[] {
+    return (this.entries.get(name) ?? []).map((e) => e.owner);
+  }
+
+  names(): string[] {
+    return [...this.entries.keys()].filter((n) => this.has(n)).sort();
+  }
+
+  clearTimeoutState(): void {
+    this.running.clear();
+    this.suppressedUntil.clear();
+    this.abandoned.clear();
+  }
+
+  /** Run every callback; the list of non-null results (fail-closed blocks appended as directives). */
+  async invoke(name: string, payload: HookPayload = {}): Promise<unknown[]> {
+    const list = this.entries.get(name);
+    if (!list?.length) return [];
+    const spec = HOOK_CATALOG[name as HookName];
+    const body: HookPayload = spec?.telemetry === false || "telemetry_schema_version" in payload ? payload : { ...payload, telemetry_schema_version: OBSERVER_SCHEMA_VERSION };
+    const bounded = this.timeoutSeconds > 0 && (spec?.timeout === "bounded" || spec?.timeout === "fail-closed");
+    const failClosed = spec?.timeout === "fail-closed";
+    const callId = [body.tool_call_id, body.turn_id].find((x) => typeof x === "string" && x) as string | undefined;
+    const results: unknown[] = [];
+    const fields = Object.keys(body);
+    for (const e of [...list]) {
+      const gateKey = `${name}\0${e.owner}\0${cbName(e.cb)}\0${callId ?? ""}`;
+      if (bounded) {
+        const until = this.suppressedUntil.get(e.cb) ?? 0;
+        if (this.running.has(gateKey) || until > Date.now()) {
+          this.log.warn({ plugin: e.owner }, `hook ${name} callback ${cbName(e.cb)} skipped after previous timeout or while still running`);
+          if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
+          continue;
+        }
+        const stuck = this.abandoned.get(e.cb) ?? 0;
+        if (stuck >= ABANDONED_CAP) {
+          this.log.warn({ plugin: e.owner }, `hook ${name} callback ${cbName(e.cb)} skipped: ${stuck} abandoned call(s) still running — the plugin is hung`);
+          if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
+          continue;
+        }
+      }
+      try {
+        let value = e.cb(body);
+        if (isThenable(value)) {
+          if (bounded) {
+            this.running.add(gateKey);
+            const pending = Promise.resolve(value);
+            let timer: NodeJS.Timeout | undefined;
+            const raced = await Promise.race([
+              pending,
+              new Promise<typeof TIMED_OUT>((r) => {
+                timer = setTimeout(() => r(TIMED_OUT), this.timeoutSeconds * 1000);
+              }),
+            ]).finally(() => clearTimeout(timer));
+            if (raced === TIMED_OUT) {
+              this.suppressedUntil.set(e.cb, Date.now() + SUPPRESS_MS);
+              this.abandoned.set(e.cb, (this.abandoned.get(e.cb) ?? 0) + 1);
+              // The abandoned call keeps its gate until it settles; then it stops counting.
+              pending.then(
+                () => undefined,
+                () => undefined,
+              ).finally(() => {
+                this.running.delete(gateKey);
+                this.abandoned.set(e.cb, Math.max(0, (this.abandoned.get(e.cb) ?? 1) - 1));
+              });
+              this.log.warn({ plugin: e.owner }, `hook ${name} callback ${cbName(e.cb)} timed out after ${this.timeoutSeconds}s — skipping`);
+              if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
+              continue;
+            }
+            this.running.delete(gateKey);
+            value = raced;
+          } else value = await value;
+        }
+        if (value !== null && value !== undefined) results.push(value);
+      } catch (err) {
+        this.running.delete(gateKey);
+        this.reporter.report("Hook", name, e.owner, cbName(e.cb), err, fields);
+        if (failClosed) {
+          const ex = err instanceof Error ? err : new Error(String(err));
+          results.push({ action: "block", message: `${name} plugin callback ${cbName(e.cb)} raised ${ex.name}: ${ex.message.slice(0, 200)}` });
+        }
+      }
+    }
+    return results;
+  }
+}
+
+// ---- result combination (runtime spec §5.4) ----
+
+/** transform_tool_result / transform_terminal_output: the first string, "" included. */
+export function firstString(results: readonly unknown[]): string | undefined {
+  return results.find((r): r is string => typeof r === "string");
+}
+
+/** transform_llm_output: the first non-empty string. */
+export function firstNonEmpty(results: readonly unknown[]): string | undefined {
+  return results.find((r): r is string => typeof r === "string" && r.length > 0);
+}
+
+/** pre_llm_call: every `{context}` or non-empty string, joined with a blank line. */
+export function joinedContext(results: readonly unknown[]): string | undefined {
+  const parts: string[] = [];
+  for (const r of results) {
+    if (typeof r === "string" && r.trim()) parts.push(r);
+    else if (r && typeof r === "object" && typeof (r as { context?: unknown }).context === "string" && (r as { context: string }).context.trim()) {
+      parts.push((r as { context: string }).context);
+    }
+  }
+  return parts.length ? parts.join("\n\n") : undefined;
+}
+
+const TRANSCRIPTION_FIELDS = ["prompt", "language", "model"] as const;
+
+/** pre_transcription: later callbacks win per field; only string values of the allowed fields. */
+export function lastWriterPerField(results: readonly unknown[]): Partial<Record<(typeof TRANSCRIPTION_FIELDS)[number], string>> {
+  const out: Partial<Record<(typeof TRANSCRIPTION_FIELDS)[number], string>> = {};
+  for (const r of results) {
+    if (!r || typeof r !== "object" || Array.isArray(r)) continue;
+    for (const f of TRANSCRIPTION_FIELDS) {
+      const v = (r as Record<string, unknown>)[f];
+      if (typeof v === "string") out[f] = v;
+    }
+  }
+  return out;
+}
+
+/** transform_api_error_classification, pre_verify, pre_gateway_dispatch: the first result that validates. */
+export function firstValid<T>(results: readonly unknown[], validate: (r: unknown) => T | undefined): T | undefined {
+  for (const r of results) {
+    const v = validate(r);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+export interface ToolDirective {
+  action?: "block" | "approve";
+  message?: string | null;
+  rule_key?: string | null;
+  modified_args?: Record<string, unknown>;
+}
+
+/**
+ * pre_tool_call resolution (runtime spec §5.5): modify merges shallowly in order; a block needs a
+ * non-empty message and wins at once over any approve; otherwise the first valid approve goes to
+ * the approval gate; else only the merged args.
+ */
+export function resolveToolDirective(results: readonly unknown[], originalArgs: Record<string, unknown>): ToolDirective {
+  let modified: Record<string, unknown> | undefined;
+  let approve: { message: string | null; rule_key: string | null } | undefined;
+  for (const r of results) {
+    if (!r || typeof r !== "object" || Array.isArray(r)) continue;
+    const d = r as Record<string, unknown>;
+    if (d.action === "modify") {
+      const args = d.args;
+      if (args && typeof args === "object" && !Array.isArray(args) && Object.keys(args).length) modified = { ...(modified ?? originalArgs), ...(args as Record<string, unknown>) };
+      continue;
+    }
+    if (d.action === "block") {
+      if (typeof d.message === "string" && d.message.trim()) return { action: "block", message: d.message, ...(modified ? { modified_args: modified } : {}) };
+      continue;
+    }
+    if (d.action === "approve" && !approve) {
+      approve = {
+        message: typeof d.message === "string" && d.message ? d.message : null,
+        rule_key: typeof d.rule_key === "string" && d.rule_key.trim() ? d.rule_key.trim() : null,
+      };
+    }
+  }
+  if (approve) return { action: "approve", ...approve, ...(modified ? { modified_args: modified } : {}) };
+  return modified ? { modified_args: modified } : {};
+}

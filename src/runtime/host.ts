@@ -1,0 +1,37 @@
+import type { Logger } from "pino";
+import type { Ownership } from "../config/managed.js";
+import type { EventBus } from "./events.js";
+import type { HookBus } from "./hooks.js";
+import type { Ledger, SlotMap } from "./ledger.js";
+import type { MiddlewareEngine } from "./middleware.js";
+import type { ApprovalTransportEntry, CliCommandEntry, CommandEntry, PromptSection, ProviderRegistry, SkillEntry, ToolRegistry } from "./registries.js";
+
+/** What a PluginContext needs from the runtime that owns it (kept narrow so the two stay decoupled). */
+export interface RuntimeHost {
+  readonly home: string;
+  readonly configFile: string;
+  readonly log: Logger;
+  /** Locked runtime: unknown hook and middleware names fail the registering plugin. */
+  readonly strict: boolean;
+  readonly ledger: Ledger;
+  readonly tools: ToolRegistry;
+  readonly hooks: HookBus;
+  readonly middleware: MiddlewareEngine;
+  readonly events: EventBus;
+  readonly commands: SlotMap<CommandEntry>;
+  readonly cliCommands: SlotMap<CliCommandEntry>;
+  readonly skills: SlotMap<SkillEntry>;
+  readonly approvalTransports: SlotMap<ApprovalTransportEntry>;
+  readonly providers: ProviderRegistry;
+  readonly promptSections: SlotMap<PromptSection>;
+  readonly builtinCliCommands: ReadonlySet<string>;
+  loadedPlugins(): Array<{ key: string; name: string }>;
+  grantedCapabilities(key: string): readonly string[];
+  isRequired(key: string): boolean;
+  pluginEntry(key: string): Record<string, unknown>;
+  managedOwnership(): { kind: string; owned: Ownership } | undefined;
+  dispatchTool(name: string, args: Record<string, unknown>, extra: Record<string, unknown>): Promise<string>;
+  skillView(qualified: string): string | null;
+  noteRegistration(kind: "hook" | "middleware", name: string, owner: string): void;
+  configChanged(): Promise<void>;
+}

@@ -1,0 +1,55 @@
+import { createHash } from "node:crypto";
+import { promises as fsp } from "node:fs";
+import { join } from "node:path";
+import { writeFileAtomic } from "../core/atomic-fs.js";
+import { withFileLock } from "../core/file-lock.js";
+
+const KEY = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+const QUOTA = 10 * 1024 * 1024;
+
+/** `ctx.state` (runtime spec §4.6): a small JSON store per plugin, atomic, locked, 10 MiB cap. */
+export class PluginState {
+  readonly file: string;
+
+  constructor(home: string, pluginKey: string) {
+    const slug = pluginKey.toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^[-_]+|[-_]+$/g, "") || "plugin";
+    const ns = `agent-plugin-${slug}-${createHash("sha256").update(pluginKey).digest("hex").slice(0, 8)}`;
+    this.file = join(home, "plugin-data", ns, "state.json");
+  }
+
+  private check(key: string): void {
+    if (typeof key !== "string" || !KEY.test(key) || key.includes("..")) throw new Error(`invalid state key '${String(key)}'`);
+  }
+
+  private async read(): Promise<Record<string, unknown>> {
+    let text: string;
+    try {
+      text = await fsp.readFile(this.file, "utf8");
+    } catch {
+      return {};
+    }
+    const v = JSON.parse(text) as unknown;
+    if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error(`${this.file} is corrupt (not a JSON object); not overwritten`);
+    return v as Record<string, unknown>;
+  }
+
+  async get(key: string, fallback: unknown = null): Promise<unknown> {
+    this.check(key);
+    return withFileLock(this.file, async () => {
+      const all = await this.read();
+      return Object.prototype.hasOwnProperty.call(all, key) ? all[key] : fallback;
+    });
+  }
+
+  async set(key: string, value: unknown): Promise<void> {
+    this.check(key);
+    await withFileLock(this.file, async () => {
+      const all = await this.read();
+      all[key] = value;
+      const text = JSON.stringify(all, null, 2);
+      if (text === undefined) throw new Error(`state value for '${key}' is not JSON`);
+      if (Buffer.byteLength(text) > QUOTA) throw new Error("plugin state quota exceeded (10 MiB)");
+      await writeFileAtomic(this.file, `${text}\n`, { mode: 0o600 });
+    });
+  }
+}

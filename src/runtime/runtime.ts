@@ -1,0 +1,330 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Logger } from "pino";
+import { writeFileAtomic } from "../core/atomic-fs.js";
+import { HermesError } from "../core/errors.js";
+import { logger } from "../core/log.js";
+import { homePaths, type HomePaths } from "../core/paths.js";
+import { loadConfig, type ConfigValue } from "../config/config-file.js";
+import { readManaged, type Ownership } from "../config/managed.js";
+import { pluginEntry } from "../config/plugin-lists.js";
+import { consentHash } from "../consent/capabilities.js";
+import { candidateFromFolder } from "../discovery/scan.js";
+import type { Lock, LockPlugin } from "../compile/lock.js";
+import { PluginContext } from "./context.js";
+import { EventBus } from "./events.js";
+import { HookBus, normalizeHookTimeout } from "./hooks.js";
+import type { RuntimeHost } from "./host.js";
+import { Ledger, SlotMap } from "./ledger.js";
+import { MiddlewareEngine } from "./middleware.js";
+import { FailureReporter } from "./reporter.js";
+import { ProviderRegistry, ToolRegistry, type ApprovalTransportEntry, type CliCommandEntry, type CommandEntry, type PromptSection, type SkillEntry, type ToolEntry } from "./registries.js";
+import { readSkill } from "./context.js";
+
+export type PluginRunState = "loaded" | "failed" | "timeout" | "skipped" | "deferred";
+
+export interface PluginStatus {
+  key: string;
+  name: string;
+  state: PluginRunState;
+  error?: string;
+  required: boolean;
+  registered: Record<string, number>;
+  load_ms?: number;
+}
+
+export interface OrderIssue {
+  kind: "hook" | "middleware";
+  name: string;
+  plugin: string;
+  message: string;
+}
+
+export const BUILTIN_CLI_COMMANDS = new Set(["plugins", "config", "compile", "lock", "chat", "demo", "help", "serve", "version"]);
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The runtime: one home, one lock. It imports only what the lock enables, registers plugins in
+ * lock order, and owns every registry the plugins write to (DESIGN.md "Run").
+ */
+export class Runtime implements RuntimeHost {
+  readonly paths: HomePaths;
+  readonly log: Logger;
+  readonly reporter: FailureReporter;
+  readonly ledger: Ledger;
+  readonly tools = new ToolRegistry();
+  readonly hooks: HookBus;
+  readonly middleware: MiddlewareEngine;
+  readonly events: EventBus;
+  readonly commands = new SlotMap<CommandEntry>();
+  readonly cliCommands = new SlotMap<CliCommandEntry>();
+  readonly skills = new SlotMap<SkillEntry>();
+  readonly approvalTransports = new SlotMap<ApprovalTransportEntry>();
+  readonly providers = new ProviderRegistry();
+  readonly promptSections = new SlotMap<PromptSection>();
+  readonly builtinCliCommands: ReadonlySet<string> = BUILTIN_CLI_COMMANDS;
+  readonly status = new Map<string, PluginStatus>();
+  readonly orderIssues: OrderIssue[] = [];
+  readonly strict: boolean;
+  lock: Lock;
+  config: ConfigValue = {};
+  private contexts = new Map<string, PluginContext>();
+  private managed?: { kind: string; owned: Ownership };
+  private byKey = new Map<string, LockPlugin>();
+  private reloadGeneration = 0;
+
+  constructor(home: string, lock: Lock, opts: { log?: Logger; strict?: boolean } = {}) {
+    this.paths = homePaths(home);
+    this.log = opts.log ?? logger();
+    this.strict = opts.strict ?? true;
+    this.reporter = new FailureReporter(this.log);
+    this.ledger = new Ledger(this.log);
+    this.hooks = new HookBus(this.log, this.reporter);
+    this.middleware = new MiddlewareEngine(this.reporter);
+    this.events = new EventBus(this.log, this.reporter);
+    this.lock = lock;
+    this.setLock(lock);
+  }
+
+  private setLock(lock: Lock): void {
+    this.lock = lock;
+    this.byKey = new Map(lock.plugins.map((p) => [p.key, p]));
+    this.hooks.timeoutSeconds = normalizeHookTimeout(lock.settings.hook_callback_timeout);
+  }
+
+  get home(): string {
+    return this.paths.home;
+  }
+
+  get configFile(): string {
+    return this.paths.config;
+  }
+
+  async refreshConfig(): Promise<void> {
+    this.config = (await loadConfig(this.paths.config)).value;
+    const marker = await readManaged(this.paths);
+    this.managed = marker ? { kind: marker.kind, owned: { leaves: this.lock.deployment.owned_leaves, items: this.lock.deployment.owned_items } } : undefined;
+  }
+
+  // ---- RuntimeHost ----
+
+  loadedPlugins(): Array<{ key: string; name: string }> {
+    return [...this.status.values()].filter((s) => s.state === "loaded").map((s) => ({ key: s.key, name: s.name }));
+  }
+
+  grantedCapabilities(key: string): readonly string[] {
+    return this.byKey.get(key)?.capabilities.granted ?? [];
+  }
+
+  isRequired(key: string): boolean {
+    return this.byKey.get(key)?.required ?? false;
+  }
+
+  pluginEntry(key: string): Record<string, unknown> {
+    return pluginEntry(this.config, key);
+  }
+
+  managedOwnership(): { kind: string; owned: Ownership } | undefined {
+    return this.managed;
+  }
+
+  dispatchTool(name: string, args: Record<string, unknown>, extra: Record<string, unknown>): Promise<string> {
+    return this.tools.dispatch(name, args, extra);
+  }
+
+  skillView(qualified: string): string | null {
+    const s = this.skills.get(qualified);
+    if (!s) return null;
+    return readSkill(s.path.endsWith(".md") ? s.path : join(s.path, "SKILL.md"));
+  }
+
+  noteRegistration(kind: "hook" | "middleware", name: string, owner: string): void {
+    const chain = kind === "hook" ? this.lock.chains.hooks[name] : this.lock.chains.middleware[name];
+    if (chain?.includes(owner)) return;
+    const message = `plugin ${owner} registered ${kind} '${name}' without an order slot in the lock (declare it in plugin.yaml: ${kind === "hook" ? "hooks" : "provides_middleware"})`;
+    this.orderIssues.push({ kind, name, plugin: owner, message });
+    this.log.warn({ plugin: owner }, message);
+  }
+
+  async configChanged(): Promise<void> {
+    await this.refreshConfig();
+  }
+
+  /** Register a tool of the agent itself (owner `builtin`); plugins may override it only with consent. */
+  registerBuiltinTool(entry: Omit<ToolEntry, "owner">): () => void {
+    return this.tools.lease(entry.name, { ...entry, owner: "builtin" });
+  }
+
+  // ---- loading ----
+
+  /** Plugins the lock says load now, in lock order. */
+  loadable(): LockPlugin[] {
+    return this.lock.load_order.map((k) => this.byKey.get(k)!).filter((p) => p && (p.action === "load" || p.action === "load_now"));
+  }
+
+  /**
+   * Import every enabled plugin concurrently, then call register(ctx) strictly in lock order,
+   * each under the load deadline. A failure disposes what that plugin registered; a required
+   * plugin's failure stops startup.
+   */
+  async loadAll(): Promise<void> {
+    await this.refreshConfig();
+    const gen = this.reloadGeneration;
+    const deadlineMs = this.lock.settings.load_timeout_seconds * 1000;
+    for (const p of this.lock.plugins) {
+      if (p.action === "defer") this.status.set(p.key, { key: p.key, name: p.name, state: "deferred", required: p.required, registered: {} });
+      else if (p.action === "skip") this.status.set(p.key, { key: p.key, name: p.name, state: "skipped", error: p.reason, required: p.required, registered: {} });
+    }
+    const list = this.loadable();
+    const imports = new Map<string, Promise<{ register?: unknown }>>();
+    for (const p of list) {
+      const url = `${pathToFileURL(join(p.target, p.entry ?? "index.js")).href}?v=${p.integrity.slice(-12)}.${gen}`;
+      const promise = import(url) as Promise<{ register?: unknown; default?: { register?: unknown } }>;
+      // The import may settle late or never; a rejection here must not be unhandled.
+      promise.catch(() => undefined);
+      imports.set(p.key, promise);
+    }
+    for (const p of list) {
+      const started = Date.now();
+      const ok = await this.loadOne(p, imports.get(p.key)!, deadlineMs);
+      const s = this.status.get(p.key)!;
+      s.load_ms = Date.now() - started;
+      if (!ok && p.required) {
+        await this.unloadAll();
+        throw new HermesError("E_RUNTIME_REQUIRED_FAILED", {
+          message: `required plugin ${p.key} did not load: ${s.error}`,
+          hint: `fix the plugin (hermes plugins why ${p.key}) or remove required: true; the runtime does not start without it`,
+        });
+      }
+    }
+  }
+
+  private async loadOne(p: LockPlugin, imported: Promise<{ register?: unknown; default?: { register?: unknown } }>, deadlineMs: number): Promise<boolean> {
+    const status: PluginStatus = { key: p.key, name: p.name, state: "failed", required: p.required, registered: {} };
+    this.status.set(p.key, status);
+    let ctx: PluginContext | undefined;
+    const work = (async () => {
+      const cand = await candidateFromFolder(p.target, p.source === "npm" ? "npm" : p.source === "bundled" ? "bundled" : "user");
+      const manifest = cand?.manifest;
+      if (!manifest) throw new Error("manifest is missing or unreadable");
+      if (consentHash(manifest.capabilities) !== p.capabilities.consent_hash && p.capabilities.granted.length) {
+        // The manifest declares a different set than was consented to: no grant counts.
+        this.byKey.set(p.key, { ...p, capabilities: { ...p.capabilities, granted: [], not_carried: p.capabilities.granted } });
+        this.log.warn({ plugin: p.key }, "declared capabilities changed since the lock was compiled; grants are not carried");
+      }
+      const mod = await imported;
+      const register = typeof mod.register === "function" ? mod.register : typeof mod.default?.register === "function" ? mod.default.register : undefined;
+      if (!register) throw new Error("no register() export");
+      ctx = new PluginContext(this, manifest, p.key, p.source, p.target);
+      this.contexts.set(p.key, ctx);
+      await (register as (c: PluginContext) => unknown)(ctx);
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline =
+      deadlineMs > 0
+        ? new Promise<"timeout">((r) => {
+            timer = setTimeout(() => r("timeout"), deadlineMs);
+          })
+        : new Promise<never>(() => undefined);
+    try {
+      const r = await Promise.race([work.then(() => "ok" as const), deadline]);
+      if (r === "timeout") {
+        if (ctx) ctx.abandoned = true;
+        work.catch(() => undefined);
+        status.state = "timeout";
+        status.error = `load timed out after ${deadlineMs / 1000}s (import + register() never returned)`;
+        this.rollback(p.key, status.error);
+        return false;
+      }
+      status.state = "loaded";
+      for (const r of this.ledger.of(p.key)) status.registered[r.kind] = (status.registered[r.kind] ?? 0) + 1;
+      this.log.debug({ plugin: p.key }, "loaded");
+      return true;
+    } catch (e) {
+      status.state = "failed";
+      status.error = (e as Error)?.message ?? String(e);
+      this.rollback(p.key, status.error);
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private rollback(key: string, error: string): void {
+    this.ledger.disposePlugin(key);
+    for (let i = this.orderIssues.length - 1; i >= 0; i--) if (this.orderIssues[i]!.plugin === key) this.orderIssues.splice(i, 1);
+    this.contexts.delete(key);
+    this.log.warn({ plugin: key }, `Failed to load plugin '${key}': ${error}`);
+  }
+
+  /** Load a deferred plugin (bundled platforms) on first use. */
+  async loadDeferred(key: string): Promise<boolean> {
+    const p = this.byKey.get(key);
+    if (!p || p.action !== "defer") return false;
+    const url = `${pathToFileURL(join(p.target, p.entry ?? "index.js")).href}?v=${p.integrity.slice(-12)}.${this.reloadGeneration}`;
+    return this.loadOne(p, import(url), this.lock.settings.load_timeout_seconds * 1000);
+  }
+
+  /** Dispose one plugin's registrations (reverse order) and forget it. */
+  unload(key: string): number {
+    const n = this.ledger.disposePlugin(key);
+    this.contexts.delete(key);
+    const s = this.status.get(key);
+    if (s) s.state = "skipped";
+    return n;
+  }
+
+  /** Dispose everything (reverse order per plugin, plugins in reverse load order) and reset shared state. */
+  async unloadAll(): Promise<void> {
+    for (const key of [...this.lock.load_order].reverse()) this.ledger.disposePlugin(key);
+    for (const key of this.ledger.plugins()) this.ledger.disposePlugin(key);
+    this.events.bumpGeneration();
+    this.reporter.reset();
+    this.hooks.clearTimeoutState();
+    this.contexts.clear();
+    this.orderIssues.length = 0;
+    this.status.clear();
+  }
+
+  /** Re-read the lock and swap: unload everything, then load under the new lock. */
+  async reload(lock: Lock): Promise<void> {
+    await this.unloadAll();
+    this.reloadGeneration++;
+    this.setLock(lock);
+    await this.loadAll();
+  }
+
+  /** Persist what happened at load time so `hermes plugins why` (another process) can show it. */
+  async writeStatus(): Promise<void> {
+    const body = {
+      inputs_hash: this.lock.inputs_hash,
+      plugins: Object.fromEntries([...this.status.entries()].sort(([a], [b]) => (a < b ? -1 : 1))),
+      order_issues: this.orderIssues,
+    };
+    await writeFileAtomic(join(this.paths.home, "runtime-status.json"), `${JSON.stringify(body, null, 2)}\n`).catch((e) =>
+      this.log.debug({ err: (e as Error).message }, "runtime status not written"),
+    );
+  }
+
+  /** Wait for queued events (tests, shutdown). */
+  async settle(): Promise<void> {
+    await this.events.idle();
+    await sleep(0);
+  }
+}
+
+export interface RuntimeStatusFile {
+  inputs_hash: string;
+  plugins: Record<string, PluginStatus>;
+  order_issues: OrderIssue[];
+}
+
+export function readRuntimeStatus(home: string): RuntimeStatusFile | undefined {
+  try {
+    return JSON.parse(readFileSync(join(home, "runtime-status.json"), "utf8")) as RuntimeStatusFile;
+  } catch {
+    return undefined;
+  }
+}

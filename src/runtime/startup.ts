@@ -1,0 +1,74 @@
+import type { Logger } from "pino";
+import { HermesError } from "../core/errors.js";
+import { logger } from "../core/log.js";
+import { homePaths } from "../core/paths.js";
+import { readManaged } from "../config/managed.js";
+import { compile } from "../compile/compile.js";
+import { gatherInputs } from "../compile/gather.js";
+import { readLock, type Lock } from "../compile/lock.js";
+import { planCompile, type PluginChange } from "../compile/plan.js";
+import { Runtime } from "./runtime.js";
+
+/**
+ * How much startup re-checks the lock against the disk:
+ * - full: hash every plugin file (also immutable /nix/store paths);
+ * - fast (default): hash only files whose size, mtime or inode changed since the last hash
+ *   (a stat-fingerprint cache), trust store paths by path — see bench/ for what it costs;
+ * - off: trust the lock as written.
+ */
+export type VerifyMode = "full" | "fast" | "off";
+
+export interface StartOptions {
+  home: string;
+  verify?: VerifyMode;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  log?: Logger;
+}
+
+function describe(changes: readonly PluginChange[]): string {
+  if (!changes.length) return "config or settings changed";
+  return changes.map((c) => `${c.op === "add" ? "+" : c.op === "remove" ? "-" : "~"} ${c.key}${c.details.length ? ` (${c.details.join("; ")})` : ""}`).join(", ");
+}
+
+/**
+ * Read and verify the lock, recompiling first where that is allowed (an unmanaged home: a
+ * developer's edit-run loop stays one step) and refusing where it is not (a managed home: the
+ * deployment is the only writer), then load the plugins.
+ */
+export async function startRuntime(opts: StartOptions): Promise<Runtime> {
+  const log = opts.log ?? logger();
+  const paths = homePaths(opts.home);
+  const verify = opts.verify ?? "fast";
+  const marker = await readManaged(paths);
+  let lock: Lock | undefined;
+  try {
+    lock = await readLock(paths.lock);
+  } catch (e) {
+    if (marker) throw e;
+    log.warn(`${(e as Error).message}; recompiling`);
+  }
+  if (verify !== "off" || !lock) {
+    const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
+    const plan = planCompile(inputs);
+    if (!lock || plan.lock.inputs_hash !== lock.inputs_hash) {
+      const what = lock ? describe(plan.pluginChanges) : "no lock yet";
+      if (marker) {
+        const spec = lock?.deployment.spec;
+        const fix = spec ? `hermes compile --spec ${spec} --managed ${marker.kind}` : `re-run the ${marker.kind} activation`;
+        throw new HermesError("E_COMPILE_STALE", {
+          message: `the lock of this ${marker.kind}-managed home does not match the disk: ${what}`,
+          hint: `run \`${fix}\` (or re-run the deployment); a managed home is only compiled by its deployment`,
+        });
+      }
+      log.info(`lock is stale (${what}); recompiling`);
+      const res = await compile({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
+      lock = res.plan.lock;
+      log.info(`recompiled: generation ${res.generation}`);
+    } else await inputs.cache.save().catch(() => undefined);
+  }
+  const runtime = new Runtime(paths.home, lock!, { log });
+  await runtime.loadAll();
+  await runtime.writeStatus();
+  return runtime;
+}
