@@ -213,6 +213,10 @@ export const ERROR_CATALOG = {
     title: "files on disk differ from what the lock recorded",
     hint: "run `hermes compile` to accept the change (in a managed home: re-run the deployment's activation)",
   },
+  E_RUNTIME_REQUIRED_FAILED: {
+    title: "a required plugin did not load, so the runtime does not start",
+    hint: "fix the plugin (hermes plugins why <key>) or remove required: true",
+  },
   E_PACK_INVALID: {
     title: "the plugin pack is not valid",
     hint: "fix the entry named; see schemas/pack.schema.json",
