@@ -1,0 +1,243 @@
+#!/usr/bin/env node
+// Compile benchmark (see bench/README.md). Builds synthetic homes with N user plugins, then
+// measures, in this one process:
+//   - cold compile for N = 1, 100, 1000 (fresh copy of the home each repetition, no integrity cache);
+//   - a no-op recompile of the 1000-plugin home, as a ratio to its cold compile;
+//   - `verifyLock` over the 1000-plugin lock, as a ratio to the `sha256sum` binary hashing the
+//     same files.
+// Reports medians and ratios; never fails on time. Exits non-zero only when a compile misbehaves
+// (refuses, or a "no-op" writes something), since then the numbers would mean nothing.
+import { spawn } from "node:child_process";
+import { promises as fsp } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compile } from "../dist/compile/compile.js";
+import { verifyLock } from "../dist/compile/verify.js";
+import { homePaths } from "../dist/core/paths.js";
+import { freshCopy, makeTemplateHome } from "./lib/synthetic-home.mjs";
+
+const SIZES = [1, 100, 1000];
+const REPS = { cold: { 1: 7, 100: 7, 1000: 5 }, noop: 7, verify: 7 };
+const TARGET_COLD_1000_MS = 2000;
+const TARGET_NOOP_RATIO = 0.1;
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+
+const ms = (t0, t1) => Number(t1 - t0) / 1e6;
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Median wall time, its spread, and median CPU time of `timed` samples. */
+function stats(samples) {
+  const wall = samples.map((s) => s.ms);
+  const cpu = samples.map((s) => s.cpu).filter((c) => c !== undefined);
+  return { ms: median(wall), spread: [Math.min(...wall), Math.max(...wall)], cpu: cpu.length ? median(cpu) : NaN };
+}
+
+/** Wall time (hrtime) and process CPU time (user + system, all threads) of one call. */
+async function timed(fn) {
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  const value = await fn();
+  const wall = ms(t0, process.hrtime.bigint());
+  const c = process.cpuUsage(c0);
+  return { value, ms: wall, cpu: (c.user + c.system) / 1000 };
+}
+
+class BenchError extends Error {}
+/** A compile misbehaved: stop (the temp folder is still removed) and exit non-zero. */
+function fail(msg) {
+  throw new BenchError(msg);
+}
+
+/** Every regular file under the plugin folders the lock loads: what verifyLock hashes. */
+async function lockedFiles(home) {
+  const lock = JSON.parse(await fsp.readFile(join(home, "hermes.lock.json"), "utf8"));
+  const out = [];
+  const walk = async (dir) => {
+    for (const e of (await fsp.readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) out.push(p);
+    }
+  };
+  for (const p of lock.plugins) if (p.action !== "skip") await walk(await fsp.realpath(p.path));
+  return out;
+}
+
+/** The peer: the real sha256sum over the given files, in argument batches (ARG_MAX), one after another. */
+async function sha256sumAll(files, batch = 2000) {
+  let lines = 0;
+  for (let i = 0; i < files.length; i += batch) {
+    lines += await new Promise((resolve, reject) => {
+      const child = spawn("sha256sum", ["--", ...files.slice(i, i + batch)], { stdio: ["ignore", "pipe", "inherit"] });
+      let n = 0;
+      child.stdout.on("data", (b) => {
+        for (const c of b) if (c === 10) n++;
+      });
+      child.on("error", reject);
+      child.on("close", (code) => (code === 0 ? resolve(n) : reject(new Error(`sha256sum exited ${code}`))));
+    });
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const root = await fsp.mkdtemp(join(tmpdir(), "hermes-bench-compile-"));
+const bundled = join(root, "bundled-empty");
+await fsp.mkdir(bundled);
+const envFor = (home) => {
+  const env = { ...process.env, HERMES_HOME: home, HERMES_BUNDLED_PLUGINS: bundled, HERMES_LOG_LEVEL: "silent" };
+  delete env.HERMES_ENABLE_PROJECT_PLUGINS;
+  return env;
+};
+const run = (home) => compile({ home, env: envFor(home), cwd: root });
+
+const rows = [];
+let rssAfter1000;
+let maxRssAfter1000;
+try {
+  const templates = {};
+  const gen = await timed(async () => {
+    for (const n of SIZES) templates[n] = await makeTemplateHome(root, n);
+  });
+  console.log(`homes generated in ${gen.ms.toFixed(0)} ms under ${root}`);
+
+  // Warm-up: module loading and the lazy schema compiles (manifest, config, lock) happen once per
+  // process; keep them out. The no-op and the verify are what first read a lock.
+  const warmHome = await freshCopy(root, templates[1]);
+  const warm = await timed(() => run(warmHome));
+  const warmNoop = await timed(() => run(warmHome));
+  await verifyLock(homePaths(warmHome));
+  console.log(`warm-up (N=1, not counted): first compile ${warm.ms.toFixed(1)} ms, first no-op ${warmNoop.ms.toFixed(1)} ms`);
+  await fsp.rm(warmHome, { recursive: true, force: true });
+
+  const cold = {};
+  let home1000;
+  for (const n of SIZES) {
+    const samples = [];
+    for (let r = 0; r < REPS.cold[n]; r++) {
+      const home = await freshCopy(root, templates[n]);
+      const t = await timed(() => run(home));
+      const { plan, applied } = t.value;
+      if (!applied || plan.lock.plugins.length !== n || plan.lock.load_order.length !== n) {
+        fail(`cold compile of N=${n} did not load ${n} plugins (applied=${applied}, loaded=${plan.lock.load_order.length})`);
+      }
+      samples.push(t);
+      if (n === 1000 && r === REPS.cold[n] - 1) home1000 = home;
+      else await fsp.rm(home, { recursive: true, force: true });
+    }
+    const st = stats(samples);
+    cold[n] = st.ms;
+    rows.push({
+      name: `cold compile, N=${n}`,
+      ...st,
+      ratio: n === 1 ? "" : `${(cold[n] / cold[1]).toFixed(1)}x N=1`,
+      target: n === 1000 ? `< ${TARGET_COLD_1000_MS} ms` : "",
+      ok: n === 1000 ? cold[n] < TARGET_COLD_1000_MS : undefined,
+    });
+  }
+  rssAfter1000 = process.memoryUsage().rss;
+  maxRssAfter1000 = process.resourceUsage().maxRSS * 1024;
+
+  // Sanity: the dependency edges made the order differ from plain key order.
+  const lock = JSON.parse(await fsp.readFile(join(home1000, "hermes.lock.json"), "utf8"));
+  const sorted = [...lock.load_order].sort();
+  const moved = lock.load_order.filter((k, i) => sorted[i] !== k).length;
+  console.log(`N=1000 load order: ${moved} of ${lock.load_order.length} plugins away from key order`);
+
+  // No-op recompile: the home compiled above, nothing changed.
+  const noop = [];
+  for (let r = 0; r < REPS.noop; r++) {
+    const t = await timed(() => run(home1000));
+    if (t.value.applied) fail(`no-op recompile #${r + 1} applied changes: ${JSON.stringify(t.value.plan.pluginChanges.slice(0, 3))}`);
+    noop.push(t);
+  }
+  const noopSt = stats(noop);
+  const noopRatio = noopSt.ms / cold[1000];
+  rows.push({
+    name: "no-op recompile, N=1000",
+    ...noopSt,
+    ratio: `${(noopRatio * 100).toFixed(1)}% of cold`,
+    target: `< ${TARGET_NOOP_RATIO * 100}% of cold`,
+    ok: noopRatio < TARGET_NOOP_RATIO,
+  });
+
+  // Lock verify vs sha256sum over the same files, interleaved so both see the same cache state.
+  const paths = homePaths(home1000);
+  const files = await lockedFiles(home1000);
+  const verify = [];
+  const peer = [];
+  let peerSkipped;
+  for (let r = 0; r < REPS.verify; r++) {
+    const v = await timed(() => verifyLock(paths));
+    if (!v.value.ok) fail(`verifyLock reported drift on an untouched home: ${v.value.diagnostics[0]?.message}`);
+    verify.push(v);
+    if (peerSkipped) continue;
+    let s;
+    try {
+      s = await timed(() => sha256sumAll(files));
+    } catch (e) {
+      peerSkipped = e.message; // no sha256sum on this system: report verify without its peer
+      continue;
+    }
+    if (s.value !== files.length) fail(`sha256sum printed ${s.value} lines for ${files.length} files`);
+    peer.push({ ms: s.ms }); // its CPU time is the child's; not measured here
+  }
+  const verifySt = stats(verify);
+  const peerSt = peer.length ? stats(peer) : { ms: NaN, cpu: NaN };
+  rows.push({
+    name: `sha256sum, ${files.length} files (peer)`,
+    ...peerSt,
+    ratio: peerSkipped ? `skipped: ${peerSkipped}` : "1.0x",
+    target: "",
+  });
+  rows.push({
+    name: "verifyLock, N=1000",
+    ...verifySt,
+    ratio: peer.length ? `${(verifySt.ms / peerSt.ms).toFixed(1)}x sha256sum` : "",
+    target: "",
+  });
+} catch (e) {
+  if (!(e instanceof BenchError)) throw e;
+  console.error(`compile.bench: ${e.message}`);
+  process.exitCode = 1;
+} finally {
+  await fsp.rm(root, { recursive: true, force: true });
+}
+if (process.exitCode) process.exit();
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const fmt = (x) => (Number.isFinite(x) ? x.toFixed(1) : "-");
+const table = [
+  ["case", "median ms", "min..max ms", "cpu ms", "ratio", "target", "result"],
+  ...rows.map((r) => [
+    r.name,
+    fmt(r.ms),
+    r.spread ? `${fmt(r.spread[0])}..${fmt(r.spread[1])}` : "",
+    fmt(r.cpu),
+    r.ratio,
+    r.target,
+    r.ok === undefined ? "" : r.ok ? "OK" : "MISS",
+  ]),
+];
+const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
+const line = (row) => row.map((cell, c) => (c >= 1 && c <= 3 ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join("  ").trimEnd();
+console.log();
+console.log(line(table[0]));
+console.log(widths.map((w) => "-".repeat(w)).join("  "));
+for (const row of table.slice(1)) console.log(line(row));
+console.log();
+const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
+console.log(`RSS after the N=1000 cold compiles: ${mb(rssAfter1000)} (peak RSS of the process so far: ${mb(maxRssAfter1000)})`);
+console.log(`node ${process.version}, ${process.platform}/${process.arch}, temp homes under ${tmpdir()}`);
+const missed = rows.filter((r) => r.ok === false).map((r) => r.name);
+if (missed.length) console.log(`targets missed: ${missed.join("; ")}`);
