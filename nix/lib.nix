@@ -40,7 +40,7 @@ let
   describe = v:
     if isPath v then toString v
     else if isString v then v
-    else if isDerivation v then "derivation ${v.name or "?"}"
+    else if isDerivation v then "${v.name or "derivation"} (${builtins.unsafeDiscardStringContext (toString v.outPath)})"
     else typeOf v;
 
   fail = where: msg: throw "hermes-kit: ${where}: ${msg}";

@@ -1,0 +1,104 @@
+# home-manager module: services.hermes-agent (shared options in ./module.nix).
+#
+# At each activation (`home-manager switch`, after writeBoundary) nix/activate.sh runs
+# `hermes compile --spec <store spec> --managed home-manager` as you for the main home and each
+# profile, registers GC roots (through the Nix daemon) for the plugins every generation uses, and
+# releases homes that are no longer declared. `home-manager switch --dry-run` (or build with
+# DRY_RUN set) prints each home's plan and writes nothing.
+{ config, lib, pkgs, ... }:
+let
+  inherit (lib) mkOption mkIf types literalExpression;
+  cfg = config.services.hermes-agent;
+  isDarwin = pkgs.stdenv.hostPlatform.isDarwin;
+  command = [ "${cfg.package}/bin/hermes" "--home" cfg.home ] ++ cfg.service.args;
+  # The service's PATH: extraPackages, then the user's and the system's profiles.
+  servicePath = lib.concatStringsSep ":" (map (p: "${p}/bin") cfg.extraPackages ++ [
+    "${config.home.profileDirectory}/bin"
+    "/run/current-system/sw/bin"
+    "/usr/bin"
+    "/bin"
+  ]);
+  activation = cfg.build.mkActivationScript {
+    extraArgs = [ "--state" "${config.xdg.stateHome}/hermes-agent/homes" ];
+    path = [ pkgs.coreutils ] ++ lib.optional ((config.nix.package or null) != null) config.nix.package;
+  };
+in
+{
+  imports = [ (import ./module.nix { kind = "home-manager"; }) ];
+
+  options.services.hermes-agent = {
+    home = mkOption {
+      type = types.str;
+      default = "${config.home.homeDirectory}/.hermes";
+      defaultText = literalExpression ''"''${config.home.homeDirectory}/.hermes"'';
+      description = "The main Hermes home (`HERMES_HOME`): plugins, config.yaml, hermes.lock.json, generations.";
+      example = literalExpression ''"''${config.xdg.dataHome}/hermes"'';
+    };
+    installPackage = mkOption {
+      type = types.bool;
+      default = true;
+      description = "Put the `hermes` CLI (and `extraPackages`) in `home.packages`, and set `HERMES_HOME` in the session when `home` is not `~/.hermes`.";
+      example = false;
+    };
+  };
+
+  config = mkIf cfg.enable {
+    home.packages = lib.optional cfg.installPackage cfg.package ++ cfg.extraPackages;
+    home.sessionVariables = mkIf (cfg.installPackage && cfg.home != "${config.home.homeDirectory}/.hermes") { HERMES_HOME = cfg.home; };
+
+    home.activation.hermesAgent = lib.hm.dag.entryAfter [ "writeBoundary" ] ''
+      if [[ -v DRY_RUN ]]; then
+        ${activation} --dry-run
+      else
+        ${activation}
+      fi
+    '';
+
+    systemd.user.services.hermes-agent = mkIf (cfg.service.enable && !isDarwin) {
+      Unit = {
+        Description = "Hermes agent (hermes-kit)";
+        X-Restart-Triggers = map (s: "${s.spec}") cfg.build.specs;
+      };
+      Service = {
+        ExecStart = lib.escapeShellArgs command;
+        Environment = lib.mapAttrsToList (n: v: "${n}=${v}") ({
+          HERMES_HOME = cfg.home;
+          HERMES_MANAGED = "home-manager";
+          PATH = servicePath;
+        } // cfg.service.environment);
+        Restart = "on-failure";
+        RestartSec = 5;
+        UMask = "0077";
+      } // lib.optionalAttrs (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; }
+        // lib.optionalAttrs cfg.service.hardening {
+        NoNewPrivileges = true;
+        PrivateTmp = true;
+        ProtectSystem = "strict";
+        ReadWritePaths = cfg.build.homes;
+        LockPersonality = true;
+        RestrictRealtime = true;
+        RestrictSUIDSGID = true;
+        SystemCallArchitectures = "native";
+      };
+      Install.WantedBy = [ "default.target" ];
+    };
+
+    # launchd has no EnvironmentFile: with environmentFile set, the agent sources it through a shell.
+    launchd.agents.hermes-agent = mkIf (cfg.service.enable && isDarwin) {
+      enable = true;
+      config = {
+        ProgramArguments =
+          if cfg.environmentFile == null then command
+          else [ "${pkgs.bash}/bin/bash" "-c" ''set -a; . ${lib.escapeShellArg cfg.environmentFile}; set +a; exec "$@"'' "hermes-agent" ] ++ command;
+        EnvironmentVariables = {
+          HERMES_HOME = cfg.home;
+          HERMES_MANAGED = "home-manager";
+          PATH = servicePath;
+        } // cfg.service.environment;
+        KeepAlive = true;
+        RunAtLoad = true;
+        ProcessType = "Background";
+      };
+    };
+  };
+}

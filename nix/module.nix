@@ -1,0 +1,288 @@
+# The option set shared by the NixOS and home-manager modules (the original's moduleCommon):
+# plugins, npm plugin packages, settings, list policy, profiles, secrets, extra packages and the
+# (future) service switch, plus what they render: one deploy spec per home (nix/lib.nix) and the
+# activation script (nix/activate.sh) that applies them with `hermes compile --managed <kind>`.
+#
+# Import with the deployer's kind: `imports = [ (import ./module.nix { kind = "nixos"; }) ];`.
+# The wrappers (nixos.nix, home-manager.nix) add `home` and what only their platform has.
+{ kind }:
+{ config, lib, pkgs, ... }:
+let
+  inherit (lib) mkOption types literalExpression literalMD mkIf concatMap mapAttrsToList;
+  hermesLib = import ./lib.nix;
+  cfg = config.services.hermes-agent;
+
+  # The values pkgs.formats.json accepts, without needing pkgs to evaluate the option types.
+  jsonValue = types.nullOr (types.oneOf [ types.bool types.int types.float types.str types.path (types.attrsOf jsonValue) (types.listOf jsonValue) ])
+    // { description = "JSON value"; };
+
+  pluginValue = types.oneOf [ types.package types.path ];
+
+  pluginEntry = types.submodule {
+    options = {
+      package = mkOption {
+        type = pluginValue;
+        description = "The plugin folder (holding `plugin.yaml`; for `extraNodePackages`, the npm package folder holding `package.json`): a path, a derivation or a store path.";
+        example = literalExpression ''pkgs.fetchFromGitHub { owner = "me"; repo = "hermes-weather"; rev = "…"; hash = "…"; }'';
+      };
+      enable = mkOption {
+        type = types.bool;
+        default = true;
+        description = "Add the plugin's key to `plugins.enabled` (owned by this deployment). `false` links the plugin without enabling it; a person may still enable it.";
+        example = false;
+      };
+      grants = mkOption {
+        type = types.listOf (types.enum hermesLib.capabilities);
+        default = [ ];
+        description = "Capabilities granted declaratively (consent `declarative` in the lock). Each must be declared in the plugin's manifest; the grant is bound to the hash of the declared set, so a plugin update that adds a capability is refused until it is granted here.";
+        example = [ "tools.override" ];
+      };
+      settings = mkOption {
+        type = types.attrsOf jsonValue;
+        default = { };
+        description = "Written to `plugins.entries.<key>.settings` in config.yaml (owned by this deployment).";
+        example = { units = "metric"; };
+      };
+      required = mkOption {
+        type = types.bool;
+        default = false;
+        description = "Fail closed: the runtime refuses to start without this plugin.";
+        example = true;
+      };
+      key = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "The plugin key (the manifest `name`), stated so that duplicate keys are caught at evaluation time also for derivations, whose manifest cannot be read without building them. Path values are read at evaluation time; `hermes compile` checks every key again at activation.";
+        example = "weather";
+      };
+    };
+  };
+
+  # A bare path or derivation is shorthand for `{ package = …; }`.
+  entryType = types.coercedTo pluginValue (p: { package = p; }) pluginEntry;
+
+  pluginListOption = what: example: mkOption {
+    type = types.listOf entryType;
+    default = [ ];
+    inherit example;
+    description = ''
+      ${what} Each entry is a path or derivation, or an attrset
+      `{ package, enable ? true, grants ? [ ], settings ? { }, required ? false, key ? null }`.
+      `hermes compile` names each link after the plugin key (never the derivation name); removing an entry
+      removes its link at the next activation, and one bad entry changes nothing (the home keeps its previous generation).
+    '';
+  };
+
+  extraPluginsOption = pluginListOption "Plugin folders (each holding `plugin.yaml`) linked as `plugins/nix-managed-<key>`."
+    (literalExpression ''
+      [
+        ./plugins/my-guard                      # a path: copied to the store
+        pkgs.hermes-plugins.weather             # a derivation
+        { package = inputs.lcm.packages.''${system}.default; grants = [ "tools.override" ]; required = true; key = "hermes-lcm"; }
+      ]
+    '');
+
+  extraNodePackagesOption = pluginListOption "npm packages holding plugins (`package.json` with a `hermes-plugin` field), the twin of the original's `extraPythonPackages`; linked as `node_modules/<package name>`. Give the package folder, e.g. `\"\${drv}/lib/node_modules/<name>\"` for a `buildNpmPackage` derivation."
+    (literalExpression ''[ "''${pkgs.hermes-plugin-search}/lib/node_modules/hermes-plugin-search" ]'');
+
+  settingsOption = mkOption {
+    type = types.attrsOf jsonValue;
+    default = { };
+    description = ''
+      config.yaml overlay (freeform). Every leaf declared here is owned by the deployment: it wins at each
+      activation and imperative commands (`hermes config set`, `hermes plugins enable`) refuse to change it;
+      keys not declared stay the user's. Lists merge by `listPolicy`. Plugins listed in `extraPlugins` are
+      enabled through their `enable` flag, not here.
+    '';
+    example = literalExpression ''{ model.default = "anthropic/claude-sonnet-4"; plugins.disabled = [ "hello-world" ]; }'';
+  };
+
+  listPolicyOption = mkOption {
+    type = types.enum hermesLib.listPolicies;
+    default = "union";
+    description = ''
+      How lists in `settings` (and `plugins.enabled`) merge with the user's lists.
+      `union`: the user's items stay and the deployment's are added; items this deployment added earlier and no longer declares are removed.
+      `replace`: the deployment's list replaces the user's.
+    '';
+    example = "replace";
+  };
+
+  profileModule = { name, ... }: {
+    options = {
+      home = mkOption {
+        type = types.str;
+        default = "${cfg.home}/profiles/${name}";
+        defaultText = literalExpression ''"''${config.services.hermes-agent.home}/profiles/<name>"'';
+        description = "The profile's Hermes home (what `hermes --profile <name>` uses).";
+        example = "/var/lib/hermes/.hermes/profiles/work";
+      };
+      extraPlugins = extraPluginsOption;
+      extraNodePackages = extraNodePackagesOption;
+      settings = settingsOption;
+      listPolicy = listPolicyOption;
+    };
+  };
+
+  # One rendered spec per home: main first, then the profiles by name.
+  homes = [ { name = "main"; inherit (cfg) home extraPlugins extraNodePackages settings listPolicy; } ]
+    ++ mapAttrsToList (name: p: { name = "profile-${name}"; inherit (p) home extraPlugins extraNodePackages settings listPolicy; }) cfg.profiles;
+
+  specArgs = h: { plugins = h.extraPlugins; npmPackages = h.extraNodePackages; inherit (h) settings listPolicy; };
+
+  specFile = h: pkgs.writeTextFile {
+    name = "hermes-deploy-spec-${h.name}.json";
+    text = hermesLib.toDeploySpecJSON (specArgs h);
+    # Build time: the spec must compile (manifests exist, keys unique, grants declared) before it
+    # can reach an activation. A dry run writes nothing.
+    checkPhase = lib.optionalString cfg.checkSpec ''
+      HOME="$TMPDIR" ${cfg.package}/bin/hermes --home "$TMPDIR/hermes-check" compile --spec "$target" --dry-run >/dev/null
+    '';
+  };
+
+  specs = map (h: h // { spec = specFile h; }) homes;
+
+  emptySpec = pkgs.writeText "hermes-deploy-spec-release.json" (hermesLib.toDeploySpecJSON { });
+
+  profileNameOk = n: builtins.match "[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}" n != null && n != "default";
+
+  dupAssertions = concatMap (h:
+    let dups = hermesLib.describeDuplicates (h.extraPlugins ++ h.extraNodePackages);
+        where = if h.name == "main" then "services.hermes-agent" else "services.hermes-agent.profiles.${lib.removePrefix "profile-" h.name}";
+    in [{
+      assertion = dups == [ ];
+      message = "${where}.extraPlugins: duplicate plugin keys: ${lib.concatStringsSep "; " dups}. Each plugin key may be linked once per home.";
+    }]) homes;
+in
+{
+  options.services.hermes-agent = {
+    enable = lib.mkEnableOption "hermes-kit: declarative Hermes agent plugins (links, lock and config.yaml overlay applied by `hermes compile` at activation)";
+
+    package = mkOption {
+      type = types.package;
+      default = pkgs.hermes-kit or (throw "services.hermes-agent.package: add hermes-kit's overlay (overlays.default) or set this option; the flake's modules set it for you");
+      defaultText = literalMD "the flake's `packages.<system>.default` (with the flake's modules), else `pkgs.hermes-kit` from `overlays.default`";
+      description = "The hermes-kit package whose `hermes` CLI compiles the homes (and, with `service.enable`, serves).";
+      example = literalExpression "inputs.hermes-kit.packages.\${pkgs.system}.default";
+    };
+
+    extraPlugins = extraPluginsOption;
+    extraNodePackages = extraNodePackagesOption;
+    settings = settingsOption;
+    listPolicy = listPolicyOption;
+
+    profiles = mkOption {
+      type = types.attrsOf (types.submodule profileModule);
+      default = { };
+      description = ''
+        Profiles: each is an independent Hermes home (default `<home>/profiles/<name>`, what `hermes --profile <name>` uses)
+        with its own plugins, settings and list policy, compiled at each activation like the main home. A profile
+        removed from the configuration is released at the next activation: its links go, and the settings and list
+        items it owned are handed back. Names follow the CLI's rule (`[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}`, not `default`).
+      '';
+      example = literalExpression ''{ work = { extraPlugins = [ ./plugins/jira ]; settings.model.default = "openai/gpt-5"; }; }'';
+    };
+
+    environmentFile = mkOption {
+      type = types.nullOr types.str;
+      default = null;
+      description = ''
+        A file of `NAME=value` lines (API keys and other secrets) given to the service as systemd's
+        `EnvironmentFile`. A string on purpose: it is never copied into the world-readable store. Use a path that
+        your secret manager (agenix, sops-nix) writes at run time.
+      '';
+      example = "/run/secrets/hermes-agent.env";
+    };
+
+    extraPackages = mkOption {
+      type = types.listOf types.package;
+      default = [ ];
+      description = "Programs on the agent's PATH (the service's `path`; on NixOS also the service user's packages when the module creates the user; on home-manager `home.packages`).";
+      example = literalExpression "[ pkgs.ripgrep pkgs.git ]";
+    };
+
+    checkSpec = mkOption {
+      type = types.bool;
+      default = true;
+      description = ''
+        Check each rendered deploy spec at build time with `hermes compile --spec … --dry-run` on an empty home:
+        a missing `plugin.yaml`, a duplicate key or a grant the manifest does not declare fails the build, before
+        anything is activated. Turn off only to build a configuration whose plugins are not buildable here.
+      '';
+      example = false;
+    };
+
+    service = {
+      enable = mkOption {
+        type = types.bool;
+        default = false;
+        description = ''
+          Run the agent as a service (`hermes serve`). hermes-kit has no `hermes serve` command yet, so this
+          stays off: until the runtime ships that command the module only manages the homes (links, lock,
+          config.yaml). Turning it on with a package that has no `serve` gives a unit that fails at start.
+        '';
+        example = true;
+      };
+      args = mkOption {
+        type = types.listOf types.str;
+        default = [ "serve" ];
+        description = "Arguments of the service's `hermes` command (after `--home <home>`).";
+        example = [ "serve" "--port" "8642" ];
+      };
+      environment = mkOption {
+        type = types.attrsOf types.str;
+        default = { };
+        description = "Extra environment of the service (never secrets: use `environmentFile`).";
+        example = { HERMES_LOG_LEVEL = "info"; };
+      };
+      hardening = mkOption {
+        type = types.bool;
+        default = true;
+        description = ''
+          Sandbox the service with systemd: read-only system, private /tmp and devices, no new privileges, no
+          capabilities, kernel and control-group protection, a system-call filter, and write access to the Hermes
+          homes only (`MemoryDenyWriteExecute` stays off: Node's JIT needs it). Every setting is a default that
+          `service.serviceConfig` (NixOS) can override one by one.
+        '';
+        example = false;
+      };
+    };
+
+    build = mkOption {
+      internal = true;
+      readOnly = true;
+      type = types.attrsOf types.unspecified;
+      description = "What the module renders (specs per home, the activation script); for the wrappers, checks and tests.";
+    };
+  };
+
+  config = mkIf cfg.enable {
+    assertions = dupAssertions ++ mapAttrsToList (name: _: {
+      assertion = profileNameOk name;
+      message = "services.hermes-agent.profiles.${name}: a profile name matches [A-Za-z0-9_-][A-Za-z0-9._-]{0,63} and is not `default`.";
+    }) cfg.profiles ++ [
+      {
+        assertion = cfg.environmentFile == null || !(lib.hasPrefix builtins.storeDir cfg.environmentFile);
+        message = "services.hermes-agent.environmentFile: ${toString cfg.environmentFile} is in the Nix store, which every user can read; give the path a secret manager writes at run time.";
+      }
+      {
+        assertion = lib.hasPrefix "/" cfg.home;
+        message = "services.hermes-agent.home must be an absolute path (got ${cfg.home}).";
+      }
+    ];
+
+    services.hermes-agent.build = {
+      inherit specs emptySpec;
+      specArgs = map specArgs homes;
+      homes = map (h: h.home) homes;
+      # The arguments nix/activate.sh gets (the wrappers add --run-as / --state and the PATH).
+      activateArgs = [ "--hermes" "${cfg.package}/bin/hermes" "--kind" kind "--release-spec" "${emptySpec}" ]
+        ++ concatMap (s: [ "--home" s.name s.home "${s.spec}" ]) specs;
+      mkActivationScript = { extraArgs ? [ ], path ? [ ] }:
+        pkgs.writeShellScript "hermes-agent-activate" ''
+          export PATH=${lib.makeBinPath path}''${PATH:+:$PATH}
+          exec ${pkgs.bash}/bin/bash ${./activate.sh} ${lib.escapeShellArgs (config.services.hermes-agent.build.activateArgs ++ extraArgs)} "$@"
+        '';
+    };
+  };
+}

@@ -1,0 +1,148 @@
+# NixOS module: services.hermes-agent (shared options in ./module.nix).
+#
+# At each activation (boot and switch) the `hermes-agent` activation snippet runs
+# nix/activate.sh as root, which runs `hermes compile --spec <store spec> --managed nixos` as the
+# service user for the main home and each profile, registers GC roots for the plugins every
+# generation uses, and releases homes that are no longer declared. A refused spec leaves that home on
+# its previous generation and the switch reports "Activation script snippet 'hermes-agent' failed".
+{ config, lib, pkgs, ... }:
+let
+  inherit (lib) mkOption mkIf mkDefault types literalExpression optionalAttrs;
+  cfg = config.services.hermes-agent;
+  homes = cfg.build.homes;
+
+  hardening = {
+    NoNewPrivileges = true;
+    ProtectSystem = "strict";
+    ProtectHome = true;
+    ReadWritePaths = homes;
+    PrivateTmp = true;
+    PrivateDevices = true;
+    ProtectKernelTunables = true;
+    ProtectKernelModules = true;
+    ProtectKernelLogs = true;
+    ProtectControlGroups = true;
+    ProtectClock = true;
+    ProtectHostname = true;
+    ProtectProc = "invisible";
+    RestrictNamespaces = true;
+    RestrictRealtime = true;
+    RestrictSUIDSGID = true;
+    LockPersonality = true;
+    # Node's JIT writes executable memory.
+    MemoryDenyWriteExecute = false;
+    RemoveIPC = true;
+    CapabilityBoundingSet = "";
+    AmbientCapabilities = "";
+    RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
+    SystemCallArchitectures = "native";
+    SystemCallFilter = [ "@system-service" "~@privileged" "~@resources" ];
+  };
+in
+{
+  imports = [ (import ./module.nix { kind = "nixos"; }) ];
+
+  options.services.hermes-agent = {
+    user = mkOption {
+      type = types.str;
+      default = "hermes";
+      description = "The user that owns the Hermes homes; `hermes compile` and the service run as this user.";
+      example = "agent";
+    };
+    group = mkOption {
+      type = types.str;
+      default = "hermes";
+      description = "The group of the Hermes homes and the service.";
+      example = "agent";
+    };
+    createUser = mkOption {
+      type = types.bool;
+      default = true;
+      description = "Create `user` (a system user whose home is `stateDir`) and `group`. Turn off to use an account declared elsewhere.";
+      example = false;
+    };
+    stateDir = mkOption {
+      type = types.str;
+      default = "/var/lib/hermes";
+      description = "The service user's home and working directory; the Hermes home is `<stateDir>/.hermes` unless `home` is set.";
+      example = "/srv/hermes";
+    };
+    home = mkOption {
+      type = types.str;
+      default = "${cfg.stateDir}/.hermes";
+      defaultText = literalExpression ''"''${config.services.hermes-agent.stateDir}/.hermes"'';
+      description = "The main Hermes home (`HERMES_HOME`): plugins, config.yaml, hermes.lock.json, generations.";
+      example = "/var/lib/hermes/.hermes";
+    };
+    addToSystemPackages = mkOption {
+      type = types.bool;
+      default = false;
+      description = "Put the `hermes` CLI on every user's PATH (run it as the service user, e.g. `sudo -u hermes hermes --home /var/lib/hermes/.hermes plugins list`, so files keep their owner).";
+      example = true;
+    };
+    service.serviceConfig = mkOption {
+      type = types.attrsOf types.anything;
+      default = { };
+      description = "systemd `[Service]` settings merged over the module's (each hardening setting is a default, so one entry here overrides it).";
+      example = { MemoryMax = "2G"; ProtectHome = "read-only"; };
+    };
+  };
+
+  config = mkIf cfg.enable {
+    users.users = optionalAttrs cfg.createUser {
+      ${cfg.user} = {
+        isSystemUser = true;
+        inherit (cfg) group;
+        home = cfg.stateDir;
+        createHome = true;
+        homeMode = "750";
+        description = "Hermes agent (hermes-kit)";
+        packages = cfg.extraPackages;
+      };
+    };
+    users.groups = optionalAttrs cfg.createUser { ${cfg.group} = { }; };
+
+    systemd.tmpfiles.rules = [ "d ${cfg.stateDir} 0750 ${cfg.user} ${cfg.group} - -" ];
+
+    environment.systemPackages = lib.optional cfg.addToSystemPackages cfg.package;
+
+    system.activationScripts.hermes-agent = {
+      # update-users-groups (the `users` snippet) makes the user and group first.
+      deps = [ "users" ];
+      text = ''
+        ${cfg.build.mkActivationScript {
+          extraArgs = [ "--run-as" "${cfg.user}:${cfg.group}" "--state" "/var/lib/nixos/hermes-agent-homes" ];
+          path = [ pkgs.coreutils pkgs.util-linux config.nix.package ];
+        }}
+      '';
+    };
+
+    systemd.services.hermes-agent = mkIf cfg.service.enable {
+      description = "Hermes agent (hermes-kit)";
+      wantedBy = [ "multi-user.target" ];
+      wants = [ "network-online.target" ];
+      after = [ "network-online.target" ];
+      path = cfg.extraPackages;
+      environment = {
+        HERMES_HOME = cfg.home;
+        HERMES_MANAGED = "nixos";
+      } // cfg.service.environment;
+      # A new spec (plugins, settings) restarts the agent after the activation compiled it.
+      restartTriggers = map (s: s.spec) cfg.build.specs;
+      serviceConfig = lib.mkMerge [
+        {
+          User = cfg.user;
+          Group = cfg.group;
+          ExecStart = "${cfg.package}/bin/hermes --home ${lib.escapeShellArg cfg.home} ${lib.escapeShellArgs cfg.service.args}";
+          WorkingDirectory = cfg.stateDir;
+          Restart = "on-failure";
+          RestartSec = 5;
+          UMask = "0007";
+        }
+        (mkIf (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; })
+        (mkIf cfg.service.hardening (lib.mapAttrs (_: mkDefault) hardening))
+        cfg.service.serviceConfig
+      ];
+    };
+  };
+}
