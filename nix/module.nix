@@ -76,8 +76,8 @@ let
   extraPluginsOption = pluginListOption "Plugin folders (each holding `plugin.yaml`) linked as `plugins/nix-managed-<key>`."
     (literalExpression ''
       [
-        ./plugins/my-guard                      # a path: copied to the store
-        pkgs.hermes-plugins.weather             # a derivation
+        ./plugins/my-guard
+        pkgs.hermes-plugins.weather
         { package = inputs.lcm.packages.''${system}.default; grants = [ "tools.override" ]; required = true; key = "hermes-lcm"; }
       ]
     '');
@@ -90,7 +90,7 @@ let
     default = { };
     description = ''
       config.yaml overlay (freeform). Every leaf declared here is owned by the deployment: it wins at each
-      activation and imperative commands (`hermes config set`, `hermes plugins enable`) refuse to change it;
+      activation and imperative changes (`hermes plugins enable`, config writes through the CLI or a plugin) refuse to change it;
       keys not declared stay the user's. Lists merge by `listPolicy`. Plugins listed in `extraPlugins` are
       enabled through their `enable` flag, not here.
     '';

@@ -101,6 +101,15 @@ let
   nixos = eval { modules = [ nixosStubs ../nixos.nix { services.hermes-agent = common; } ]; };
   hm = eval { specialLib = hmLib; modules = [ hmStubs ../home-manager.nix { services.hermes-agent = common; } ]; };
 
+  # services.hermes-agent.* as documentation rows (what nix/README.md's option table shows).
+  optionsDoc = opts: map (o: {
+    inherit (o) name type description;
+    default = o.default.text or null;
+    example = o.example.text or null;
+    declaredIn = map (d: baseNameOf (toString d)) o.declarations;
+  }) (lib.filter (o: lib.hasPrefix "services.hermes-agent." o.name && o.visible && !o.internal)
+        (lib.optionAttrSetToDocList opts.services.hermes-agent));
+
   failed = cfg: map (a: a.message) (lib.filter (a: !a.assertion) cfg.assertions);
 
   report = cfg: extra: {
@@ -111,6 +120,7 @@ let
   } // extra cfg);
 in
 {
+  options = { nixos = optionsDoc nixos.options; home-manager = optionsDoc hm.options; };
   nixos = report nixos.config (cfg: {
     activationSnippet = cfg.system.activationScripts.hermes-agent;
     activationScript = (cfg.services.hermes-agent.build.mkActivationScript {

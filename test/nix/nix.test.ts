@@ -140,6 +140,24 @@ suite("Nix: parse and evaluate (real nix-instantiate)", () => {
     }
   });
 
+  it("every option the modules declare is in nix/README.md's option table", () => {
+    const readme = readFileSync(join(NIX_DIR, "README.md"), "utf8");
+    const table = readme.slice(readme.indexOf("\n## Options\n")).split("\n").filter((l) => l.startsWith("| `"));
+    const rows = table.map((l) => l.slice(3, l.indexOf("`", 3)));
+    const declared = new Set<string>();
+    for (const f of ["module.nix", "nixos.nix", "home-manager.nix"]) {
+      const text = readFileSync(join(NIX_DIR, f), "utf8");
+      for (const m of text.matchAll(/^\s*([\w.]+) = (?:mkOption|lib\.mkOption|lib\.mkEnableOption|pluginListOption|\w+Option)\b/gm)) declared.add(m[1]!);
+    }
+    declared.delete("build"); // internal
+    for (const d of [...declared]) if (d.endsWith("Option")) declared.delete(d); // let-bound option builders
+    expect(declared.size).toBeGreaterThan(20);
+    const missing = [...declared].filter((leaf) => !rows.some((r) => r === leaf || r.endsWith(`.${leaf}`)));
+    expect(missing, "regenerate the table: see nix/README.md").toEqual([]);
+    // Type, default, example, where, description: every row has all six cells.
+    for (const r of table) expect(r.replace(/\\\|/g, "").split(" | ").length, r).toBe(6);
+  });
+
   it("lib.nix knows exactly the schema's capability ids and list policies", () => {
     const schema = JSON.parse(readFileSync(join(ROOT, "schemas", "plugin-manifest.schema.json"), "utf8")) as { $defs: { capabilityId: { enum: string[] } } };
     const spec = JSON.parse(readFileSync(join(ROOT, "schemas", "deploy-spec.schema.json"), "utf8")) as { properties: { listPolicy: { enum: string[] } } };
