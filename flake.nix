@@ -76,7 +76,7 @@
               unit = builtins.toJSON cfg.systemd.services.hermes-agent.serviceConfig;
               passAsFile = [ "snippet" "unit" ];
             } ''
-            script=$(grep -o '/nix/store/[^ ]*-hermes-agent-activate' "$snippetPath")
+            script=$(grep -o '/nix/store/[^ ]*-hermes-agent-activate' "$snippetPath" | head -n 1)
             grep -q -- '--kind nixos' "$script"
             grep -q -- '--run-as hermes:hermes' "$script"
             grep -q -- '--home profile-work /var/lib/hermes/.hermes/profiles/work' "$script"

@@ -10,6 +10,10 @@ let
   inherit (lib) mkOption mkIf mkDefault types literalExpression optionalAttrs;
   cfg = config.services.hermes-agent;
   homes = cfg.build.homes;
+  activation = cfg.build.mkActivationScript {
+    extraArgs = [ "--run-as" "${cfg.user}:${cfg.group}" "--state" "/var/lib/nixos/hermes-agent-homes" ];
+    path = [ pkgs.coreutils pkgs.util-linux config.nix.package ];
+  };
 
   hardening = {
     NoNewPrivileges = true;
@@ -109,11 +113,14 @@ in
     system.activationScripts.hermes-agent = {
       # update-users-groups (the `users` snippet) makes the user and group first.
       deps = [ "users" ];
+      # `switch-to-configuration dry-activate` prints each home's plan and writes nothing.
+      supportsDryActivation = true;
       text = ''
-        ${cfg.build.mkActivationScript {
-          extraArgs = [ "--run-as" "${cfg.user}:${cfg.group}" "--state" "/var/lib/nixos/hermes-agent-homes" ];
-          path = [ pkgs.coreutils pkgs.util-linux config.nix.package ];
-        }}
+        if [ "''${NIXOS_ACTION:-}" = dry-activate ]; then
+          ${activation} --dry-run
+        else
+          ${activation}
+        fi
       '';
     };
 
