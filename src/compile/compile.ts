@@ -21,7 +21,11 @@ import {
   writeGeneration,
 } from "./generations.js";
 import { planOverlay } from "./overlay.js";
-import { planCompile, type CompilePlan } from "./plan.js";
+import { KIT_VERSION, planCompile, type CompilePlan } from "./plan.js";
+import { baseFingerprint, quickUpToDate, recordQuick } from "./quick-check.js";
+import type { Lock } from "./lock.js";
+import { sourceRoots } from "../discovery/discover.js";
+import { envFlag } from "../core/env-flag.js";
 
 export interface CompileOptions extends GatherOptions {
   /** Plan only; write nothing. */
@@ -89,10 +93,56 @@ async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: stri
   return generation;
 }
 
+/** The fingerprint of everything but plugin trees, for the no-op fast path (quick-check.ts). */
+export function compileBase(paths: HomePaths, opts: GatherOptions): string {
+  const env = opts.env ?? process.env;
+  return baseFingerprint(paths, {
+    kit: KIT_VERSION,
+    specFile: opts.specFile ? resolve(opts.specFile) : undefined,
+    managed: opts.managed ?? null,
+    roots: sourceRoots({ home: paths.home, cwd: opts.cwd, env }).map((r) => `${r.source}:${r.dir}`),
+    env: { project: envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env) },
+  });
+}
+
+/** A plan that says "nothing to do", for a home the quick check found unchanged. */
+export function upToDatePlan(lock: Lock, lockText: string, configText: string): CompilePlan {
+  return {
+    ok: true,
+    diagnostics: [],
+    lock,
+    lockText,
+    configText,
+    configChanged: false,
+    configChanges: [],
+    declared: null,
+    links: lock.deployment.links,
+    linkChanges: [],
+    pluginChanges: [],
+    lockChanged: false,
+    repair: false,
+    managedKind: lock.deployment.kind,
+    files: {},
+    changed: false,
+  };
+}
+
 export async function compile(opts: CompileOptions): Promise<CompileResult> {
   const home = resolve(opts.home);
   const paths = homePaths(home);
   const run = async (): Promise<CompileResult> => {
+    // Nothing changed since the last compile (which also ran the migration): the lock stands.
+    if (!opts.fullHash && quickUpToDate(paths, compileBase(paths, opts))) {
+      const text = await readTextIfExists(paths.lock);
+      if (text) {
+        return {
+          plan: upToDatePlan(JSON.parse(text) as Lock, text, (await readTextIfExists(paths.config)) ?? ""),
+          applied: false,
+          generation: await currentGeneration(paths),
+          home,
+        };
+      }
+    }
     if (!opts.dryRun) {
       // Temps of a compile that was killed mid-write; their writers are gone.
       for (const dir of [paths.home, paths.plugins, paths.cache, paths.nodeModules]) await sweepStaleTemps(dir);
@@ -106,6 +156,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
     if (opts.managed) await writeManaged(paths, opts.managed);
     await inputs.cache.save().catch(() => undefined);
+    await recordQuick(paths, compileBase(paths, opts), inputs.watch).catch(() => undefined);
     return { plan, applied: plan.changed, generation, home };
   };
   if (opts.dryRun) return run();

@@ -1,5 +1,5 @@
 import { promises as fsp } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { readTextIfExists } from "../core/atomic-fs.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { envFlag } from "../core/env-flag.js";
@@ -10,6 +10,7 @@ import { loadDeploySpec, type DeploySpec, type SpecPlugin } from "./deploy-spec.
 import { IntegrityCache } from "./integrity-cache.js";
 import { readLock, type Lock } from "./lock.js";
 import { readManaged } from "../config/managed.js";
+import type { Watch } from "./quick-check.js";
 
 /** A deploy spec entry resolved to the plugin it names and the link that will expose it. */
 export interface SpecTarget {
@@ -44,6 +45,8 @@ export interface CompileInputs {
   pointers: { lock?: string; current?: string };
   diagnostics: Diagnostic[];
   cache: IntegrityCache;
+  /** Folders and files this compile read, for the next run's no-op check. */
+  watch: Watch;
 }
 
 export interface GatherOptions {
@@ -192,7 +195,20 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     lock: await fsp.readlink(paths.lock).catch(() => undefined),
     current: await fsp.readlink(join(paths.generations, "current")).catch(() => undefined),
   };
+  const roots = discovery.roots.map((r) => r.dir);
+  const dirs = new Set<string>(roots);
+  const files = new Set<string>();
+  for (const c of discovery.candidates) {
+    for (let d = dirname(c.path); roots.some((r) => d.startsWith(r)) && !dirs.has(d); d = dirname(d)) dirs.add(d);
+    dirs.add(c.path);
+  }
+  for (const [real, entries] of cache.listed) {
+    dirs.add(real);
+    for (const e of entries) (e.type === "dir" ? dirs : files).add(join(real, e.rel));
+  }
+  for (const t of specTargets) dirs.add(t.entry.path);
   return {
+    watch: { dirs: [...dirs].sort(), files: [...files].sort() },
     previousText,
     linksOnDisk,
     pointers,

@@ -1,7 +1,7 @@
 import { promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic-fs.js";
-import { fingerprint, hashTree, listTree } from "./tree-hash.js";
+import { fingerprint, hashTree, listTree, type TreeEntry } from "./tree-hash.js";
 
 interface CacheEntry {
   fp: string;
@@ -27,6 +27,8 @@ export class IntegrityCache {
   private data: CacheFile = { version: 1, entries: {} };
   private dirty = false;
   private readonly used = new Set<string>();
+  /** Trees listed by this run (store paths are immutable and not listed), for the no-op check. */
+  readonly listed = new Map<string, TreeEntry[]>();
 
   constructor(private readonly file: string) {}
 
@@ -47,6 +49,7 @@ export class IntegrityCache {
     const cached = this.data.entries[realPath];
     if (!opts.full && opts.trustStore !== false && isStorePath(realPath) && cached?.fp === "store" && cached.files) return cached;
     const entries = await listTree(realPath);
+    this.listed.set(realPath, entries);
     const fp = isStorePath(realPath) && opts.trustStore !== false ? "store" : fingerprint(entries);
     if (!opts.full && cached && cached.fp === fp && cached.files) return cached;
     const { integrity, files } = await hashTree(realPath, entries);

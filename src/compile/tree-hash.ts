@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { createReadStream, promises as fsp } from "node:fs";
+import { createReadStream, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { HermesError } from "../core/errors.js";
 
@@ -31,39 +31,50 @@ function inside(root: string, p: string): boolean {
  * what actually runs.
  */
 export async function listTree(root: string): Promise<TreeEntry[]> {
-  const realRoot = await fsp.realpath(root);
+  // Synchronous calls: a plugin tree is many tiny entries, and a thread-pool round trip per
+  // entry costs more than the work itself (bench/compile.bench.mjs).
+  const realRoot = realpathSync(root);
   const out: TreeEntry[] = [];
-  const walk = async (dir: string, relDir: string): Promise<void> => {
-    const names = (await fsp.readdir(dir)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const name of names) {
+  const walk = (dir: string, relDir: string): void => {
+    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const ent of entries) {
+      const name = ent.name;
       if (SKIP.has(name)) continue;
       const full = join(dir, name);
       const rel = relDir ? `${relDir}/${name}` : name;
-      const st = await fsp.lstat(full);
-      if (st.isSymbolicLink()) {
-        const target = await fsp.readlink(full);
+      if (ent.isSymbolicLink()) {
+        const target = readlinkSync(full);
         const resolved = resolve(dir, target);
-        const real = await fsp.realpath(full).catch(() => resolved);
-        if (!inside(realRoot, real) || !inside(realRoot, resolve(await fsp.realpath(dir), target))) {
+        let real = resolved;
+        try {
+          real = realpathSync(full);
+        } catch {
+          // dangling inside the tree: judged by where it points
+        }
+        if (!inside(realRoot, real) || !inside(realRoot, resolve(realpathSync(dir), target))) {
           throw new HermesError("E_COMPILE_LINK_ESCAPE", {
             message: `${full} is a symlink to ${target}, outside the plugin folder ${root}`,
             file: full,
           });
         }
         out.push({ rel, type: "link", linkTarget: target });
-      } else if (st.isDirectory()) {
+      } else if (ent.isDirectory()) {
         out.push({ rel, type: "dir" });
-        await walk(full, rel);
-      } else if (st.isFile()) {
+        walk(full, rel);
+      } else if (ent.isFile()) {
+        const st = lstatSync(full);
         out.push({ rel, type: "file", mode: st.mode & 0o111 ? 0o755 : 0o644, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
       }
     }
   };
-  await walk(realRoot, "");
+  walk(realRoot, "");
   return out;
 }
 
-async function fileSha(path: string): Promise<string> {
+const SMALL_FILE = 1024 * 1024;
+
+async function fileSha(path: string, size: number | undefined): Promise<string> {
+  if (size !== undefined && size <= SMALL_FILE) return createHash("sha256").update(readFileSync(path)).digest("hex");
   const h = createHash("sha256");
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
   return h.digest("hex");
@@ -85,7 +96,7 @@ export interface TreeHash {
 /** sha256 over names, modes, contents and link targets of every shipped file. */
 export async function hashTree(root: string, entries?: readonly TreeEntry[]): Promise<TreeHash> {
   const list = entries ?? (await listTree(root));
-  const realRoot = await fsp.realpath(root);
+  const realRoot = realpathSync(root);
   const h = createHash("sha256");
   const files: Record<string, string> = {};
   for (const e of list) {
@@ -94,7 +105,7 @@ export async function hashTree(root: string, entries?: readonly TreeEntry[]): Pr
       files[e.rel] = `link:${e.linkTarget}`;
       h.update(`L ${e.rel} ${e.linkTarget}\n`);
     } else {
-      const sha = await fileSha(join(realRoot, e.rel));
+      const sha = await fileSha(join(realRoot, e.rel), e.size);
       files[e.rel] = sha;
       h.update(`F ${e.mode!.toString(8)} ${e.rel} ${sha}\n`);
     }

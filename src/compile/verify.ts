@@ -38,7 +38,12 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
     return { lock: paths.lock, plugins: [], ok: false, diagnostics: [diagnostic("E_LOCK_INVALID", `${paths.lock} does not exist; run hermes compile`, { file: paths.lock })] };
   }
   const generation = await currentGeneration(paths);
-  const recorded = generation !== undefined ? await readGenerationFiles(paths, generation) : {};
+  // Per-file records are read only when something drifted (they are large and rarely needed).
+  let recordedCache: Record<string, Record<string, string>> | undefined;
+  const recordedFor = async (key: string) => {
+    recordedCache ??= generation !== undefined ? await readGenerationFiles(paths, generation) : {};
+    return recordedCache[key] ?? {};
+  };
   const plugins: PluginDrift[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const p of lock.plugins) {
@@ -57,7 +62,7 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
         const now = await hashTree(real);
         if (now.integrity !== p.integrity) {
           drift.status = "changed";
-          const before = recorded[p.key] ?? {};
+          const before = await recordedFor(p.key);
           for (const [f, h] of Object.entries(now.files)) {
             if (!(f in before)) drift.added.push(f);
             else if (before[f] !== h) drift.changed.push(f);

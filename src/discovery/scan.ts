@@ -1,4 +1,4 @@
-import { promises as fsp, type Dirent } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { diagnostic, hasErrors, type Diagnostic } from "../core/errors.js";
 import { inferKind, isContainedRelativePath, parseManifestText, type PluginManifest } from "../manifest/parse.js";
@@ -44,11 +44,12 @@ export const BUNDLED_SKIP = new Set(["memory", "context_engine", "model-provider
 
 const ENTRY_CANDIDATES = ["index.js", "index.mjs"];
 
-async function exists(p: string): Promise<boolean> {
-  return fsp.access(p).then(
-    () => true,
-    () => false,
-  );
+/**
+ * Discovery makes many tiny filesystem calls per plugin; their synchronous forms cost a fraction
+ * of a thread-pool round trip each (bench/compile.bench.mjs), and a CLI has nothing to overlap.
+ */
+function exists(p: string): boolean {
+  return existsSync(p);
 }
 
 function errno(e: unknown): string | undefined {
@@ -60,15 +61,15 @@ function skipName(name: string): boolean {
   return name.startsWith(".") || (name.startsWith("__") && name.endsWith("__"));
 }
 
-async function readEntrySource(dir: string, entry: string): Promise<string> {
+function readEntrySource(dir: string, entry: string): string {
   try {
-    const h = await fsp.open(join(dir, entry), "r");
+    const fd = openSync(join(dir, entry), "r");
     try {
       const buf = Buffer.alloc(8192);
-      const { bytesRead } = await h.read(buf, 0, 8192, 0);
-      return buf.subarray(0, bytesRead).toString("utf8");
+      const n = readSync(fd, buf, 0, 8192, 0);
+      return buf.subarray(0, n).toString("utf8");
     } finally {
-      await h.close();
+      closeSync(fd);
     }
   } catch {
     return "";
@@ -92,7 +93,7 @@ export async function candidateFromFolder(
   const dirName = opts.dirName ?? basename(folder);
   let manifestFile: string | undefined;
   for (const f of ["plugin.yaml", "plugin.yml"]) {
-    if (await exists(join(folder, f))) {
+    if (exists(join(folder, f))) {
       manifestFile = join(folder, f);
       break;
     }
@@ -104,13 +105,18 @@ export async function candidateFromFolder(
     path: folder,
     linkTarget: opts.linkTarget,
   };
-  const realPath = await fsp.realpath(folder).catch(() => undefined);
+  let realPath: string | undefined;
+  try {
+    realPath = realpathSync(folder);
+  } catch {
+    realPath = undefined;
+  }
   if (!manifestFile) {
-    if (await exists(join(folder, "plugin.json"))) {
+    if (exists(join(folder, "plugin.json"))) {
       // A flat package is keyed by the name in its plugin.json (runtime spec §1.4, §2.7).
       let jsonName: string | undefined;
       try {
-        const pj = JSON.parse(await fsp.readFile(join(folder, "plugin.json"), "utf8")) as { name?: unknown };
+        const pj = JSON.parse(readFileSync(join(folder, "plugin.json"), "utf8")) as { name?: unknown };
         if (typeof pj.name === "string" && pj.name.trim()) jsonName = pj.name.trim();
       } catch {
         // unreadable plugin.json: keyed by folder, reported below
@@ -135,7 +141,7 @@ export async function candidateFromFolder(
   }
   let text: string;
   try {
-    text = await fsp.readFile(manifestFile, "utf8");
+    text = readFileSync(manifestFile, "utf8");
   } catch (e) {
     const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : dirName);
     return {
@@ -161,13 +167,13 @@ export async function candidateFromFolder(
   if (manifest) {
     const choices = manifest.main ? [manifest.main] : ENTRY_CANDIDATES;
     for (const c of choices) {
-      if (isContainedRelativePath(c) && (await exists(join(folder, c)))) {
+      if (isContainedRelativePath(c) && (exists(join(folder, c)))) {
         entry = c;
         break;
       }
     }
     if (!entry && status === "ok") {
-      if (await exists(join(folder, "__init__.py"))) {
+      if (exists(join(folder, "__init__.py"))) {
         status = "python";
         diagnostics.push(
           diagnostic("W_DISCOVERY_PYTHON_PLUGIN", "python plugin: not loadable by this runtime (it has __init__.py and no JavaScript entry)", {
@@ -186,12 +192,12 @@ export async function candidateFromFolder(
       }
     }
     if (!manifest.kindDeclared) {
-      const sniff = entry ? await readEntrySource(folder, entry) : status === "python" ? await readEntrySource(folder, "__init__.py") : "";
+      const sniff = entry ? readEntrySource(folder, entry) : status === "python" ? readEntrySource(folder, "__init__.py") : "";
       const inferred = inferKind(sniff);
       if (inferred) manifest.kind = inferred;
     }
   }
-  const isGit = source === "user" && (await exists(join(folder, ".git")));
+  const isGit = source === "user" && (exists(join(folder, ".git")));
   return {
     ...base,
     key,
@@ -208,7 +214,7 @@ export async function candidateFromFolder(
 }
 
 async function readDirSorted(dir: string): Promise<Dirent[]> {
-  const entries = await fsp.readdir(dir, { withFileTypes: true });
+  const entries = readdirSync(dir, { withFileTypes: true });
   // Code-point order, independent of locale and of the order the filesystem lists entries in.
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
@@ -236,9 +242,13 @@ export async function scanRoot(root: string, source: SourceKind, opts: ScanOptio
       const full = join(dir, child.name);
       let linkTarget: string | undefined;
       if (child.isSymbolicLink()) {
-        linkTarget = await fsp.readlink(full).catch(() => undefined);
         try {
-          const st = await fsp.stat(full);
+          linkTarget = readlinkSync(full);
+        } catch {
+          linkTarget = undefined;
+        }
+        try {
+          const st = statSync(full);
           if (!st.isDirectory()) continue;
         } catch {
           const key = prefix ? `${prefix}/${child.name}` : child.name.startsWith(NIX_LINK_PREFIX) ? child.name.slice(NIX_LINK_PREFIX.length) : child.name;
@@ -318,7 +328,7 @@ export async function scanNodeModules(dir: string): Promise<{ candidates: Candid
 export async function candidateFromPackage(pkgDir: string): Promise<{ candidate?: Candidate; packageName?: string; diagnostics: Diagnostic[] }> {
   let pkg: Record<string, unknown>;
   try {
-    pkg = JSON.parse(await fsp.readFile(join(pkgDir, "package.json"), "utf8")) as Record<string, unknown>;
+    pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, unknown>;
   } catch {
     return { diagnostics: [] };
   }

@@ -3,7 +3,8 @@ import { HermesError } from "../core/errors.js";
 import { logger } from "../core/log.js";
 import { homePaths } from "../core/paths.js";
 import { readManaged } from "../config/managed.js";
-import { compile } from "../compile/compile.js";
+import { compile, compileBase } from "../compile/compile.js";
+import { quickUpToDate, recordQuick } from "../compile/quick-check.js";
 import { gatherInputs } from "../compile/gather.js";
 import { readLock, type Lock } from "../compile/lock.js";
 import { planCompile, type PluginChange } from "../compile/plan.js";
@@ -24,6 +25,11 @@ export interface StartOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   log?: Logger;
+  /**
+   * Runs after the runtime is built and before any plugin loads: the agent registers its
+   * built-in and MCP tools here so a plugin can replace them only with `tools.override`.
+   */
+  beforeLoad?: (runtime: Runtime) => unknown;
 }
 
 function describe(changes: readonly PluginChange[]): string {
@@ -48,7 +54,8 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
     if (marker) throw e;
     log.warn(`${(e as Error).message}; recompiling`);
   }
-  if (verify !== "off" || !lock) {
+  const unchanged = verify === "fast" && lock !== undefined && quickUpToDate(paths, compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }));
+  if ((verify !== "off" || !lock) && !unchanged) {
     const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
     const plan = planCompile(inputs);
     if (!lock || plan.lock.inputs_hash !== lock.inputs_hash) {
@@ -65,10 +72,20 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
       const res = await compile({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
       lock = res.plan.lock;
       log.info(`recompiled: generation ${res.generation}`);
-    } else await inputs.cache.save().catch(() => undefined);
+    } else {
+      await inputs.cache.save().catch(() => undefined);
+      await recordQuick(paths, compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }), inputs.watch).catch(() => undefined);
+    }
   }
   const runtime = new Runtime(paths.home, lock!, { log });
-  await runtime.loadAll();
+  if (opts.beforeLoad) await opts.beforeLoad(runtime);
+  try {
+    await runtime.loadAll();
+  } catch (e) {
+    // A refused start must not leave MCP server processes behind.
+    await runtime.mcp?.close().catch(() => undefined);
+    throw e;
+  }
   await runtime.writeStatus();
   return runtime;
 }

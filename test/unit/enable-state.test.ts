@@ -25,12 +25,12 @@ describe("enablePlugin", () => {
     expect(await config(sb)).toEqual({ plugins: { enabled: ["weather"] } });
   });
 
-  it("removes the key, the leaf and the manifest name from plugins.disabled", async () => {
+  it("removes the key and the manifest name from plugins.disabled, not a bare leaf (it may be another plugin's key)", async () => {
     const sb = await makeSandbox();
     await writeFile(sb.configFile, "plugins:\n  enabled: [other]\n  disabled:\n    - observability/langfuse\n    - langfuse\n    - langfuse-tracing\n    - keep-me\n");
     const r = await enablePlugin(sb.configFile, CAT);
     expect(r.changed).toBe(true);
-    expect((await config(sb)).plugins).toEqual({ enabled: ["other", "observability/langfuse"], disabled: ["keep-me"] });
+    expect((await config(sb)).plugins).toEqual({ enabled: ["other", "observability/langfuse"], disabled: ["langfuse", "keep-me"] });
   });
 
   it("already enabled (by key or by name) and not disabled → no write at all", async () => {
@@ -118,7 +118,7 @@ describe("enablePlugin", () => {
 });
 
 describe("disablePlugin", () => {
-  it("removes key, leaf and name from enabled and adds the key to disabled", async () => {
+  it("removes key and name (not a bare leaf) from enabled and adds the key to disabled", async () => {
     const sb = await makeSandbox();
     await writeFile(
       sb.configFile,
@@ -126,7 +126,7 @@ describe("disablePlugin", () => {
     );
     const r = await disablePlugin(sb.configFile, CAT);
     expect(r).toEqual({ key: CAT.key, changed: true, message: "⊘ Plugin observability/langfuse disabled." });
-    expect((await config(sb)).plugins).toEqual({ enabled: ["keep-me"], disabled: ["observability/langfuse"] });
+    expect((await config(sb)).plugins).toEqual({ enabled: ["langfuse", "keep-me"], disabled: ["observability/langfuse"] });
   });
 
   it("on an empty config writes plugins.disabled", async () => {

@@ -99,9 +99,9 @@ describe("requires_plugins", () => {
 });
 
 describe("plugins.order", () => {
-  it("forces the listed plugins into that order; the rest keep key order", () => {
+  it("forces the listed plugins into that order; the rest follow in key order", () => {
     const r = resolveLoadOrder([p("a"), p("b"), p("c")], ["c", "a"]);
-    expect(r.order).toEqual(["b", "c", "a"]);
+    expect(r.order).toEqual(["c", "a", "b"]);
     expect(r.diagnostics).toEqual([]);
   });
 
@@ -117,7 +117,7 @@ describe("plugins.order", () => {
 
   it("an order consistent with requires_plugins is fine", () => {
     const r = resolveLoadOrder([p("a", ["b"]), p("b"), p("c")], ["b", "a"]);
-    expect(r.order).toEqual(["b", "c", "a"]);
+    expect(r.order).toEqual(["b", "a", "c"]);
     expect(r.diagnostics).toEqual([]);
   });
 
@@ -153,7 +153,7 @@ describe("plugins.order", () => {
   it("with a dependency cycle the explicit order is still honoured in the fallback", () => {
     const r = resolveLoadOrder([p("a"), p("m", ["n"]), p("n", ["m"]), p("z")], ["z", "a"]);
     expect(codes(r)).toEqual(["W_ORDER_DEPENDENCY_CYCLE"]);
-    expect(r.order).toEqual(["m", "n", "z", "a"]);
+    expect(r.order).toEqual(["z", "a", "m", "n"]);
   });
 });
 

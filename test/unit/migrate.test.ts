@@ -120,12 +120,12 @@ describe("migrateEnabledList", () => {
     expect(parse(out)).toEqual({ model: { default: "gpt-4o" }, plugins: { disabled: ["q"], enabled: ["p"] } });
   });
 
-  it("a non-mapping plugins value is treated as {}", async () => {
+  it("a non-mapping plugins value is left for the user to fix, never overwritten", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "p");
     await writeFile(sb.configFile, "plugins: 5\n");
-    expect((await migrateEnabledList(sb.home)).names).toEqual(["p"]);
-    expect(await configValue(sb)).toEqual({ plugins: { enabled: ["p"] } });
+    expect((await migrateEnabledList(sb.home)).migrated).toBe(false);
+    expect(await configValue(sb)).toEqual({ plugins: 5 });
   });
 
   it("refuses a config.yaml that does not parse and leaves it as it was", async () => {
