@@ -230,6 +230,8 @@ export class PluginContext {
   }
 
   on_unload(cb: () => unknown): Registration | null {
+    // Checked first: track() on an abandoned context runs the release, which here is the callback.
+    if (this.refuseIfAbandoned("on_unload callback")) return null;
     if (typeof cb !== "function") throw new TypeError("on_unload: the callback must be a function");
     return this.track("on_unload", cb.name || "callback", () => {
       try {
@@ -249,6 +251,7 @@ export class PluginContext {
         ? (args[0] as { name: string; handler: CommandEntry["handler"]; description?: string; args_hint?: string; argument_mode?: string })
         : { name: args[0] as string, handler: args[1] as CommandEntry["handler"], description: args[2] as string, args_hint: args[3] as string, argument_mode: args[4] as string };
     const clean = String(o.name ?? "").toLowerCase().trim().replace(/^\/+/, "").replace(/ /g, "-");
+    if (this.refuseIfAbandoned(`command '${clean}'`)) return null;
     if (!clean) {
       this.log.warn("register_command: empty command name; skipped");
       return null;
@@ -270,6 +273,7 @@ export class PluginContext {
         ? (args[0] as { name: string; help?: string; setup_fn?: CliCommandEntry["setup_fn"]; handler_fn?: CliCommandEntry["handler_fn"]; description?: string })
         : { name: args[0] as string, help: args[1] as string, setup_fn: args[2] as CliCommandEntry["setup_fn"], handler_fn: args[3] as CliCommandEntry["handler_fn"], description: args[4] as string };
     const name = String(o.name ?? "").trim();
+    if (this.refuseIfAbandoned(`CLI command '${name}'`)) return null;
     if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) throw new PluginRegistrationError(`register_cli_command: '${name}' is not a valid command name (lowercase letters, digits, '-')`);
     if (this.host.builtinCliCommands.has(name)) {
       this.log.warn(`CLI command '${name}' conflicts with a built-in hermes command. Skipping.`);
@@ -288,6 +292,7 @@ export class PluginContext {
   }
 
   register_skill(name: string, path: string, description = "", frontmatter: Record<string, unknown> = {}): Registration | null {
+    if (this.refuseIfAbandoned(`skill '${String(name)}'`)) return null;
     if (typeof name !== "string" || name.includes(":") || !SKILL_NAME.test(name)) throw new PluginRegistrationError(`register_skill: '${name}' is not a valid skill name`);
     const abs = isAbsolute(path) ? path : join(this.path, path);
     if (!existsSync(abs)) throw new PluginRegistrationError(`register_skill '${name}': ${abs} does not exist`);

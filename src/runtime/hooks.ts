@@ -40,8 +40,13 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
  */
 export class HookBus {
   private readonly entries = new Map<string, HookEntry[]>();
-  private readonly running = new Set<string>();
-  private readonly suppressedUntil = new Map<HookCallback, number>();
+  /**
+   * Timeout bookkeeping keyed by callback identity (runtime spec §5.3), never by name: two
+   * anonymous callbacks of one plugin are different callbacks. Suppression is per (hook, callback);
+   * the running gate per (hook, callback, call identity); the abandoned count per callback.
+   */
+  private readonly running = new Map<HookCallback, Set<string>>();
+  private readonly suppressedUntil = new Map<HookCallback, Map<string, number>>();
   private readonly abandoned = new Map<HookCallback, number>();
   timeoutSeconds = 30;
 
@@ -82,6 +87,17 @@ export class HookBus {
     this.abandoned.clear();
   }
 
+  private gate(cb: HookCallback, key: string, on: boolean): void {
+    let set = this.running.get(cb);
+    if (on) {
+      if (!set) this.running.set(cb, (set = new Set()));
+      set.add(key);
+    } else if (set) {
+      set.delete(key);
+      if (!set.size) this.running.delete(cb);
+    }
+  }
+
   /** Run every callback; the list of non-null results (fail-closed blocks appended as directives). */
   async invoke(name: string, payload: HookPayload = {}): Promise<unknown[]> {
     const list = this.entries.get(name);
@@ -94,17 +110,17 @@ export class HookBus {
     const results: unknown[] = [];
     const fields = Object.keys(body);
     for (const e of [...list]) {
-      const gateKey = `${name}\0${e.owner}\0${cbName(e.cb)}\0${callId ?? ""}`;
+      const gateKey = `${name}\0${callId ?? ""}`;
       if (bounded) {
-        const until = this.suppressedUntil.get(e.cb) ?? 0;
-        if (this.running.has(gateKey) || until > Date.now()) {
-          this.log.warn({ plugin: e.owner }, `hook ${name} callback ${cbName(e.cb)} skipped after previous timeout or while still running`);
+        const until = this.suppressedUntil.get(e.cb)?.get(name) ?? 0;
+        if (this.running.get(e.cb)?.has(gateKey) || until > Date.now()) {
+          this.reporter.notice(e.owner, `hook ${name} callback ${cbName(e.cb)} skipped after previous timeout or while still running`);
           if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
           continue;
         }
         const stuck = this.abandoned.get(e.cb) ?? 0;
         if (stuck >= ABANDONED_CAP) {
-          this.log.warn({ plugin: e.owner }, `hook ${name} callback ${cbName(e.cb)} skipped: ${stuck} abandoned call(s) still running — the plugin is hung`);
+          this.reporter.notice(e.owner, `hook ${name} callback ${cbName(e.cb)} skipped: ${stuck} abandoned call(s) still running — the plugin is hung`);
           if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
           continue;
         }
@@ -113,7 +129,7 @@ export class HookBus {
         let value = e.cb(body);
         if (isThenable(value)) {
           if (bounded) {
-            this.running.add(gateKey);
+            this.gate(e.cb, gateKey, true);
             const pending = Promise.resolve(value);
             let timer: NodeJS.Timeout | undefined;
             const raced = await Promise.race([
@@ -123,27 +139,35 @@ export class HookBus {
               }),
             ]).finally(() => clearTimeout(timer));
             if (raced === TIMED_OUT) {
-              this.suppressedUntil.set(e.cb, Date.now() + SUPPRESS_MS);
+              const sup = this.suppressedUntil.get(e.cb) ?? new Map<string, number>();
+              sup.set(name, Date.now() + SUPPRESS_MS);
+              this.suppressedUntil.set(e.cb, sup);
               this.abandoned.set(e.cb, (this.abandoned.get(e.cb) ?? 0) + 1);
               // The abandoned call keeps its gate until it settles; then it stops counting.
               pending.then(
                 () => undefined,
                 () => undefined,
               ).finally(() => {
-                this.running.delete(gateKey);
+                this.gate(e.cb, gateKey, false);
                 this.abandoned.set(e.cb, Math.max(0, (this.abandoned.get(e.cb) ?? 1) - 1));
               });
-              this.log.warn({ plugin: e.owner }, `hook ${name} callback ${cbName(e.cb)} timed out after ${this.timeoutSeconds}s — skipping`);
+              this.reporter.notice(e.owner, `hook ${name} callback ${cbName(e.cb)} timed out after ${this.timeoutSeconds}s — skipping`);
               if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
               continue;
             }
-            this.running.delete(gateKey);
+            this.gate(e.cb, gateKey, false);
             value = raced;
           } else value = await value;
         }
-        if (value !== null && value !== undefined) results.push(value);
+        if (value !== null && value !== undefined) {
+          if (spec?.combine === "directive") {
+            const problem = directiveProblem(value);
+            if (problem) this.reporter.malformed("Hook", name, e.owner, cbName(e.cb), problem);
+          }
+          results.push(value);
+        }
       } catch (err) {
-        this.running.delete(gateKey);
+        if (bounded) this.gate(e.cb, gateKey, false);
         this.reporter.report("Hook", name, e.owner, cbName(e.cb), err, fields);
         if (failClosed) {
           const ex = err instanceof Error ? err : new Error(String(err));
@@ -208,6 +232,29 @@ export interface ToolDirective {
   message?: string | null;
   rule_key?: string | null;
   modified_args?: Record<string, unknown>;
+}
+
+function describeValue(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  return `a ${typeof v}`;
+}
+
+/**
+ * Why a pre_tool_call result is not a directive that resolveToolDirective acts on (undefined when it
+ * is one). Such results are ignored, as the original does; the dispatcher names the callback once.
+ */
+export function directiveProblem(r: unknown): string | undefined {
+  if (!r || typeof r !== "object" || Array.isArray(r)) return `expected a directive object ({action: "block" | "approve" | "modify", …}), got ${describeValue(r)}; ignored`;
+  const d = r as Record<string, unknown>;
+  if (d.action === "modify") {
+    const a = d.args;
+    return a && typeof a === "object" && !Array.isArray(a) && Object.keys(a).length ? undefined : "action 'modify' needs a non-empty args object; ignored";
+  }
+  if (d.action === "block") return typeof d.message === "string" && d.message.trim() ? undefined : "action 'block' needs a non-empty message; ignored (the call is not blocked by it)";
+  if (d.action === "approve") return undefined;
+  return `unknown action ${d.action === undefined ? "(none)" : typeof d.action === "string" ? JSON.stringify(d.action) : describeValue(d.action)} (expected block, approve or modify); ignored`;
 }
 
 /**

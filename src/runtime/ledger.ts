@@ -72,13 +72,16 @@ export class Ledger {
 /**
  * A named slot that a later registration may take over. Restore is identity-conditional: a
  * registration puts back what it displaced only while it is still the current holder, so a later
- * owner's entry is never clobbered by an earlier plugin's unload.
+ * owner's entry is never clobbered by an earlier plugin's unload. Each slot keeps its holders as a
+ * stack of leases: releasing a lease that is no longer current just removes it, so a plugin that
+ * was unloaded earlier is never "restored" when the later holder goes.
  */
 export class SlotMap<T> {
-  private readonly slots = new Map<string, T>();
+  private readonly slots = new Map<string, Array<{ value: T }>>();
 
   get(name: string): T | undefined {
-    return this.slots.get(name);
+    const stack = this.slots.get(name);
+    return stack?.[stack.length - 1]?.value;
   }
 
   has(name: string): boolean {
@@ -86,22 +89,25 @@ export class SlotMap<T> {
   }
 
   entries(): Array<[string, T]> {
-    return [...this.slots.entries()];
+    return [...this.slots.entries()].map(([k, stack]) => [k, stack[stack.length - 1]!.value]);
   }
 
   values(): T[] {
-    return [...this.slots.values()];
+    return [...this.slots.values()].map((stack) => stack[stack.length - 1]!.value);
   }
 
   /** Put `value` in the slot; the returned function restores the displaced entry (if still current). */
   lease(name: string, value: T): () => void {
-    const had = this.slots.has(name);
-    const previous = this.slots.get(name);
-    this.slots.set(name, value);
+    const token = { value };
+    const stack = this.slots.get(name);
+    if (stack) stack.push(token);
+    else this.slots.set(name, [token]);
     return () => {
-      if (this.slots.get(name) !== value) return;
-      if (had) this.slots.set(name, previous as T);
-      else this.slots.delete(name);
+      const cur = this.slots.get(name);
+      const i = cur ? cur.indexOf(token) : -1;
+      if (i < 0) return;
+      cur!.splice(i, 1);
+      if (!cur!.length) this.slots.delete(name);
     };
   }
 

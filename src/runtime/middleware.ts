@@ -143,26 +143,37 @@ export class MiddlewareEngine {
     if (!list?.length) return terminal(payload);
     const chain = [...list];
     const key = kind === "llm_execution" ? "request" : "args";
+    const originalKey = kind === "llm_execution" ? "original_request" : "original_args";
+    const original = originalKey in context ? context[originalKey] : payload;
     const callAt = async (i: number, p: T): Promise<R> => {
       if (i >= chain.length) return terminal(p);
       const e = chain[i]!;
       // Written inside next_call; read after the callback settles (TypeScript cannot see that).
       const frame: { state: "idle" | "ok" | "failed" } = { state: "idle" };
       let downstream: R | undefined;
-      const next_call = async (nextPayload?: T): Promise<R> => {
+      // Not async: a second call throws synchronously (as the original's does), so a frame that
+      // calls it again without awaiting cannot leave an unhandled rejection behind.
+      const next_call = (nextPayload?: T): Promise<R> => {
         if (frame.state !== "idle") {
           throw new Error(`Middleware '${kind}' callback ${cbName(e.cb)} called next_call() more than once; downstream execution is single-use`);
         }
         // Until it succeeds, a throw from here on is the downstream's (or the frame's translation).
         frame.state = "failed";
-        downstream = await callAt(i + 1, nextPayload ?? p);
-        frame.state = "ok";
-        return downstream;
+        const run = (async () => {
+          downstream = await callAt(i + 1, nextPayload ?? p);
+          frame.state = "ok";
+          return downstream;
+        })();
+        // A frame that drops the promise (never awaits it) must not crash the process on rejection;
+        // whoever awaits it still sees the rejection.
+        run.catch(() => undefined);
+        return run;
       };
       const kwargs = {
         telemetry_schema_version: OBSERVER_SCHEMA_VERSION,
         middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
         ...context,
+        [originalKey]: original,
         [key]: p,
         next_call,
         nextCall: next_call,

@@ -32,6 +32,8 @@ export interface PluginStatus {
   required: boolean;
   registered: Record<string, number>;
   load_ms?: number;
+  /** First warnings about this plugin's callbacks at call time (hooks, middleware, events), capped. */
+  issues?: string[];
 }
 
 export interface OrderIssue {
@@ -42,6 +44,9 @@ export interface OrderIssue {
 }
 
 export const BUILTIN_CLI_COMMANDS = new Set(["plugins", "config", "compile", "lock", "chat", "demo", "help", "serve", "version"]);
+
+/** Call-time issues kept per plugin for `hermes plugins why`. */
+const MAX_ISSUES = 20;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -74,6 +79,7 @@ export class Runtime implements RuntimeHost {
   private managed?: { kind: string; owned: Ownership };
   private byKey = new Map<string, LockPlugin>();
   private reloadGeneration = 0;
+  private statusDirty = false;
 
   constructor(home: string, lock: Lock, opts: { log?: Logger; strict?: boolean } = {}) {
     this.paths = homePaths(home);
@@ -84,6 +90,7 @@ export class Runtime implements RuntimeHost {
     this.hooks = new HookBus(this.log, this.reporter);
     this.middleware = new MiddlewareEngine(this.reporter);
     this.events = new EventBus(this.log, this.reporter);
+    this.reporter.onWarn = (owner, message) => this.noteIssue(owner, message);
     this.lock = lock;
     this.setLock(lock);
   }
@@ -150,6 +157,15 @@ export class Runtime implements RuntimeHost {
 
   async configChanged(): Promise<void> {
     await this.refreshConfig();
+  }
+
+  private noteIssue(owner: string, message: string): void {
+    const s = this.status.get(owner);
+    if (!s) return;
+    const issues = (s.issues ??= []);
+    if (issues.length >= MAX_ISSUES) return;
+    issues.push(message);
+    this.statusDirty = true;
   }
 
   /** Register a tool of the agent itself (owner `builtin`); plugins may override it only with consent. */
@@ -298,6 +314,7 @@ export class Runtime implements RuntimeHost {
 
   /** Persist what happened at load time so `hermes plugins why` (another process) can show it. */
   async writeStatus(): Promise<void> {
+    this.statusDirty = false;
     const body = {
       inputs_hash: this.lock.inputs_hash,
       plugins: Object.fromEntries([...this.status.entries()].sort(([a], [b]) => (a < b ? -1 : 1))),
@@ -312,6 +329,7 @@ export class Runtime implements RuntimeHost {
   async settle(): Promise<void> {
     await this.events.idle();
     await sleep(0);
+    if (this.statusDirty) await this.writeStatus();
   }
 }
 
