@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../core/paths.js";
+import { chatCommand, demoCommand } from "./commands/chat.js";
 import { compileCommand, lockCommand } from "./commands/compile.js";
 import { configCommand } from "./commands/config.js";
 import { pluginsCommand } from "./commands/plugins.js";
@@ -22,5 +23,7 @@ export function buildProgram(): Command {
   program.addCommand(configCommand());
   program.addCommand(compileCommand());
   program.addCommand(lockCommand());
+  program.addCommand(chatCommand());
+  program.addCommand(demoCommand());
   return program;
 }

@@ -217,6 +217,88 @@ export const ERROR_CATALOG = {
     title: "a required plugin did not load, so the runtime does not start",
     hint: "fix the plugin (hermes plugins why <key>) or remove required: true",
   },
+  E_AGENT_NO_PROVIDER: {
+    title: "no model provider is configured",
+    hint: "pass --provider scripted --script FILE, or --provider openai-compatible --base-url URL --model NAME, or set model: {provider, base_url, default} in config.yaml",
+    exit: 2,
+  },
+  E_AGENT_MAX_TURNS: {
+    title: "the turn stopped after max_turns model calls without a final answer",
+    hint: "raise --max-turns (or agent.max_turns in config.yaml), or ask for something smaller",
+  },
+  E_AGENT_INTERRUPTED: {
+    title: "the turn was interrupted",
+    hint: "nothing was left half-done: the running tool or model call was cancelled and the hooks saw interrupted: true",
+  },
+  E_AGENT_TOOL_ARGS: {
+    title: "the model sent tool arguments that are not a JSON object",
+    hint: "the model got an error result naming the problem and may retry; nothing was executed",
+  },
+  E_AGENT_UNKNOWN_TOOL: {
+    title: "the model called a tool that does not exist or is not available",
+    hint: "the model got an error result; check the enabled plugins (hermes plugins list) and the tool's requires_env",
+  },
+  E_AGENT_TOOL_FAILED: {
+    title: "a tool raised an error",
+    hint: "the model got an error result naming the tool and the message; see the log for details",
+  },
+  E_AGENT_MIDDLEWARE_FAILED: {
+    title: "a required plugin's middleware failed, so the call failed",
+    hint: "fix the plugin named (hermes plugins why <key>) or remove required: true",
+  },
+  E_AGENT_LLM_TRUST: {
+    title: "ctx.llm refused an override the plugin is not trusted for",
+    hint: "grant the llm.*_override capability (hermes plugins enable <key> --grant llm.model_override) or drop the override",
+  },
+  E_AGENT_LLM_INVALID: {
+    title: "ctx.llm was called with invalid arguments, or the output does not match the schema",
+    hint: "pass non-empty instructions and input; make the JSON schema one the model can satisfy",
+  },
+  E_AGENT_SCRIPT: {
+    title: "the scripted provider's script is not valid or is used up",
+    hint: "a script is a YAML list of turns, each `say: text` or `call: {tool: NAME, args: {...}}`, one per model call",
+  },
+  E_PROVIDER_CONFIG: {
+    title: "the model provider settings are not valid",
+    hint: "check --provider/--base-url/--model or the model: section of config.yaml (provider, base_url, default, api_key_env)",
+    exit: 2,
+  },
+  E_PROVIDER_NO_KEY: {
+    title: "the configured API key variable is not set",
+    hint: "export the variable named by model.api_key_env, or remove api_key_env for a server without keys",
+  },
+  E_PROVIDER_HTTP: {
+    title: "the model provider answered with an HTTP error",
+    hint: "check the base URL, model name and key; 429 and 5xx answers are retried automatically",
+  },
+  E_PROVIDER_TIMEOUT: {
+    title: "the model provider did not answer in time",
+    hint: "raise model.timeout (seconds) or check that the server is up",
+  },
+  E_PROVIDER_MALFORMED: {
+    title: "the model provider sent a response that is not valid chat-completions JSON",
+    hint: "check that the base URL points at an OpenAI-compatible /v1 endpoint",
+  },
+  E_PROVIDER_STREAM: {
+    title: "the model provider's stream ended before the response was complete",
+    hint: "it is retried automatically; if it keeps happening, try without streaming (--no-stream)",
+  },
+  E_PROVIDER_NETWORK: {
+    title: "the model provider could not be reached",
+    hint: "check the base URL and that the server is running",
+  },
+  E_APPROVAL_DENIED: {
+    title: "a dangerous action was not approved",
+    hint: "the model was told the action was denied; approve it on a terminal, or change approvals.mode",
+  },
+  E_APPROVAL_HARDLINE: {
+    title: "a command is blocked unconditionally (hardline)",
+    hint: "hardline commands (wiping /, formatting disks, fork bombs) never run, whatever any approval says",
+  },
+  E_APPROVAL_TRANSPORT: {
+    title: "the selected approval transport failed, so the action was denied",
+    hint: "check the transport plugin (security.approval.transport); set security.approval.transport_fallback: builtin to fall back to the built-in prompt",
+  },
   E_PACK_INVALID: {
     title: "the plugin pack is not valid",
     hint: "fix the entry named; see schemas/pack.schema.json",

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import type { Logger } from "pino";
+import { HermesError } from "../core/errors.js";
 import { editConfig } from "../config/config-file.js";
 import { assertNotOwned } from "../config/managed.js";
 import { CAPABILITY_IDS, isCapabilityId } from "../consent/capabilities.js";
@@ -328,6 +329,52 @@ export class PluginContext {
     if (managed) assertNotOwned(managed.kind, managed.owned, path);
     await editConfig(this.host.configFile, () => [{ op: "set", path, value }]);
     await this.host.configChanged();
+  }
+
+  // ---- host LLM and messages (the agent session provides them) ----
+
+  /**
+   * `ctx.llm` (runtime spec §4.7): complete / complete_structured with the host's provider and
+   * model, overrides gated by the llm.*_override capabilities. Outside an agent session (hermes
+   * chat, hermes demo) every call rejects with E_AGENT_NO_PROVIDER.
+   */
+  get llm(): unknown {
+    const bridged = this.host.agent?.pluginLlm(this.key);
+    if (bridged) return bridged;
+    const refuse = () =>
+      Promise.reject(new HermesError("E_AGENT_NO_PROVIDER", { message: `ctx.llm of plugin '${this.key}': no agent session is running, so there is no host provider (run under hermes chat)` }));
+    return { complete: refuse, complete_structured: refuse, acomplete: refuse, acomplete_structured: refuse, completeStructured: refuse, acompleteStructured: refuse };
+  }
+
+  /**
+   * `ctx.inject_message(content, role = "user", {session_key})` (runtime spec §4.5). CLI session:
+   * queued as the next input (idle) or interrupting the running turn; non-user roles are prefixed
+   * `[role] `; true when queued. Gateway routing (a session_key) is not available in hermes-kit:
+   * it warns with the reason and returns false, as does a call with no session running.
+   */
+  inject_message(content: unknown, role: unknown = "user", opts: { session_key?: string | null } = {}): boolean {
+    if (typeof content !== "string" || !content.trim()) {
+      this.log.warn("inject_message: content must be a non-empty string; nothing was queued");
+      return false;
+    }
+    const r = typeof role === "string" && role.trim() ? role.trim() : "user";
+    const text = r === "user" ? content : `[${r}] ${content}`;
+    const sessionKey = opts && typeof opts === "object" ? opts.session_key : undefined;
+    if (sessionKey) {
+      const allowed = this.host.pluginEntry(this.key).allow_gateway_injection === true;
+      this.log.warn(
+        allowed
+          ? `inject_message(session_key=${sessionKey}): no gateway runs in hermes-kit, so gateway sessions cannot be reached; nothing was queued`
+          : `inject_message(session_key=${sessionKey}): gateway injection is not allowed for this plugin (plugins.entries.${this.key}.allow_gateway_injection must be true), and no gateway runs in hermes-kit; nothing was queued`,
+      );
+      return false;
+    }
+    const agent = this.host.agent;
+    if (!agent) {
+      this.log.warn("inject_message: no interactive CLI session is running; nothing was queued");
+      return false;
+    }
+    return agent.injectMessage(this.key, text);
   }
 
   // ---- approval transports, providers, prompt sections ----

@@ -6,6 +6,14 @@ import type { Ledger, SlotMap } from "./ledger.js";
 import type { MiddlewareEngine } from "./middleware.js";
 import type { ApprovalTransportEntry, CliCommandEntry, CommandEntry, PromptSection, ProviderRegistry, SkillEntry, ToolRegistry } from "./registries.js";
 
+/** What a running agent session offers plugins (src/agent attaches it; absent outside a session). */
+export interface AgentBridge {
+  /** The `ctx.llm` object of one plugin. */
+  pluginLlm(pluginKey: string): unknown;
+  /** Queue a message into the CLI session (`ctx.inject_message`); true when queued. */
+  injectMessage(pluginKey: string, text: string): boolean;
+}
+
 /** What a PluginContext needs from the runtime that owns it (kept narrow so the two stay decoupled). */
 export interface RuntimeHost {
   readonly home: string;
@@ -25,6 +33,8 @@ export interface RuntimeHost {
   readonly providers: ProviderRegistry;
   readonly promptSections: SlotMap<PromptSection>;
   readonly builtinCliCommands: ReadonlySet<string>;
+  /** The agent session attached to this runtime (hermes chat, hermes demo): ctx.llm and ctx.inject_message go through it. */
+  readonly agent?: AgentBridge;
   loadedPlugins(): Array<{ key: string; name: string }>;
   grantedCapabilities(key: string): readonly string[];
   isRequired(key: string): boolean;

@@ -15,7 +15,7 @@ import type { Lock, LockPlugin } from "../compile/lock.js";
 import { PluginContext } from "./context.js";
 import { EventBus } from "./events.js";
 import { HookBus, normalizeHookTimeout } from "./hooks.js";
-import type { RuntimeHost } from "./host.js";
+import type { AgentBridge, RuntimeHost } from "./host.js";
 import { Ledger, SlotMap } from "./ledger.js";
 import { MiddlewareEngine } from "./middleware.js";
 import { FailureReporter } from "./reporter.js";
@@ -70,6 +70,8 @@ export class Runtime implements RuntimeHost {
   readonly providers = new ProviderRegistry();
   readonly promptSections = new SlotMap<PromptSection>();
   readonly builtinCliCommands: ReadonlySet<string> = BUILTIN_CLI_COMMANDS;
+  /** Set by the agent session while one runs (ctx.llm, ctx.inject_message). */
+  agent?: AgentBridge;
   readonly status = new Map<string, PluginStatus>();
   readonly orderIssues: OrderIssue[] = [];
   readonly strict: boolean;

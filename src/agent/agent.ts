@@ -1,0 +1,374 @@
+import { basename, resolve } from "node:path";
+import type { Logger } from "pino";
+import { firstNonEmpty, joinedContext } from "../runtime/hooks.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { ApprovalGate, PermanentApprovals } from "./approvals/gate.js";
+import type { ApprovalPrompter } from "./approvals/prompt.js";
+import { HookSite } from "./hook-site.js";
+import { newId } from "./ids.js";
+import { callModel, InterruptedError, LlmCallFailed } from "./llm-call.js";
+import { PluginLlm } from "./plugin-llm.js";
+import { errorMessage } from "./providers/errors.js";
+import { Session } from "./session.js";
+import { spillIfLong, spillLimit } from "./spill.js";
+import { composeSystemPrompt, DEFAULT_SYSTEM_PROMPT, renderSections } from "./system-prompt.js";
+import type { TimelineEvent, TimelineSink } from "./timeline.js";
+import { runToolCall, type ToolCallOutcome } from "./tool-call.js";
+import type { ChatMessage, Provider, ToolDefinition } from "./types.js";
+
+export type TurnExitReason = "completed" | "interrupted" | "max_turns" | "api_error" | "middleware_failed";
+
+export interface TurnResult {
+  turn_id: string;
+  answer: string | null;
+  exit_reason: TurnExitReason;
+  completed: boolean;
+  failed: boolean;
+  interrupted: boolean;
+  api_calls: number;
+  tool_calls: ToolCallOutcome[];
+  error?: { code: string; message: string };
+}
+
+export interface AgentSettings {
+  maxTurns: number;
+  maxRetries: number;
+  backoffMs: number;
+  systemPrompt: string;
+  streamReasoning: boolean;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** `agent.*` of config.yaml: max_turns (90), api_max_retries (3), retry_backoff_ms (1000), system_prompt. */
+export function agentSettings(config: Record<string, unknown>): AgentSettings {
+  const a = (config.agent ?? {}) as Record<string, unknown>;
+  const m = (config.model && typeof config.model === "object" ? config.model : {}) as Record<string, unknown>;
+  const int = (v: unknown, d: number, min: number) => (typeof v === "number" && Number.isInteger(v) && v >= min ? v : d);
+  const plugins = (config.plugins ?? {}) as Record<string, unknown>;
+  return {
+    maxTurns: int(a.max_turns, 90, 1),
+    maxRetries: int(a.api_max_retries, 3, 0),
+    backoffMs: int(a.retry_backoff_ms, 1000, 0),
+    systemPrompt: typeof a.system_prompt === "string" && a.system_prompt.trim() ? a.system_prompt : DEFAULT_SYSTEM_PROMPT,
+    streamReasoning: plugins.stream_reasoning_deltas === true,
+    ...(typeof m.max_tokens === "number" ? { maxTokens: m.max_tokens } : {}),
+    ...(typeof m.temperature === "number" ? { temperature: m.temperature } : {}),
+  };
+}
+
+export interface AgentOptions {
+  runtime: Runtime;
+  provider: Provider;
+  fallback?: () => Promise<Provider | undefined>;
+  /** Timeline events (hermes demo, hermes chat --timeline). */
+  emit?: TimelineSink;
+  /** Who approves dangerous actions; absent (no terminal) means deny without waiting. */
+  prompter?: ApprovalPrompter;
+  /** Overrides agent.max_turns. */
+  maxTurns?: number;
+  platform?: string;
+  env?: NodeJS.ProcessEnv;
+  session?: Session;
+}
+
+/**
+ * The agent loop of one CLI session. A turn: system prompt (first turn only, with plugin
+ * sections) → on_session_start (first turn) → pre_llm_call (context appended to the user message)
+ * → model calls and tool calls until the model answers or max_turns model calls were made →
+ * transform_llm_output → post_llm_call → on_session_end. Interrupting (Ctrl-C, or an injected
+ * message mid-turn) cancels the running model call or tool and ends the turn cleanly with
+ * interrupted: true.
+ */
+export class Agent {
+  readonly session: Session;
+  readonly runtime: Runtime;
+  readonly hooks: HookSite;
+  readonly gate: ApprovalGate;
+  readonly log: Logger;
+  readonly platform: string;
+  private readonly provider: { current: Provider; fallback?: () => Promise<Provider | undefined>; fellBack?: boolean };
+  private readonly emitFn: TimelineSink;
+  private readonly opts: AgentOptions;
+  private running: { controller: AbortController; turn_id: string } | undefined;
+  private readonly pending: string[] = [];
+  private readonly llms = new Map<string, PluginLlm>();
+  /** Called when a message is queued while idle (the REPL starts a turn for it). */
+  onQueued?: () => void;
+
+  constructor(opts: AgentOptions) {
+    this.opts = opts;
+    this.runtime = opts.runtime;
+    this.log = opts.runtime.log;
+    this.platform = opts.platform ?? "cli";
+    this.session = opts.session ?? new Session();
+    this.provider = { current: opts.provider, ...(opts.fallback ? { fallback: opts.fallback } : {}) };
+    this.emitFn = opts.emit ?? (() => undefined);
+    this.hooks = new HookSite(opts.runtime.hooks, (ev) => this.emit(ev));
+    this.gate = new ApprovalGate({
+      home: opts.runtime.home,
+      config: () => this.runtime.config,
+      transports: opts.runtime.approvalTransports,
+      hooks: this.hooks,
+      ...(opts.prompter ? { prompter: opts.prompter } : {}),
+      emit: (ev) => this.emit(ev),
+      log: this.log,
+      permanent: new PermanentApprovals(opts.runtime.home),
+    });
+  }
+
+  private emit(ev: TimelineEvent): void {
+    try {
+      this.emitFn(ev);
+    } catch {
+      /* a printer must never break the loop */
+    }
+  }
+
+  get model(): string {
+    return this.provider.current.model;
+  }
+
+  get providerName(): string {
+    return this.provider.current.name;
+  }
+
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Connect ctx.llm and ctx.inject_message of every plugin to this session. */
+  attach(): () => void {
+    this.runtime.agent = {
+      pluginLlm: (key: string) => this.pluginLlm(key),
+      injectMessage: (_key: string, text: string) => this.inject(text),
+    };
+    return () => {
+      if (this.runtime.agent) this.runtime.agent = undefined;
+    };
+  }
+
+  pluginLlm(key: string): PluginLlm {
+    let l = this.llms.get(key);
+    if (!l) {
+      l = new PluginLlm({
+        pluginKey: key,
+        provider: () => this.provider.current,
+        hooks: this.hooks,
+        middleware: this.runtime.middleware,
+        log: this.log.child({ plugin: key }),
+        granted: (cap) => this.runtime.grantedCapabilities(key).includes(cap),
+        entry: () => this.runtime.pluginEntry(key),
+        ids: () => ({ session_id: this.session.session_id, task_id: this.session.task_id, turn_id: this.running?.turn_id ?? null }),
+        platform: this.platform,
+      });
+      this.llms.set(key, l);
+    }
+    return l;
+  }
+
+  /**
+   * Queue a message (ctx.inject_message in the CLI). Idle: it becomes the next input and a turn
+   * starts for it. Mid-turn: it interrupts the turn, as a person typing a new message would, and
+   * runs next. Returns true (queued).
+   */
+  inject(text: string): boolean {
+    this.pending.push(text);
+    if (this.running) {
+      this.log.info("an injected message interrupts the running turn");
+      this.running.controller.abort(new Error("interrupted by an injected message"));
+    } else this.onQueued?.();
+    return true;
+  }
+
+  /** The next queued (injected) message, if any. */
+  takeQueued(): string | undefined {
+    return this.pending.shift();
+  }
+
+  get queued(): number {
+    return this.pending.length;
+  }
+
+  /** Interrupt the running turn (Ctrl-C). Returns false when idle. */
+  interrupt(reason = "interrupted"): boolean {
+    if (!this.running) return false;
+    this.running.controller.abort(new Error(reason));
+    return true;
+  }
+
+  toolDefinitions(): ToolDefinition[] {
+    return this.runtime.tools.list(this.opts.env).map((t) => ({
+      type: "function",
+      function: {
+        name: t.name,
+        description: t.schema.description ?? t.description ?? "",
+        parameters: (t.schema.parameters as Record<string, unknown> | undefined) ?? { type: "object", properties: {} },
+      },
+    }));
+  }
+
+  private async ensureSystemPrompt(settings: { systemPrompt: string }): Promise<void> {
+    if (this.session.systemPrompt !== undefined) return;
+    const home = this.runtime.home;
+    const parent = basename(resolve(home, ".."));
+    const sections = await renderSections(
+      this.runtime.promptSections.values(),
+      {
+        session_id: this.session.session_id,
+        model: this.model,
+        provider: this.providerName,
+        platform: this.platform,
+        profile_name: parent === "profiles" ? basename(home) : "default",
+        cwd: process.cwd(),
+      },
+      this.log,
+    );
+    if (sections.used.length) this.emit({ type: "note", text: `system prompt sections: ${sections.used.join(", ")}` });
+    this.session.systemPrompt = composeSystemPrompt(settings.systemPrompt, sections);
+    this.session.messages.unshift({ role: "system", content: this.session.systemPrompt });
+  }
+
+  async runTurn(userText: string): Promise<TurnResult> {
+    if (this.running) throw new Error("a turn is already running");
+    const settings = agentSettings(this.runtime.config);
+    const maxTurns = this.opts.maxTurns ?? settings.maxTurns;
+    const controller = new AbortController();
+    const turn_id = newId("turn");
+    this.running = { controller, turn_id };
+    const signal = controller.signal;
+    const s = this.session;
+    s.turns++;
+    const first = s.turns === 1;
+    const ids = { session_id: s.session_id, task_id: s.task_id, turn_id };
+    const counters = { api_call_count: 0 };
+    const toolCalls: ToolCallOutcome[] = [];
+    let answer: string | null = null;
+    let exit: TurnExitReason = "completed";
+    let error: TurnResult["error"];
+    this.emit({ type: "turn_start", turn: s.turns, turn_id, user_message: userText });
+    try {
+      await this.ensureSystemPrompt(settings);
+      if (first) await this.hooks.fire("on_session_start", { session_id: s.session_id, model: this.model, platform: this.platform });
+      const ctxResults = await this.hooks.fire("pre_llm_call", {
+        ...ids,
+        user_message: userText,
+        conversation_history: s.history(),
+        is_first_turn: first,
+        model: this.model,
+        platform: this.platform,
+        parent_session_id: null,
+        sender_id: null,
+      });
+      let context: string | undefined;
+      if (ctxResults.length) {
+        const limit = spillLimit(this.runtime.config);
+        const spilled: unknown[] = [];
+        for (const r of ctxResults) {
+          const text = typeof r === "string" ? r : r && typeof r === "object" && typeof (r as { context?: unknown }).context === "string" ? (r as { context: string }).context : undefined;
+          if (text === undefined || !text.trim()) continue;
+          const sp = await spillIfLong(text, { home: this.runtime.home, sessionId: s.session_id, maxChars: limit });
+          if (sp.file) this.log.info(`pre_llm_call context of ${text.length} characters spilled to ${sp.file}`);
+          spilled.push(sp.text);
+        }
+        context = joinedContext(spilled);
+      }
+      s.messages.push({ role: "user", content: context ? `${userText}\n\n${context}` : userText });
+      for (let iteration = 1; ; iteration++) {
+        if (signal.aborted) throw new InterruptedError();
+        if (counters.api_call_count >= maxTurns) {
+          exit = "max_turns";
+          error = { code: "E_AGENT_MAX_TURNS", message: `stopped after ${counters.api_call_count} model call(s) (max_turns ${maxTurns}) without a final answer` };
+          this.log.warn({ code: "E_AGENT_MAX_TURNS" }, error.message);
+          break;
+        }
+        const r = await callModel({
+          hooks: this.hooks,
+          hookBus: this.runtime.hooks,
+          middleware: this.runtime.middleware,
+          log: this.log,
+          emit: (ev) => this.emit(ev),
+          signal,
+          provider: this.provider,
+          ids,
+          platform: this.platform,
+          user_message: userText,
+          history: () => s.history(),
+          messages: () => s.messages,
+          tools: () => this.toolDefinitions(),
+          retry: { maxRetries: settings.maxRetries, backoffMs: settings.backoffMs },
+          counters,
+          extraKwargs: {
+            ...(settings.maxTokens !== undefined ? { max_tokens: settings.maxTokens } : {}),
+            ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+          },
+          streamReasoning: settings.streamReasoning,
+          iteration,
+        });
+        const msg = r.response.choices[0]!.message;
+        const assistant: ChatMessage = { role: "assistant", content: msg.content ?? null, ...(msg.tool_calls?.length ? { tool_calls: msg.tool_calls } : {}) };
+        s.messages.push(assistant);
+        if (!msg.tool_calls?.length) {
+          answer = msg.content ?? "";
+          break;
+        }
+        for (const call of msg.tool_calls) {
+          if (signal.aborted) {
+            s.messages.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: JSON.stringify({ error: "interrupted; the tool was not run" }) });
+            continue;
+          }
+          const o = await runToolCall(
+            { tools: this.runtime.tools, middleware: this.runtime.middleware, hooks: this.hooks, gate: this.gate, log: this.log, emit: (ev) => this.emit(ev), signal, session: s, ids: { ...ids, api_request_id: r.api_request_id }, ...(this.opts.env ? { env: this.opts.env } : {}) },
+            call,
+          );
+          toolCalls.push(o);
+          s.messages.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: o.result });
+        }
+        if (signal.aborted) throw new InterruptedError();
+      }
+    } catch (e) {
+      if (e instanceof InterruptedError || signal.aborted) {
+        exit = "interrupted";
+        const why = signal.reason instanceof Error ? signal.reason.message : "interrupted";
+        error = { code: "E_AGENT_INTERRUPTED", message: why };
+        this.log.warn({ code: "E_AGENT_INTERRUPTED" }, `turn interrupted (${why})`);
+      } else if (e instanceof LlmCallFailed) {
+        exit = e.code === "E_AGENT_MIDDLEWARE_FAILED" ? "middleware_failed" : "api_error";
+        error = { code: e.code, message: e.message };
+      } else {
+        exit = "api_error";
+        error = { code: "E_INTERNAL", message: errorMessage(e) };
+        this.log.error({ code: "E_INTERNAL" }, `the turn failed: ${errorMessage(e)}`);
+      }
+    }
+    const interrupted = exit === "interrupted";
+    const failed = exit === "api_error" || exit === "middleware_failed";
+    const completed = exit === "completed";
+    if (completed && answer) {
+      const replaced = firstNonEmpty(await this.hooks.fire("transform_llm_output", { response_text: answer, session_id: s.session_id, model: this.model, platform: this.platform }));
+      if (replaced !== undefined) {
+        answer = replaced;
+        const last = s.messages[s.messages.length - 1];
+        if (last?.role === "assistant") last.content = replaced;
+      }
+      await this.hooks.fire("post_llm_call", {
+        ...ids,
+        user_message: userText,
+        assistant_response: answer,
+        conversation_history: s.history(),
+        model: this.model,
+        platform: this.platform,
+      });
+    }
+    await this.hooks.fire(
+      "on_session_end",
+      { ...ids, completed, failed, interrupted, turn_exit_reason: exit, model: this.model, platform: this.platform },
+      `completed=${completed} interrupted=${interrupted}`,
+    );
+    this.emit({ type: "turn_end", exit_reason: exit, completed, failed, interrupted, answer });
+    this.running = undefined;
+    await this.runtime.settle();
+    if (this.pending.length) this.onQueued?.();
+    return { turn_id, answer: completed ? answer : null, exit_reason: exit, completed, failed, interrupted, api_calls: counters.api_call_count, tool_calls: toolCalls, ...(error ? { error } : {}) };
+  }
+}

@@ -1,0 +1,272 @@
+import type { Logger } from "pino";
+import type { HookBus } from "../runtime/hooks.js";
+import { RequiredMiddlewareError, type MiddlewareEngine, type TraceEntry } from "../runtime/middleware.js";
+import { classificationPayload, combineClassification, type Classification } from "./error-classification.js";
+import type { HookSite } from "./hook-site.js";
+import { newId } from "./ids.js";
+import { errorMessage, errorTypeName, isProviderError, ProviderError } from "./providers/errors.js";
+import { checkResponse } from "./providers/shape.js";
+import { brief, sanitize } from "./sanitize.js";
+import { StreamObservers } from "./stream-observers.js";
+import type { TimelineSink } from "./timeline.js";
+import type { ChatMessage, LlmRequest, LlmResponse, Provider, ToolDefinition } from "./types.js";
+
+export interface RetryPolicy {
+  maxRetries: number;
+  backoffMs: number;
+}
+
+/** What one model call (all its attempts) needs from the turn. */
+export interface LlmCallContext {
+  hooks: HookSite;
+  hookBus: HookBus;
+  middleware: MiddlewareEngine;
+  log: Logger;
+  emit: TimelineSink;
+  signal: AbortSignal;
+  /** The provider in use; a fallback replaces it for the rest of the call. */
+  provider: { current: Provider; fallback?: () => Promise<Provider | undefined>; fellBack?: boolean };
+  ids: { session_id: string; task_id: string; turn_id: string };
+  platform: string;
+  user_message: unknown;
+  history: () => ChatMessage[];
+  /** The conversation to send (system prompt first); read fresh for every attempt. */
+  messages: () => ChatMessage[];
+  tools: () => ToolDefinition[];
+  retry: RetryPolicy;
+  counters: { api_call_count: number };
+  extraKwargs?: Partial<LlmRequest>;
+  streamReasoning: boolean;
+  /** Which iteration of the tool loop this call is (on_stream_* `iteration`). */
+  iteration: number;
+}
+
+export interface LlmCallResult {
+  response: LlmResponse;
+  api_request_id: string;
+  middleware_trace: TraceEntry[];
+}
+
+/** The turn was interrupted during a model call. */
+export class InterruptedError extends Error {
+  constructor(message = "interrupted") {
+    super(message);
+    this.name = "InterruptedError";
+  }
+}
+
+/** The model call failed for good (after retries and fallback); the turn ends as failed. */
+export class LlmCallFailed extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly classification: Classification,
+    readonly code: string,
+  ) {
+    super(errorMessage(cause));
+    this.name = "LlmCallFailed";
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Provider kwargs from the current conversation (rebuilt for every attempt). */
+export function buildKwargs(provider: Provider, messages: ChatMessage[], tools: ToolDefinition[], extra: Partial<LlmRequest> = {}): LlmRequest {
+  return {
+    model: provider.model,
+    messages: structuredClone(messages),
+    ...(tools.length ? { tools: structuredClone(tools), tool_choice: "auto" } : {}),
+    stream: provider.stream,
+    ...structuredClone(extra),
+  };
+}
+
+function requestStats(req: LlmRequest) {
+  const messages = Array.isArray(req.messages) ? req.messages : [];
+  const chars = JSON.stringify(messages).length;
+  return {
+    request_messages: sanitize(messages),
+    message_count: messages.length,
+    tool_count: Array.isArray(req.tools) ? req.tools.length : 0,
+    approx_input_tokens: Math.ceil(chars / 4),
+    request_char_count: chars,
+    max_tokens: typeof req.max_tokens === "number" ? req.max_tokens : null,
+  };
+}
+
+/**
+ * One model call in the order of the middleware seed and runtime spec §6.4, per attempt:
+ * build the kwargs → `llm_request` middleware → `pre_api_request` (effective request and
+ * middleware_trace) → `llm_execution` middleware around the real provider call (streamed events
+ * queued for on_stream_* off the token path) → `post_api_request`, or on failure the
+ * classification (`transform_api_error_classification` first, then the built-in classifier) and
+ * `api_request_error`. A retry or fallback starts again from the kwargs, so `llm_request` runs
+ * once per attempt.
+ */
+export async function callModel(c: LlmCallContext): Promise<LlmCallResult> {
+  for (let retry = 0; ; retry++) {
+    if (c.signal.aborted) throw new InterruptedError();
+    const provider = c.provider.current;
+    const api_request_id = newId("req");
+    c.counters.api_call_count++;
+    const api_call_count = c.counters.api_call_count;
+    c.emit({ type: "llm_attempt", api_call_count, retry_count: retry, api_request_id, provider: provider.name, model: provider.model });
+    const kwargs = buildKwargs(provider, c.messages(), c.tools(), c.extraKwargs);
+    const mwContext = {
+      ...c.ids,
+      api_request_id,
+      platform: c.platform,
+      model: kwargs.model,
+      provider: provider.name,
+      base_url: provider.baseUrl,
+      api_mode: provider.apiMode,
+      api_call_count,
+    };
+    let request = kwargs;
+    let trace: TraceEntry[] = [];
+    const owners = c.middleware.owners("llm_request");
+    try {
+      const r = await c.middleware.applyRequest("llm_request", kwargs, mwContext);
+      request = r.payload;
+      trace = r.trace;
+    } catch (e) {
+      if (e instanceof RequiredMiddlewareError) {
+        c.emit({ type: "middleware", kind: "llm_request", owners, detail: `failed: ${e.message}` });
+        c.log.error({ code: "E_AGENT_MIDDLEWARE_FAILED", plugin: e.plugin }, e.message);
+        throw new LlmCallFailed(e, combineClassification(e, [], c.log), "E_AGENT_MIDDLEWARE_FAILED");
+      }
+      c.log.warn(`llm_request middleware failed as a whole (${errorMessage(e)}); the unmodified request is sent`);
+    }
+    if (!request || typeof request !== "object" || !Array.isArray((request as LlmRequest).messages)) {
+      c.log.warn("llm_request middleware produced a request without messages; the unmodified request is sent");
+      request = kwargs;
+      trace = [];
+    }
+    c.emit({ type: "middleware", kind: "llm_request", owners, trace });
+    const started_at = Date.now() / 1000;
+    const ids = { ...c.ids, api_request_id, platform: c.platform, model: request.model, provider: provider.name, base_url: provider.baseUrl, api_mode: provider.apiMode, api_call_count };
+    const sanitizedRequest = sanitize(request);
+    await c.hooks.fire(
+      "pre_api_request",
+      {
+        ...ids,
+        user_message: c.user_message,
+        conversation_history: c.history(),
+        retry_count: retry,
+        ...requestStats(request),
+        started_at,
+        middleware_trace: structuredClone(trace),
+        request: sanitizedRequest,
+      },
+      trace.length ? `middleware_trace=${trace.map((t) => t.source ?? t.name).join(",")}` : undefined,
+    );
+    const streams = new StreamObservers(c.hookBus, { turn_id: c.ids.turn_id, iteration: c.iteration, session_id: c.ids.session_id, model: request.model, provider: provider.name, surface: "cli" }, c.log, {
+      reasoning: c.streamReasoning,
+    });
+    const listening = request.stream === true && streams.listening;
+    c.emit({ type: "middleware", kind: "llm_execution", owners: c.middleware.owners("llm_execution"), detail: `→ ${provider.name}${request.stream ? " (streaming)" : ""}` });
+    let response: LlmResponse | undefined;
+    let failure: unknown;
+    try {
+      const raw = await c.middleware.runExecution(
+        "llm_execution",
+        request,
+        (r: LlmRequest) => provider.complete(r, { signal: c.signal, ...(listening ? { onStream: streams.push } : {}) }),
+        { ...mwContext, model: request.model, original_request: structuredClone(kwargs) },
+      );
+      response = checkResponse(raw, c.middleware.has("llm_execution") ? "the llm_execution middleware chain" : provider.name);
+    } catch (e) {
+      failure = e;
+    }
+    if (listening && streams.started) c.emit({ type: "hook", name: "on_stream_start/delta/end", owners: [...new Set([...c.hookBus.owners("on_stream_start"), ...c.hookBus.owners("on_stream_delta"), ...c.hookBus.owners("on_stream_end")])], detail: `queued off the token path (${streams.deltas} delta(s))` });
+    await streams.flush();
+    const ended_at = Date.now() / 1000;
+    if (response) {
+      const msg = response.choices[0]!.message;
+      await c.hooks.fire(
+        "post_api_request",
+        {
+          ...ids,
+          api_duration: ended_at - started_at,
+          started_at,
+          ended_at,
+          finish_reason: response.choices[0]!.finish_reason,
+          message_count: Array.isArray(request.messages) ? request.messages.length : 0,
+          response_model: response.model,
+          response: sanitize(response),
+          usage: response.usage ?? null,
+          assistant_message: sanitize(msg),
+          assistant_content_chars: typeof msg.content === "string" ? msg.content.length : 0,
+          assistant_tool_call_count: msg.tool_calls?.length ?? 0,
+        },
+        `finish_reason=${response.choices[0]!.finish_reason}`,
+      );
+      c.emit({ type: "llm_result", finish_reason: response.choices[0]!.finish_reason, tool_calls: (msg.tool_calls ?? []).map((t) => `${t.function.name} ${brief(t.function.arguments, 60)}`), text: msg.content });
+      return { response, api_request_id, middleware_trace: trace };
+    }
+    // ---- failure ----
+    const interrupted = c.signal.aborted || (isProviderError(failure) && failure.kind === "interrupted");
+    let cls: Classification;
+    if (interrupted) cls = { reason: "unknown", retryable: false, should_fallback: false, should_compress: false, should_rotate_credential: false, classified_by: "builtin" };
+    else {
+      const approx = Math.ceil(JSON.stringify(request.messages ?? []).length / 4);
+      const results = await c.hooks.fire("transform_api_error_classification", classificationPayload(failure, { provider: provider.name, model: request.model, approx_tokens: approx, num_messages: request.messages?.length ?? 0 }));
+      cls = combineClassification(failure, results, c.log);
+    }
+    const canRetry = !interrupted && cls.retryable && retry < c.retry.maxRetries;
+    const canFallback = !interrupted && !canRetry && cls.should_fallback && !!c.provider.fallback && !c.provider.fellBack;
+    const code = interrupted ? "E_AGENT_INTERRUPTED" : failure instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : isProviderError(failure) ? failure.code : "E_PROVIDER_MALFORMED";
+    await c.hooks.fire(
+      "api_request_error",
+      {
+        ...ids,
+        api_duration: ended_at - started_at,
+        started_at,
+        ended_at,
+        status_code: isProviderError(failure) ? failure.status_code : null,
+        retry_count: retry,
+        max_retries: c.retry.maxRetries,
+        retryable: interrupted ? false : cls.retryable,
+        reason: interrupted ? "interrupted" : cls.reason,
+        error: { type: errorTypeName(failure), message: errorMessage(failure), code },
+        request: sanitizedRequest,
+      },
+      `reason=${interrupted ? "interrupted" : cls.reason}`,
+    );
+    const next = interrupted ? "turn interrupted" : canRetry ? `retry ${retry + 1}/${c.retry.maxRetries}` : canFallback ? "fall back" : "give up";
+    c.emit({ type: "llm_error", code, message: errorMessage(failure), reason: interrupted ? "interrupted" : cls.reason, retryable: cls.retryable, next });
+    if (interrupted) throw new InterruptedError();
+    const level = canRetry || canFallback ? "warn" : "error";
+    c.log[level]({ code, reason: cls.reason, retryable: cls.retryable, classified_by: cls.classified_by, status_code: isProviderError(failure) ? failure.status_code : null, retry_count: retry, api_request_id }, `model call failed (${cls.reason}): ${errorMessage(failure)}; ${next}`);
+    if (canRetry) {
+      await sleep(Math.min(c.retry.backoffMs * 2 ** retry, 30_000), c.signal);
+      continue;
+    }
+    if (canFallback) {
+      c.provider.fellBack = true;
+      const fb = await c.provider.fallback!().catch((e) => {
+        c.log.error(`the fallback provider could not be set up: ${errorMessage(e)}`);
+        return undefined;
+      });
+      if (fb) {
+        c.provider.current = fb;
+        c.log.warn(`falling back to ${fb.name} ${fb.model}`);
+        retry = -1;
+        continue;
+      }
+    }
+    throw new LlmCallFailed(failure, cls, code);
+  }
+}
+
+export { ProviderError };

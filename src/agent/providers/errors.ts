@@ -1,0 +1,50 @@
+import type { ErrorCode } from "../../core/errors.js";
+
+/** What went wrong with one provider attempt, in words the error classifier acts on. */
+export type ProviderErrorKind = "http" | "timeout" | "network" | "malformed" | "stream" | "interrupted" | "script";
+
+const CODES: Record<ProviderErrorKind, ErrorCode> = {
+  http: "E_PROVIDER_HTTP",
+  timeout: "E_PROVIDER_TIMEOUT",
+  network: "E_PROVIDER_NETWORK",
+  malformed: "E_PROVIDER_MALFORMED",
+  stream: "E_PROVIDER_STREAM",
+  interrupted: "E_AGENT_INTERRUPTED",
+  script: "E_AGENT_SCRIPT",
+};
+
+/** A failed provider attempt. Downstream code (middleware, classifier, hooks) reads these fields. */
+export class ProviderError extends Error {
+  readonly kind: ProviderErrorKind;
+  readonly status_code: number | null;
+  readonly error_code: string | null;
+  readonly body: unknown;
+
+  constructor(kind: ProviderErrorKind, message: string, init: { status_code?: number | null; error_code?: string | null; body?: unknown; cause?: unknown } = {}) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = "ProviderError";
+    this.kind = kind;
+    this.status_code = init.status_code ?? null;
+    this.error_code = init.error_code ?? null;
+    this.body = init.body;
+  }
+
+  get code(): ErrorCode {
+    return CODES[this.kind];
+  }
+}
+
+export function isProviderError(e: unknown): e is ProviderError {
+  return e instanceof ProviderError;
+}
+
+/** The error type name for hook payloads (`error.type`). */
+export function errorTypeName(e: unknown): string {
+  if (e instanceof ProviderError) return `ProviderError.${e.kind}`;
+  if (e instanceof Error) return e.name || "Error";
+  return typeof e;
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,89 @@
+import type { Logger } from "pino";
+import { homePaths } from "../core/paths.js";
+import { loadConfig } from "../config/config-file.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { startRuntime, type VerifyMode } from "../runtime/startup.js";
+import { Agent } from "./agent.js";
+import type { ApprovalPrompter } from "./approvals/prompt.js";
+import { resolveProvider, type ProviderFlags } from "./providers/resolve.js";
+import type { TimelineSink } from "./timeline.js";
+import { registerBuiltinTools } from "./tools/builtin.js";
+import type { Provider } from "./types.js";
+
+export interface StartAgentOptions {
+  home: string;
+  flags?: ProviderFlags;
+  maxTurns?: number;
+  emit?: TimelineSink;
+  prompter?: ApprovalPrompter;
+  verify?: VerifyMode;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  log?: Logger;
+  /** Use this provider instead of resolving one from the flags and config (hermes demo records what it receives). */
+  provider?: Provider;
+  /** More tool sources, registered before plugins load like the built-ins (e.g. MCP servers). */
+  beforeLoad?: (runtime: Runtime, config: Record<string, unknown>) => unknown;
+}
+
+export interface AgentHandle {
+  runtime: Runtime;
+  agent: Agent;
+  provider: Provider;
+  close(): Promise<void>;
+}
+
+/**
+ * Everything `hermes chat` and `hermes demo` need: the provider (flags, then config.yaml `model:`;
+ * refused before anything starts when it is missing or wrong), the runtime started from the lock
+ * with the built-in tools and the MCP servers' tools registered before plugins load (so a plugin
+ * replaces one only with tools.override), and an agent session attached for ctx.llm and
+ * ctx.inject_message.
+ */
+export async function startAgent(opts: StartAgentOptions): Promise<AgentHandle> {
+  const env = opts.env ?? process.env;
+  const paths = homePaths(opts.home);
+  const config = (await loadConfig(paths.config)).value;
+  const provider = opts.provider ?? (await resolveProvider(opts.flags ?? {}, config, { home: paths.home, env }));
+  let agent: Agent | undefined;
+  const runtime = await startRuntime({
+    home: paths.home,
+    ...(opts.verify ? { verify: opts.verify } : {}),
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    env,
+    ...(opts.log ? { log: opts.log } : {}),
+    beforeLoad: async (rt) => {
+      registerBuiltinTools(rt, { fire: (name, payload) => (agent ? agent.hooks.fire(name, payload) : rt.hooks.invoke(name, payload)), config: () => rt.config });
+      await opts.beforeLoad?.(rt, config);
+    },
+  });
+  const fallbackCfg = (config.model as { fallback?: unknown } | undefined)?.fallback;
+  const fallback =
+    fallbackCfg && typeof fallbackCfg === "object" && !Array.isArray(fallbackCfg)
+      ? () => resolveProvider({}, { model: fallbackCfg as Record<string, unknown> }, { home: paths.home, env })
+      : undefined;
+  agent = new Agent({
+    runtime,
+    provider,
+    ...(fallback ? { fallback } : {}),
+    ...(opts.emit ? { emit: opts.emit } : {}),
+    ...(opts.prompter ? { prompter: opts.prompter } : {}),
+    ...(opts.maxTurns !== undefined ? { maxTurns: opts.maxTurns } : {}),
+    env,
+  });
+  const detach = agent.attach();
+  let closed = false;
+  return {
+    runtime,
+    agent,
+    provider,
+    async close() {
+      if (closed) return;
+      closed = true;
+      detach();
+      await runtime.settle().catch(() => undefined);
+      await (runtime as { mcp?: { close(): Promise<void> } }).mcp?.close().catch(() => undefined);
+      await runtime.unloadAll().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,214 @@
+import { performance } from "node:perf_hooks";
+import type { Logger } from "pino";
+import { firstString, resolveToolDirective } from "../runtime/hooks.js";
+import { RequiredMiddlewareError, type MiddlewareEngine, type TraceEntry } from "../runtime/middleware.js";
+import type { ToolEntry, ToolRegistry } from "../runtime/registries.js";
+import type { ApprovalGate } from "./approvals/gate.js";
+import { guard } from "./guardrails.js";
+import type { HookSite } from "./hook-site.js";
+import { newId } from "./ids.js";
+import { brief } from "./sanitize.js";
+import type { Session } from "./session.js";
+import type { TimelineSink } from "./timeline.js";
+import { parseToolArgs } from "./tool-args.js";
+import type { ToolCall } from "./types.js";
+
+export type ToolStatus = "success" | "error" | "blocked";
+
+export interface ToolCallContext {
+  tools: ToolRegistry;
+  middleware: MiddlewareEngine;
+  hooks: HookSite;
+  gate: ApprovalGate;
+  log: Logger;
+  emit: TimelineSink;
+  signal: AbortSignal;
+  session: Session;
+  ids: { session_id: string; task_id: string; turn_id: string; api_request_id: string };
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ToolCallOutcome {
+  tool_call_id: string;
+  tool_name: string;
+  /** What the model gets back (after transform_tool_result). */
+  result: string;
+  status: ToolStatus;
+  error_type: string | null;
+  /** The effective arguments (what policy saw and the tool ran with). */
+  args: Record<string, unknown>;
+  middleware_trace: TraceEntry[];
+  /** How many times the tool's handler ran: 0 or 1, never more. */
+  executions: number;
+}
+
+const errorJson = (message: string) => JSON.stringify({ error: message });
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/**
+ * One tool call in the order of the middleware seed and runtime spec §6.5:
+ * 1. parse and coerce the model's arguments (not JSON → an error result, nothing runs);
+ * 2. `tool_request` middleware (its result is the effective args for everything below);
+ * 3. availability (unknown tool → error result), `pre_tool_call` directives (block → `{"error": msg}`,
+ *    approve → the approval gate, modify → merged args), guardrails (hardline blocks before any
+ *    transport) and dangerous-command approval, all on the effective args;
+ * 4. `tool_execution` middleware around the dispatch (the handler runs at most once);
+ * 5. `post_tool_call` with duration_ms, status and middleware_trace;
+ * 6. `transform_tool_result` before the result goes back into the conversation.
+ * Every call the model makes ends in exactly one post_tool_call.
+ */
+export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<ToolCallOutcome> {
+  const tool_call_id = call.id || newId("call");
+  const tool_name = call.function?.name ?? "";
+  const ids = { task_id: c.ids.task_id, session_id: c.ids.session_id, tool_call_id, turn_id: c.ids.turn_id, api_request_id: c.ids.api_request_id };
+  c.emit({ type: "tool_start", tool_name, tool_call_id, args: call.function?.arguments ?? "" });
+  let trace: TraceEntry[] = [];
+  let executions = 0;
+
+  const finish = async (
+    args: Record<string, unknown>,
+    result: string,
+    status: ToolStatus,
+    error_type: string | null,
+    error_message: string | null,
+    duration_ms: number,
+    transform = true,
+  ): Promise<ToolCallOutcome> => {
+    await c.hooks.fire(
+      "post_tool_call",
+      { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message, middleware_trace: structuredClone(trace) },
+      `status=${status}${error_type ? ` error_type=${error_type}` : ""} duration_ms=${duration_ms}`,
+    );
+    let final = result;
+    if (transform) {
+      const replaced = firstString(
+        await c.hooks.fire("transform_tool_result", { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message }),
+      );
+      if (replaced !== undefined) final = replaced;
+    }
+    c.emit({ type: "tool_end", tool_name, status, duration_ms, result: final });
+    return { tool_call_id, tool_name, result: final, status, error_type, args, middleware_trace: trace, executions };
+  };
+
+  // 1. Parse and coerce.
+  const entry0 = c.tools.get(tool_name);
+  const parsed = parseToolArgs(call.function?.arguments ?? "", entry0?.schema?.parameters);
+  if (!parsed.ok) {
+    const msg = `invalid arguments for tool '${tool_name}': ${parsed.error}. Nothing was run; call the tool again with a JSON object.`;
+    c.log.warn({ code: "E_AGENT_TOOL_ARGS", tool: tool_name, tool_call_id }, msg);
+    return finish({}, errorJson(msg), "error", "invalid_arguments", msg, 0);
+  }
+  let args = parsed.args;
+
+  // 2. tool_request middleware.
+  const owners = c.middleware.owners("tool_request");
+  try {
+    const r = await c.middleware.applyRequest("tool_request", args, { tool_name, ...ids });
+    if (isMapping(r.payload)) {
+      args = r.payload;
+      trace = r.trace;
+    }
+  } catch (e) {
+    if (e instanceof RequiredMiddlewareError) {
+      c.emit({ type: "middleware", kind: "tool_request", owners, detail: `failed: ${e.message}` });
+      c.log.error({ code: "E_AGENT_MIDDLEWARE_FAILED", plugin: e.plugin, tool: tool_name }, e.message);
+      return finish(args, errorJson(`tool '${tool_name}' was not run: ${e.message}`), "error", "middleware_failed", e.message, 0);
+    }
+    c.log.debug(`tool_request middleware failed as a whole (${(e as Error).message}); the original arguments are used`);
+  }
+  c.emit({ type: "middleware", kind: "tool_request", owners, trace });
+  c.emit({ type: "tool_args", args, changed: trace.length > 0 });
+
+  // 3a. Availability.
+  const entry = c.tools.get(tool_name);
+  if (!entry || !c.tools.available(tool_name, c.env)) {
+    const known = c.tools.list(c.env).map((t) => t.name);
+    const msg = entry
+      ? `tool '${tool_name}' is not available here (its check failed or a required environment variable is unset: ${entry.requires_env.join(", ") || "none"})`
+      : `unknown tool '${tool_name}'; available tools: ${known.join(", ") || "none"}`;
+    c.log.warn({ code: "E_AGENT_UNKNOWN_TOOL", tool: tool_name, tool_call_id }, msg);
+    return finish(args, errorJson(msg), "error", "unknown_tool", msg, 0);
+  }
+
+  // 3b. pre_tool_call directives.
+  const results = await c.hooks.fire("pre_tool_call", { tool_name, args: structuredClone(args), ...ids, middleware_trace: structuredClone(trace) });
+  const directive = resolveToolDirective(results, args);
+  if (directive.modified_args) {
+    args = directive.modified_args;
+    c.emit({ type: "tool_args", args, changed: true });
+  }
+  if (directive.action === "block") {
+    const msg = directive.message ?? "blocked by a plugin";
+    c.log.warn({ tool: tool_name, tool_call_id }, `tool call blocked by pre_tool_call: ${msg}`);
+    c.emit({ type: "approval", outcome: "blocked", detail: `pre_tool_call: ${msg}` });
+    return finish(args, errorJson(msg), "blocked", "plugin_block", msg, 0, false);
+  }
+  if (directive.action === "approve") {
+    const rule = directive.rule_key ?? tool_name;
+    let blockMsg: string | undefined;
+    try {
+      const o = await c.gate.request({
+        command: directive.message || `${tool_name} ${brief(args, 200)}`,
+        description: directive.message || `run ${tool_name} (a plugin asks for approval)`,
+        pattern_key: rule,
+        pattern_keys: [rule],
+        tool_name,
+        turn_id: c.ids.turn_id,
+        tool_call_id,
+        session: c.session,
+        signal: c.signal,
+      });
+      if (!o.approved) blockMsg = o.message || `BLOCKED: plugin approval required for ${tool_name}`;
+    } catch (e) {
+      c.log.error(`the approval gate failed: ${(e as Error).message}`);
+      blockMsg = `BLOCKED: plugin approval gate failed for ${tool_name}`;
+    }
+    if (blockMsg) return finish(args, errorJson(blockMsg), "blocked", "plugin_block", blockMsg, 0, false);
+  }
+
+  // 3c. Guardrails and approvals on the effective args.
+  const g = guard(tool_name, args);
+  if (g.hardline) {
+    const msg = `BLOCKED: hardline policy refuses this command (${g.hardline.description}); it never runs, whatever any approval says.`;
+    c.log.warn({ code: "E_APPROVAL_HARDLINE", tool: tool_name, pattern: g.hardline.key }, `hardline block: ${brief(args.command ?? args, 200)}`);
+    c.emit({ type: "approval", outcome: "hardline block", detail: g.hardline.description });
+    return finish(args, errorJson(msg), "blocked", "hardline", msg, 0, false);
+  }
+  if (g.approval) {
+    const o = await c.gate.request({ ...g.approval, tool_name, turn_id: c.ids.turn_id, tool_call_id, session: c.session, signal: c.signal });
+    if (!o.approved) return finish(args, errorJson(o.message ?? "BLOCKED: not approved"), "blocked", "approval_denied", o.message ?? "not approved", 0, false);
+  } else if (!directive.action) c.emit({ type: "approval", outcome: "not needed", detail: "" });
+
+  if (c.signal.aborted) return finish(args, errorJson("interrupted before the tool ran"), "error", "interrupted", "interrupted", 0, false);
+
+  // 4. tool_execution middleware around the dispatch.
+  const effective = args;
+  const run = async (a: unknown): Promise<string> => {
+    executions++;
+    const input = isMapping(a) ? a : effective;
+    const r = await (entry as ToolEntry).handler(input, { ...ids, signal: c.signal, session: c.session.session_id });
+    return typeof r === "string" ? r : JSON.stringify(r ?? null);
+  };
+  c.emit({ type: "middleware", kind: "tool_execution", owners: c.middleware.owners("tool_execution"), detail: `→ ${tool_name}` });
+  const t0 = performance.now();
+  let result: string;
+  let status: ToolStatus = "success";
+  let error_type: string | null = null;
+  let error_message: string | null = null;
+  try {
+    const r = await c.middleware.runExecution("tool_execution", args, run, { tool_name, ...ids, original_args: structuredClone(parsed.args) });
+    result = typeof r === "string" ? r : JSON.stringify(r ?? null);
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    status = "error";
+    error_type = c.signal.aborted ? "interrupted" : err instanceof RequiredMiddlewareError ? "middleware_failed" : err.name || "Error";
+    error_message = err.message;
+    result = errorJson(`tool '${tool_name}' failed: ${err.message}`);
+    c.log.warn({ code: err instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : "E_AGENT_TOOL_FAILED", tool: tool_name, tool_call_id }, `tool '${tool_name}' failed: ${err.message}`);
+  }
+  const duration_ms = Math.round(performance.now() - t0);
+  return finish(args, result, status, error_type, error_message, duration_ms);
+}

@@ -1,0 +1,94 @@
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { execa } from "execa";
+import { firstString } from "../../runtime/hooks.js";
+import type { ToolEntry } from "../../runtime/registries.js";
+
+export interface TerminalSettings {
+  timeoutSeconds: number;
+  maxTimeoutSeconds: number;
+  outputLimit: number;
+}
+
+/** `terminal.timeout` (default 180 s), `terminal.max_timeout` (600 s), `terminal.output_limit` (50 000 characters). */
+export function terminalSettings(config: Record<string, unknown>): TerminalSettings {
+  const t = (config.terminal ?? {}) as Record<string, unknown>;
+  const num = (v: unknown, d: number) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : d);
+  const max = num(t.max_timeout, 600);
+  return { timeoutSeconds: Math.min(num(t.timeout, 180), max), maxTimeoutSeconds: max, outputLimit: Math.floor(num(t.output_limit, 50_000)) };
+}
+
+/** Keep the head and the tail (where errors usually are) of an over-long output. */
+export function limitOutput(output: string, limit: number): string {
+  if (output.length <= limit) return output;
+  const head = Math.floor(limit * 0.4);
+  const tail = limit - head;
+  return `${output.slice(0, head)}\n… [${output.length - limit} characters truncated; output limit ${limit}] …\n${output.slice(-tail)}`;
+}
+
+export const TERMINAL_SCHEMA = {
+  name: "terminal",
+  description: "Run a shell command and return its combined output and exit code. Commands that could destroy data need the user's approval.",
+  parameters: {
+    type: "object",
+    properties: {
+      command: { type: "string", description: "The shell command to run" },
+      workdir: { type: "string", description: "Working directory (default: the current directory)" },
+      timeout: { type: "integer", description: "Seconds before the command is killed (default 180, at most terminal.max_timeout)" },
+    },
+    required: ["command"],
+  },
+};
+
+/**
+ * The `terminal` tool: the command runs through execa in a shell, in `workdir`, under a timeout,
+ * cancelled by an interrupt. `transform_terminal_output` may rewrite the output before the output
+ * limit applies (runtime spec §5.4). Policy (hardline blocks, approvals) runs before the tool,
+ * in the tool-call pipeline, on the effective arguments.
+ */
+export function terminalTool(deps: { fire: (name: "transform_terminal_output", payload: Record<string, unknown>) => Promise<unknown[]>; config: () => Record<string, unknown> }): Omit<ToolEntry, "owner"> {
+  return {
+    name: "terminal",
+    toolset: "terminal",
+    schema: TERMINAL_SCHEMA,
+    requires_env: [],
+    description: TERMINAL_SCHEMA.description,
+    emoji: "💻",
+    handler: async (args, extra) => {
+      const s = terminalSettings(deps.config());
+      const command = args.command;
+      if (typeof command !== "string" || !command.trim()) throw new Error("terminal needs a non-empty 'command' string");
+      const workdir = resolve(typeof args.workdir === "string" && args.workdir.trim() ? args.workdir : process.cwd());
+      let isDir = false;
+      try {
+        isDir = statSync(workdir).isDirectory();
+      } catch {
+        /* reported below */
+      }
+      if (!isDir) throw new Error(`workdir ${workdir} does not exist or is not a directory`);
+      const requested = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : s.timeoutSeconds;
+      const timeoutS = Math.min(requested, s.maxTimeoutSeconds);
+      const signal = extra.signal instanceof AbortSignal ? extra.signal : undefined;
+      const r = await execa(command, {
+        shell: true,
+        cwd: workdir,
+        timeout: timeoutS * 1000,
+        ...(signal ? { cancelSignal: signal } : {}),
+        reject: false,
+        all: true,
+        stdin: "ignore",
+        stripFinalNewline: false,
+        maxBuffer: 16 * 1024 * 1024,
+        forceKillAfterDelay: 2000,
+      });
+      let output = typeof r.all === "string" ? r.all : "";
+      const returncode = typeof r.exitCode === "number" ? r.exitCode : null;
+      const results = await deps.fire("transform_terminal_output", { command, output, returncode, task_id: extra.task_id ?? null, env_type: "local" });
+      const replaced = firstString(results);
+      if (replaced !== undefined) output = replaced;
+      output = limitOutput(output, s.outputLimit);
+      const error = r.timedOut ? `timed out after ${timeoutS}s; the command was killed` : r.isCanceled ? "interrupted; the command was killed" : r.failed && returncode === null ? (r.shortMessage ?? "failed") : null;
+      return JSON.stringify({ output, exit_code: r.timedOut ? 124 : returncode, error });
+    },
+  };
+}
