@@ -54,3 +54,8 @@ export async function main(argv: string[] = process.argv): Promise<number> {
 
 const code = await main();
 process.exitCode = code;
+// A plugin whose register() timed out may still hold a timer or socket; the command is done, so
+// leave once everything written has been flushed instead of waiting for it.
+const streams = [process.stdout, process.stderr];
+let pending = streams.length;
+for (const s of streams) s.write("", () => --pending === 0 && process.exit(code));

@@ -7,6 +7,8 @@ import { validatePluginDir } from "../../manifest/validate-dir.js";
 import { compile } from "../../compile/compile.js";
 import { readRuntimeStatus } from "../../runtime/runtime.js";
 import { chainCommand } from "./runtime.js";
+import { scanCommand } from "./scan.js";
+import { capabilitiesCommand, consentOnEnable, enableGrants, installCommand, removeCommand, updateCommand } from "./install.js";
 import { ownershipGuard, pluginState, reportConfigProblems } from "../context.js";
 import { err, json, out, printDiagnostics, style, table, type DiagnosticFormat } from "../output.js";
 
@@ -117,7 +119,7 @@ export function pluginsCommand(): Command {
       .command(`${verb} <name>`)
       .description(`${verb} a plugin by key, manifest name or unique leaf name`)
       .option("--json", "print the result as JSON")
-      .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
+      .action(async (name: string, o: { json?: boolean; grant?: string[] }, cmd: Command) => {
         const { set, paths } = await pluginState(cmd);
         const view = findPlugin(set, name, { includeLosers: true });
         if (view.shadowedBy) {
@@ -128,16 +130,19 @@ export function pluginsCommand(): Command {
         }
         const ref = { key: view.candidate.key, name: view.candidate.name };
         const guard = await ownershipGuard(paths);
+        const grants = verb === "enable" ? enableGrants(view, o.grant) : undefined;
         const res = verb === "enable" ? await enablePlugin(paths.config, ref, guard) : await disablePlugin(paths.config, ref, guard);
-        // One truth: the lock follows every edit of the enable lists.
-        const compiled = res.changed ? await compile({ home: paths.home }) : undefined;
+        if (!o.json) out(res.message + (res.changed ? " Takes effect on next session." : ""));
+        const consented = verb === "enable" && (await consentOnEnable(paths, view, grants, guard, o.json));
+        // One truth: the lock follows every edit of the enable lists and grants.
+        const compiled = res.changed || consented ? await compile({ home: paths.home }) : undefined;
         if (o.json) return json({ ...res, generation: compiled?.generation ?? null });
-        out(res.message + (res.changed ? " Takes effect on next session." : ""));
         if (compiled?.applied) out(style.dim(`lock updated: generation ${compiled.generation}`));
         if (verb === "enable" && view.verdict.action === "skip" && broken(view)) err(`warning: ${view.candidate.key} cannot load: ${view.verdict.reason}`);
       });
-  toggle("enable");
+  toggle("enable").option("--grant <caps>", "grant declared capabilities without a prompt (comma-separated; repeatable)", (v: string, p: string[]) => [...p, v], []);
   toggle("disable");
+  for (const c of [installCommand(), updateCommand(), removeCommand(), capabilitiesCommand()]) plugins.addCommand(c);
 
   plugins
     .command("show <name>")
@@ -183,6 +188,7 @@ export function pluginsCommand(): Command {
       if (o.json) return json({ ...x, runtime: rt ?? null });
       printExplanation(x);
       if (rt) out(`  last run:  ${rt.state}${rt.error ? ` — ${rt.error}` : ""}`);
+      for (const issue of rt?.issues ?? []) out(`             ${issue}`);
     });
 
   plugins
@@ -201,5 +207,6 @@ export function pluginsCommand(): Command {
     });
 
   plugins.addCommand(chainCommand());
+  plugins.addCommand(scanCommand());
   return plugins;
 }
