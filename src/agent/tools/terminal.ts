@@ -69,26 +69,58 @@ export function terminalTool(deps: { fire: (name: "transform_terminal_output", p
       const requested = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : s.timeoutSeconds;
       const timeoutS = Math.min(requested, s.maxTimeoutSeconds);
       const signal = extra.signal instanceof AbortSignal ? extra.signal : undefined;
-      const r = await execa(command, {
+      // Its own process group, so an interrupt or the timeout ends the whole command (a shell's
+      // children included), not just the shell; Ctrl-C at the terminal reaches only hermes.
+      const sub = execa(command, {
         shell: true,
         cwd: workdir,
-        timeout: timeoutS * 1000,
-        ...(signal ? { cancelSignal: signal } : {}),
+        detached: process.platform !== "win32",
         reject: false,
         all: true,
         stdin: "ignore",
         stripFinalNewline: false,
         maxBuffer: 16 * 1024 * 1024,
-        forceKillAfterDelay: 2000,
       });
+      let timedOut = false;
+      let canceled = false;
+      const killGroup = (sig: NodeJS.Signals) => {
+        try {
+          if (sub.pid !== undefined && process.platform !== "win32") process.kill(-sub.pid, sig);
+          else sub.kill(sig);
+        } catch {
+          /* already gone */
+        }
+      };
+      const stop = () => {
+        killGroup("SIGTERM");
+        setTimeout(() => killGroup("SIGKILL"), 2000).unref();
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        stop();
+      }, timeoutS * 1000);
+      const onAbort = () => {
+        canceled = true;
+        stop();
+      };
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener("abort", onAbort, { once: true });
+      let r: Awaited<typeof sub>;
+      try {
+        r = await sub;
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      }
+      if (canceled) throw new Error(`interrupted; the command was killed (${command})`);
       let output = typeof r.all === "string" ? r.all : "";
       const returncode = typeof r.exitCode === "number" ? r.exitCode : null;
       const results = await deps.fire("transform_terminal_output", { command, output, returncode, task_id: extra.task_id ?? null, env_type: "local" });
       const replaced = firstString(results);
       if (replaced !== undefined) output = replaced;
       output = limitOutput(output, s.outputLimit);
-      const error = r.timedOut ? `timed out after ${timeoutS}s; the command was killed` : r.isCanceled ? "interrupted; the command was killed" : r.failed && returncode === null ? (r.shortMessage ?? "failed") : null;
-      return JSON.stringify({ output, exit_code: r.timedOut ? 124 : returncode, error });
+      const error = timedOut ? `timed out after ${timeoutS}s; the command was killed` : r.failed && returncode === null ? (r.shortMessage ?? "failed") : null;
+      return JSON.stringify({ output, exit_code: timedOut ? 124 : returncode, error });
     },
   };
 }
