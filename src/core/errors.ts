@@ -323,6 +323,90 @@ export const ERROR_CATALOG = {
     title: "an invalid index entry was dropped",
     hint: "report the entry to the index maintainers",
   },
+  E_INDEX_UNAVAILABLE: {
+    title: "the community plugin index could not be loaded",
+    hint: "check the network and plugins.index_url, or install with an explicit owner/repo or git URL",
+  },
+  W_INDEX_FETCH_FAILED: {
+    title: "the community plugin index could not be fetched from plugins.index_url",
+    hint: "check the network and plugins.index_url; meanwhile a cached or seed copy is used and says so",
+  },
+  W_INDEX_STALE: {
+    title: "the community plugin index answer comes from a cached copy, because the remote index failed",
+    hint: "check the network and plugins.index_url, then retry with --refresh",
+  },
+  W_INDEX_SEED: {
+    title: "the community plugin index answer comes from the offline seed copy shipped with hermes-kit",
+    hint: "the seed copy is likely out of date: check the network and plugins.index_url, then retry with --refresh",
+  },
+  E_PACK_NOT_FOUND: {
+    title: "the pack file does not exist or is not a file",
+    hint: "pass the path of a hermes-pack.yaml (or an https:// URL, or a bundle made by `hermes plugins pack export --bundle`)",
+  },
+  E_PACK_TOO_LARGE: {
+    title: "the pack is larger than the 1 MiB limit",
+    hint: "a pack lists plugins and seeds only; check that the file or URL really is a hermes-pack.yaml",
+  },
+  E_PACK_URL_SCHEME: {
+    title: "remote packs must use https://",
+    hint: "use an https:// URL, or download the pack and pass its local path",
+  },
+  E_PACK_FETCH_FAILED: {
+    title: "the pack could not be fetched",
+    hint: "check the URL and the network (the fetch times out after 15 s and follows redirects to https only)",
+  },
+  E_PACK_UNRESOLVED: {
+    title: "a pack entry's name could not be resolved to exactly one community-index plugin",
+    hint: "use the exact index name shown in the suggestions, or give the entry a repo: (owner/repo or git URL)",
+  },
+  E_PACK_NOT_INTERACTIVE: {
+    title: "pack install needs a terminal to review and confirm the pack; nothing was installed",
+    hint: "run it in a terminal (there is no --yes); for unattended installs use a deploy spec (hermes compile --spec) or install plugins one by one with --ref",
+  },
+  E_PACK_ABORTED: {
+    title: "the pack install was not confirmed; nothing was installed",
+    hint: "review the pack with `hermes plugins pack show <src>` and answer y to install it",
+  },
+  E_PACK_INSTALL_FAILED: {
+    title: "some plugins of the pack failed to install; the others stay installed",
+    hint: "fix the failures listed (each names its plugin), then run the pack install again with --force, or install the failed ones by hand",
+  },
+  E_PACK_EXPORT_EMPTY: {
+    title: "there is nothing to export: no installed plugin has git provenance",
+    hint: "only git-installed plugins (hermes plugins install) can be exported; local and Nix-managed plugins are listed as comments",
+  },
+  W_PACK_NOT_EXPORTED: {
+    title: "something was left out of the exported pack",
+    hint: "local and Nix-managed plugins have no git source to pin; secret-shaped config keys never travel in packs",
+  },
+  E_BUNDLE_CORRUPT: {
+    title: "the bundle is truncated, modified or not a hermes-kit bundle; nothing was installed",
+    hint: "export the bundle again (hermes plugins pack export --bundle) and copy it in binary mode; compare its sha256 with the one printed by the export",
+  },
+  E_BUNDLE_UNSAFE_ENTRY: {
+    title: "the bundle holds an entry that is absolute, leaves the bundle, or is not a plain file, folder or inner link; nothing was installed",
+    hint: "only bundles written by `hermes plugins pack export --bundle` are accepted; do not unpack and repack them by hand",
+  },
+  E_BUNDLE_MANIFEST_INVALID: {
+    title: "the bundle's manifest (hermes-bundle.json) is missing or not valid; nothing was installed",
+    hint: "export the bundle again with this version of hermes-kit",
+  },
+  E_BUNDLE_INTEGRITY: {
+    title: "a file of the bundle does not match the hash its manifest records; nothing was installed",
+    hint: "the bundle was modified after export; export it again from the source machine",
+  },
+  E_BUNDLE_REVISION: {
+    title: "a plugin tree in the bundle is not the git revision the bundle claims; nothing was installed",
+    hint: "the bundle was modified after export; export it again from the source machine",
+  },
+  E_BUNDLE_TOO_LARGE: {
+    title: "the bundle unpacks to more than the size or entry-count limit",
+    hint: "bundles are capped at 1 GiB unpacked and 200 000 entries; split the pack (pack export --name … with fewer plugins)",
+  },
+  E_BUNDLE_EXPORT_SOURCE: {
+    title: "a plugin cannot be bundled: its git checkout does not hold the recorded revision",
+    hint: "reinstall the plugin (hermes plugins install <source> --force --ref <revision>) so its checkout holds the revision, then export again",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,188 @@
+/**
+ * Index search (src/install/index/search.ts) and bare-name resolution (DESIGN.md deviation 5)
+ * against the real index documents of ../shared/fixtures/index: the quality table pins the top
+ * result of typical queries (exact names, prefixes, words, tags, typos, several words), and
+ * each row also shows what the original's §7.4 scoring ranks first, for comparison.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { catalogEntryToIndex, parseIndexDocument, type IndexEntry } from "../../src/install/index/parse.js";
+import { resolveIndexName } from "../../src/install/index/load.js";
+import { closestNames, prepareIndex, searchIndex } from "../../src/install/index/search.js";
+import { ratio } from "../../src/install/index/sequence-matcher.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const INDEX = join(ROOT, "..", "shared", "fixtures", "index");
+
+/** Every entry of the four index documents and the catalog files, first name wins. */
+function fixtureEntries(): IndexEntry[] {
+  const out: IndexEntry[] = [];
+  const seen = new Set<string>();
+  const add = (e: IndexEntry) => {
+    if (seen.has(e.name)) return;
+    seen.add(e.name);
+    out.push(e);
+  };
+  for (const f of readdirSync(INDEX).filter((x) => x.endsWith(".json")).sort()) {
+    for (const e of parseIndexDocument(JSON.parse(readFileSync(join(INDEX, f), "utf8")), f).entries) add(e);
+  }
+  const cat = join(INDEX, "plugin-catalog");
+  for (const f of readdirSync(cat).filter((x) => x.endsWith(".yaml")).sort()) add(catalogEntryToIndex(parse(readFileSync(join(cat, f), "utf8")), f));
+  return out;
+}
+
+/** The original's scoring (install spec §7.4), for the comparison column. */
+function originalTop(entries: readonly IndexEntry[], term: string): string | undefined {
+  const t = term.trim().toLowerCase();
+  const scored = entries
+    .map((e) => {
+      const name = e.name.toLowerCase();
+      if (name === t) return { e, s: 100 };
+      const tags = e.tags.map((x) => x.toLowerCase());
+      let s = 0;
+      if (name.includes(t)) s = Math.max(s, 80);
+      if (tags.includes(t)) s = Math.max(s, 70);
+      if (tags.some((x) => x.includes(t))) s = Math.max(s, 55);
+      if (e.description.toLowerCase().includes(t)) s = Math.max(s, 50);
+      if (e.author.toLowerCase().includes(t)) s = Math.max(s, 40);
+      const r = ratio(t, name);
+      if (r >= 0.6) s = Math.max(s, r * 60);
+      return { e, s };
+    })
+    .filter((x) => x.s > 0)
+    .sort((a, b) => b.s - a.s || (a.e.name < b.e.name ? -1 : a.e.name > b.e.name ? 1 : 0));
+  return scored[0]?.e.name;
+}
+
+const entries = fixtureEntries();
+const index = prepareIndex(entries);
+
+/** query, expected top result, what kind of query it is. */
+const QUALITY: Array<[string, string, string]> = [
+  ["hermes-media-studio", "hermes-media-studio", "exact name"],
+  ["HERMES-Media-Studio", "hermes-media-studio", "exact, other case"],
+  ["media studio", "hermes-media-studio", "words of the name, blank for '-'"],
+  ["medai", "hermes-media-studio", "typo in one word"],
+  ["telegram", "hermes-telegram-business", "word of the name"],
+  ["telgram", "hermes-telegram-business", "typo in one word of a long name"],
+  ["tele", "hermes-telegram-business", "word prefix"],
+  ["chrom", "hermes-plugin-chrome-profiles", "word prefix"],
+  ["chrome profile", "hermes-plugin-chrome-profiles", "several words"],
+  ["reserchcraft", "researchcraft", "typo in a one-word name"],
+  ["latex", "researchcraft", "tag"],
+  ["revel", "revell", "name prefix (shorter name first on ties)"],
+  ["revell-contxt", "revell-context", "typo"],
+  ["biling", "billing", "typo"],
+  ["statusbar", "billing", "tag shared by three: ties by name"],
+  ["async", "plugin-llm-async-example", "word"],
+  ["image gen", "hermes-media-studio", "tag written with a blank"],
+  ["jornal", "my-journal", "typo in a word"],
+  ["vault", "vault-view", "prefix"],
+  ["llm example", "plugin-llm-example", "several words: the closer name first"],
+  ["memory provider", "revell", "tag 'memory-provider'"],
+  ["reasoning", "reasoning-switch", "prefix"],
+  ["crew", "crew", "catalog entry, exact"],
+  ["nous", "billing", "tag 'nous-portal' beats author 'NousResearch'"],
+];
+
+describe("search quality on the shared index fixtures", () => {
+  it(`has the ${entries.length} fixture entries to search`, () => {
+    expect(entries.length).toBeGreaterThan(30);
+  });
+
+  it("the expected plugin is the top result of each query", () => {
+    const rows: string[] = [];
+    const wrong: string[] = [];
+    for (const [q, expected, kind] of QUALITY) {
+      const hits = searchIndex(index, q);
+      const top = hits[0];
+      const orig = originalTop(entries, q);
+      rows.push(`| \`${q}\` | ${kind} | ${top ? `${top.entry.name} (${top.score}, ${top.match})` : "–"} | ${orig ?? "(no result)"} |`);
+      if (top?.entry.name !== expected) wrong.push(`${q}: got ${top?.entry.name}, expected ${expected}`);
+    }
+    console.log(`| query | kind | top result (score, rule) | original §7.4 top |\n| --- | --- | --- | --- |\n${rows.join("\n")}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it("ranks exact > prefix > word > substring > tag; a close typo (r·60) can pass description and author, as in the original", () => {
+    const e = (name: string, more: Partial<IndexEntry> = {}): IndexEntry => ({
+      name,
+      description: "",
+      author: "",
+      tags: [],
+      repo: `o/${name}`,
+      ref: "",
+      subdir: null,
+      homepage: null,
+      capabilities: [],
+      api_version: null,
+      added_at: null,
+      ...more,
+    });
+    const pool = [
+      e("zz-typo", { description: "nothing" }),
+      e("studi"),
+      e("by-author", { author: "Studio Labs" }),
+      e("in-description", { description: "a studio for things" }),
+      e("tagged", { tags: ["studio"] }),
+      e("xstudiox"),
+      e("media-studio"),
+      e("studio-tools"),
+      e("studio"),
+    ];
+    expect(searchIndex(pool, "studio").map((h) => `${h.entry.name}:${h.match}`)).toEqual([
+      "studio:exact",
+      "studio-tools:prefix",
+      "media-studio:word",
+      "xstudiox:name",
+      "tagged:tag",
+      "studi:typo",
+      "in-description:description",
+      "by-author:author",
+    ]);
+  });
+
+  it("an empty term browses every entry sorted by name; --capability filters exactly", () => {
+    const all = searchIndex(index, "  ");
+    expect(all).toHaveLength(entries.length);
+    const names = all.map((h) => h.entry.name);
+    expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    const dash = searchIndex(index, "", { capability: "DASHBOARD" }).map((h) => h.entry.name);
+    expect(dash.length).toBeGreaterThan(0);
+    for (const n of dash) expect(entries.find((x) => x.name === n)!.capabilities.map((c) => c.toLowerCase())).toContain("dashboard");
+    expect(searchIndex(index, "", { capability: "dash" })).toEqual([]);
+  });
+
+  it("nothing matches nonsense; results never contain a zero score", () => {
+    expect(searchIndex(index, "zzzzqqq")).toEqual([]);
+    for (const h of searchIndex(index, "e")) expect(h.score).toBeGreaterThan(0);
+  });
+});
+
+describe("bare-name resolution: exact, case-insensitive only", () => {
+  it("resolves exact names in any case", () => {
+    expect(resolveIndexName(entries, "Hermes-Telegram-Business")).toMatchObject({ kind: "found", entry: { name: "hermes-telegram-business" } });
+  });
+
+  it("a unique substring is only a suggestion (the original installed it)", () => {
+    const r = resolveIndexName(entries, "telegram");
+    expect(r.kind).toBe("unknown");
+    expect(r.kind === "unknown" && r.closest[0]?.name).toBe("hermes-telegram-business");
+  });
+
+  it("typos get the closest names, best first; nonsense gets none", () => {
+    const r = resolveIndexName(entries, "revell-contxt");
+    expect(r.kind === "unknown" && r.closest[0]?.name).toBe("revell-context");
+    expect(closestNames(index, "qqqqqq")).toEqual([]);
+  });
+
+  it("two entries with the same name are ambiguous", () => {
+    const dup = [...entries, { ...entries.find((x) => x.name === "billing")!, name: "Billing", repo: "other/billing" }];
+    const r = resolveIndexName(dup, "billing");
+    expect(r.kind).toBe("ambiguous");
+    expect(r.kind === "ambiguous" && r.candidates.map((c) => c.repo).sort()).toEqual(["anotherchu/billing", "other/billing"]);
+  });
+});

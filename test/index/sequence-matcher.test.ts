@@ -1,0 +1,98 @@
+/**
+ * The ratio is a faithful port of Python's difflib.SequenceMatcher (install spec §7.4): this
+ * table was produced by CPython 3.11 (`SequenceMatcher(None, a, b).ratio()`), including inputs
+ * where b has 200+ elements (the "autojunk" popular-element rule) and non-BMP code points.
+ */
+import { describe, expect, it } from "vitest";
+import { codePoints, quickRatio, ratio, realQuickRatio } from "../../src/install/index/sequence-matcher.js";
+
+const PYTHON: Array<[string, string, number]> = [
+  ["telgram", "hermes-telegram-business", 0.45161290322580644],
+  ["media-studoi", "hermes-media-studio", 0.7096774193548387],
+  ["studoi", "studio", 0.8333333333333334],
+  ["", "", 1.0],
+  ["a", "", 0.0],
+  ["abc", "abc", 1.0],
+  ["revell-contxt", "revell-context", 0.9629629629629629],
+  ["chrom", "hermes-plugin-chrome-profiles", 0.29411764705882354],
+  ["résumé", "resume", 0.6666666666666666],
+  ["😀ab", "ab😀", 0.6666666666666666],
+  ["abxcd", "abcd", 0.8888888888888888],
+  ["tide", "diet", 0.25],
+  ["bd-aa", "eaceaebaaddabaedaeab--eaee", 0.1935483870967742],
+  ["abaebc", "beaece-baee-b", 0.5263157894736842],
+  ["ae-ae", "e", 0.3333333333333333],
+  ["d-e", "cdedccbb-baec", 0.375],
+  ["dc-dceaa", "dbcbdda-aeecc-ce", 0.4166666666666667],
+  ["edaacd-", "aa--c-e-dc-d-cadcbead", 0.35714285714285715],
+  ["", "cb-bdd", 0.0],
+  ["abddecb", "dec-dc-dbbabbb-badebccabde", 0.24242424242424243],
+  ["eecb-", "ee---ad-eddddad-dababdbacea", 0.1875],
+  ["a", "beaceaabedb-ccecda", 0.10526315789473684],
+  ["d", "ddcaba-c-cd-be", 0.13333333333333333],
+  ["", "ecb-ea", 0.0],
+  ["ec-a-cecbcbe", "ec-bebbd-bbedc-aa", 0.3448275862068966],
+  ["cdcb-ecd-cca", "abdbcbd", 0.42105263157894735],
+  ["ead-c-a-a", "d-bdbd-ca-ddd-a-bbbabed-beed-", 0.3684210526315789],
+  ["beeba", "", 0.0],
+  ["--ae-bdbbacb", "ebeccedba", 0.47619047619047616],
+  ["cd-eedebebe", "adbeabbbde-aeac-", 0.37037037037037035],
+  ["eedaeabb", "aaedeaad", 0.5],
+  ["eeeeb", "cdeedeb-ecebdbdaddca-b", 0.2962962962962963],
+  ["ab-cab", "---cbcbdb-addb-bb-dedcdbcca-ca", 0.2777777777777778],
+  ["edd-a", "ceeceaabaacc", 0.23529411764705882],
+  ["", "bcbd-cdbeeed-caca-bdaca-acae", 0.0],
+  ["aca", "acedcebae-babc", 0.35294117647058826],
+  ["", "bc-ce", 0.0],
+  ["bcde-bccacaa", "", 0.0],
+  ["eebedbda--d", "dedec-bbcb---bdcabaa-", 0.375],
+  ["cdbaa-de-ce", "-cadbbc", 0.4444444444444444],
+  ["acccecb", "c", 0.25],
+  ["cba", "dadce-bbea", 0.46153846153846156],
+  ["c", "abdeadacc-baeeb--edc-dbc-e", 0.07407407407407407],
+  ["ba-e-d--eb", "eeea-e----baaab-caddea-a-e-bd", 0.41025641025641024],
+  ["ada-", "eea-ea--dcacb-bb--dddad-cae--", 0.24242424242424243],
+  ["aeb", "c---ceebad", 0.3076923076923077],
+  ["", "c-a-b-dc-ecddda", 0.0],
+  ["bcadacda", "edcdbbaeab-eccbe-eca-cbddd", 0.29411764705882354],
+  ["", "ad-dd", 0.0],
+  ["-bdc", "cacaccdab-a-", 0.125],
+  ["ccad", "eacdcacaa-c-", 0.375],
+  ["bc", "ecbcda-deeb-a", 0.26666666666666666],
+  ["ghjc eha", "icchgfeee eg dehi gbc cbdihidhfhgciddbcfibfdfejdagggidgefahejfc ii dbedgg hgeacaghjhabgihhdbdcci b hbiaacdja ec ei gbbbeijdgedjaaiehef dhididag eaadh  gbed gfdhafgf gdaeibdhdeddhdeebjhjcdhg ajcgadajcgaacghfbbcfdc ihae gffhcbabebfgbidgfegbahdfihdffha gd gagahbaedbjffefjaefeeaj badbhhgeghchcaecjdffhfjbidgcdgb ahiifcg", 0.0],
+  ["bejbdbghhcd", "ghj di beeejefeedhdcddcejdfbgediid b habahdhfaedbadjjdbfichje ab jjfdaffcadeaj dafg fcjebdahihbgbg ic ib cgege egaejfggaf dggdagcgbbgjfhccaaic gbjjficcfecicbbghdecahfaj gbjc djgjdhcjdagicgfbcddai a fbgjhi e gejdgg fhi", 0.0],
+  ["caajhhdhjhchgbbcfgfbhii aa cbfiba", "ig cabjbdchec dbfjecfjehceihdjejidffadcgc e fgcebia fhiijbei gfegfjcffbhdcjaeiee j faadcej ggifachdj aaaajfebifidgjejcdfjhccadchbb c egeaa ifj jhjihdcaaaiagcdcabaji dcgdij i  gjciebe ahiagghb hcdbed abfeae i g iee dbiaceddcfdgfjdg  ihhiaagdjedgjjbjccaabbjcfcaaac  ababjfdi bgbdddbaa b  ehbcb deff", 0.0],
+  ["eafeeaffjihejagagibfhaijdbjecgai", "eaafhbhchjfiejceddhcb bhib ffbggbg afdeegiicg dhcijj afjfich ifchhejdcfh dideejccdfjifcdfdebc bdgcceegedb bedghaaggdi ehacejgadgjj gd   jd c bhgfe bgdg ceghhajgi  c faghbaeidcdifbjhidhia fifghd cgibjf aeeggaabgg  fjebdegidghd", 0.01556420233463035],
+  ["cb dh idcf  ghe", "i chfdeg eg chaefd efhhgj b fcegabjfcif ja adb eejbjcdchfcdgicjjb i edhdibh bibegdchhiahhchdhcijacfhjh ehfgg bc f  aaja fbihhcadg cfb ffhiidegfgeiaeefhgfieifd hbfdfecj bagigijagebaadhj aiijgjc  j bda  h cb cagb afceieecgafagj jahjiabgjghba gjj chgibb hdc agaa  bbdbchaejdhcafcbe ihh eaaaaa  jbgeej", 0.0],
+  ["hjaffjhh ccbf c", "ghghejfeeaj jfjacjejgdgg gjdheafeegcjaecjcei hfibiihgddeja ghdejaghibifbdgjieifhijddddbcefjjfgicdahfbf hbcfjafeijabadjhjjdeegbhjjceafdcgbaaaifhhbj gbbefjd b igchcfddcaefaiaaei habcfad ejjh bhffegbfhgchdc ahdacdbjfchbga bhffdhb fcfdachichceggdcaejefcehbfhhbcia  dihebedfgeddbgegcae", 0.0],
+  ["xxxxxy", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy", 0.04669260700389105],
+  ["yyyy", "yyyzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", 0.028985507246376812],
+];
+
+describe("SequenceMatcher ratio (Ratcliff/Obershelp, as CPython)", () => {
+  it("matches CPython on 60 pairs", () => {
+    for (const [a, b, r] of PYTHON) expect(ratio(a, b), `${JSON.stringify(a)} vs ${JSON.stringify(b).slice(0, 40)}`).toBeCloseTo(r, 12);
+  });
+
+  it("quick_ratio and real_quick_ratio are upper bounds of ratio", () => {
+    for (const [a, b] of PYTHON) {
+      const ca = codePoints(a);
+      const cb = codePoints(b);
+      const r = ratio(ca, cb);
+      expect(quickRatio(ca, cb)).toBeGreaterThanOrEqual(r - 1e-12);
+      expect(realQuickRatio(ca.length, cb.length)).toBeGreaterThanOrEqual(quickRatio(ca, cb) - 1e-12);
+    }
+  });
+
+  it("known values from the spec's examples", () => {
+    expect(ratio("", "")).toBe(1);
+    expect(ratio("abc", "abc")).toBe(1);
+    // A typo in one word of a long name is under the original's 0.6 threshold...
+    expect(ratio("telgram", "hermes-telegram-business")).toBeLessThan(0.6);
+    // ...but close to that word, which is why search.ts also compares name words.
+    expect(ratio("telgram", "telegram")).toBeCloseTo(14 / 15, 12);
+    // Code points, not UTF-16 units: one emoji is one element.
+    expect(ratio("😀", "😀")).toBe(1);
+    expect(codePoints("😀a")).toHaveLength(2);
+  });
+});
