@@ -114,7 +114,8 @@ export function parsePackText(text: string, file: string): PackParse {
     const repo = repoRaw?.trim().replace(/^github:/, "") || undefined;
     const subdir = typeof o.subdir === "string" && trimSlashes(o.subdir.trim()) ? trimSlashes(o.subdir.trim()) : undefined;
     const ref = s(o.ref ?? o.version).trim().toLowerCase();
-    const display = `${name ?? repo ?? `#${index + 1}`}${repo && subdir ? `/${subdir}` : ""}`;
+    // A name is shown as is; a repo is shown with its subdirectory (several plugins of one monorepo).
+    const display = name ?? (repo ? `${repo}${subdir ? `/${subdir}` : ""}` : `#${index + 1}`);
     plugins.push({
       index,
       label: labelOf(index),

@@ -8,6 +8,7 @@ import { compile } from "../../compile/compile.js";
 import { readRuntimeStatus } from "../../runtime/runtime.js";
 import { chainCommand } from "./runtime.js";
 import { scanCommand } from "./scan.js";
+import { packCommand, searchCommand } from "./pack.js";
 import { capabilitiesCommand, consentOnEnable, enableGrants, installCommand, removeCommand, updateCommand } from "./install.js";
 import { ownershipGuard, pluginState, reportConfigProblems } from "../context.js";
 import { err, json, out, printDiagnostics, style, table, type DiagnosticFormat } from "../output.js";
@@ -208,5 +209,7 @@ export function pluginsCommand(): Command {
 
   plugins.addCommand(chainCommand());
   plugins.addCommand(scanCommand());
+  plugins.addCommand(searchCommand());
+  plugins.addCommand(packCommand());
   return plugins;
 }
