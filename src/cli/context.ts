@@ -8,6 +8,7 @@ import { assertNotOwned, readManaged } from "../config/managed.js";
 import type { OwnershipGuard } from "../config/enable.js";
 import { readLock } from "../compile/lock.js";
 import { loadPluginSet, type PluginSet } from "../discovery/plugin-set.js";
+import { recoverInterrupted } from "../install/stage.js";
 import { err } from "./output.js";
 
 export interface GlobalOptions {
@@ -29,6 +30,8 @@ export interface PluginState {
 /** Config (after the one-time v21 migration) plus discovery: what every `plugins` command reads. */
 export async function pluginState(cmd: Command, opts: { bundled?: boolean } = {}): Promise<PluginState> {
   const paths = homeOf(cmd);
+  // An install/update/remove killed mid-way is rolled back before anything reads the plugins dir.
+  for (const note of await recoverInterrupted(paths).catch(() => [] as string[])) err(`note: ${note}`);
   try {
     const m = await migrateEnabledList(paths.home);
     if (m.migrated && m.names.length) {

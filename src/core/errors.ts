@@ -407,6 +407,128 @@ export const ERROR_CATALOG = {
     title: "a plugin cannot be bundled: its git checkout does not hold the recorded revision",
     hint: "reinstall the plugin (hermes plugins install <source> --force --ref <revision>) so its checkout holds the revision, then export again",
   },
+  E_INSTALL_IDENTIFIER: {
+    title: "the install identifier is not a git URL, owner/repo[/subdir] or index name",
+    hint: "use owner/repo, owner/repo/path/to/plugin, a git URL (https, ssh, git@, file://, #subdir) or an exact index name",
+    exit: 2,
+  },
+  E_INSTALL_REF_NOT_SHA: {
+    title: "--ref is not a full 40-character commit SHA",
+    hint: "pass the full commit SHA (git rev-parse <tag>^{commit}); tags, branches and short SHAs are not reproducible",
+    exit: 2,
+  },
+  E_INSTALL_INDEX_NOT_FOUND: {
+    title: "no plugin of that exact name is in the community index",
+    hint: "use one of the closest names shown, or install directly with owner/repo",
+  },
+  E_INSTALL_INDEX_AMBIGUOUS: {
+    title: "the name matches several plugins of the community index",
+    hint: "re-run with the owner/repo identifier of the one you mean",
+  },
+  E_INSTALL_NAME_INVALID: {
+    title: "the plugin name cannot be used as a folder name",
+    hint: "the manifest name (or the repository or subdirectory name) must not be empty, hidden, or contain '/', '\\' or '..'; ask the author to fix plugin.yaml",
+  },
+  E_INSTALL_SUBDIR_ESCAPE: {
+    title: "the plugin subdirectory leaves the repository",
+    hint: "name a folder inside the repository, relative to its root, without '..' and not through a symlink that points outside",
+  },
+  E_INSTALL_SUBDIR_MISSING: {
+    title: "the plugin subdirectory does not exist in the repository or is not a folder",
+    hint: "check the path (case matters) against the repository at the installed revision",
+  },
+  E_INSTALL_NO_MANIFEST: {
+    title: "the repository (or subdirectory) has no plugin.yaml",
+    hint: "point the identifier at the folder that holds plugin.yaml (owner/repo/<subdir> or <url>#<subdir>)",
+  },
+  E_INSTALL_MANIFEST_INVALID: {
+    title: "the plugin's manifest or files have errors; it would not load",
+    hint: "see the problems listed; ask the author to fix them (hermes plugins validate <dir> checks a folder)",
+  },
+  E_INSTALL_EXISTS: {
+    title: "a plugin of that name is already installed",
+    hint: "use --force to reinstall it, or `hermes plugins update <name>`",
+  },
+  E_INSTALL_PINNED: {
+    title: "the installed plugin is pinned and the reinstall names no revision",
+    hint: "reinstall with --ref <40-character commit SHA> to change its source or revision",
+  },
+  E_INSTALL_SCAN_BLOCKED: {
+    title: "the security scan found dangerous content; nothing was installed",
+    hint: "review the findings; --force does not override a dangerous verdict; after review an operator may waive a finding for this exact revision in plugins.scan_waivers",
+  },
+  E_INSTALL_SCAN_CAUTION: {
+    title: "the security scan verdict is 'caution' and nobody accepted it; nothing was installed",
+    hint: "review the findings; re-run with --force to accept them (or answer yes on a terminal)",
+  },
+  E_INSTALL_METADATA_CORRUPT: {
+    title: "plugins/.install-metadata.json is not valid",
+    hint: "fix the file at the position shown, or delete it (it only records source, revision and pin of git installs); nothing was changed",
+  },
+  E_INSTALL_ROLLBACK_FAILED: {
+    title: "a failed install, update or remove could not be undone automatically",
+    hint: "move the recovery copy named in the message back into the plugins folder by hand",
+  },
+  E_UPDATE_PINNED: {
+    title: "the plugin is pinned to a commit; update never moves a pin",
+    hint: "reinstall at the new commit: hermes plugins install <source> --force --ref <40-character commit SHA>",
+  },
+  E_UPDATE_NOT_GIT: {
+    title: "the plugin was not installed from git (no .git folder); it cannot be updated",
+    hint: "reinstall it from its repository with hermes plugins install <identifier> --force",
+  },
+  E_UPDATE_STASH_FAILED: {
+    title: "local changes in the plugin checkout could not be stashed; nothing was changed",
+    hint: "commit or move your changes in the plugin folder, then run the update again",
+  },
+  E_UPDATE_PULL_FAILED: {
+    title: "git pull of the plugin failed; the installed plugin was not changed",
+    hint: "see git's message; local commits that diverge from upstream must be rebased or dropped by hand; if upstream rewrote its history, reinstall with hermes plugins install <source> --force",
+  },
+  E_UPDATE_SCAN_BLOCKED: {
+    title: "the security scan found dangerous content in the update; the previous revision stays in place",
+    hint: "review the findings; to accept a reviewed finding, add a waiver to plugins.scan_waivers for this plugin, revision and finding id, then update again",
+  },
+  E_REMOVE_FAILED: {
+    title: "the plugin could not be removed; it was left as it was",
+    hint: "check the permissions of the plugins folder",
+  },
+  E_PLUGIN_MANAGED: {
+    title: "the plugin is linked by the deployment (nix-managed-*)",
+    hint: "change it in the deployment (Nix module or deploy spec) and re-run its activation",
+  },
+  E_GIT_MISSING: {
+    title: "git is not installed or not in PATH",
+    hint: "install git (it is needed to install and update plugins from repositories)",
+  },
+  E_GIT_TIMEOUT: {
+    title: "a git operation timed out",
+    hint: "check the network and the repository's host; large repositories may need a faster connection",
+  },
+  E_GIT_CLONE_FAILED: {
+    title: "the repository could not be cloned",
+    hint: "check that the repository exists and that you may read it; for a private repository configure a git credential helper or an ssh key",
+  },
+  E_GIT_BRANCH_NOT_FOUND: {
+    title: "the branch named in the URL does not exist in the repository",
+    hint: "copy the URL again from the repository's web page, or install owner/repo/<subdir> for the default branch",
+  },
+  E_GIT_FETCH_FAILED: {
+    title: "the requested commit could not be fetched",
+    hint: "check the SHA; it must be a commit of the repository reachable from a branch or tag",
+  },
+  E_GIT_CHECKOUT_FAILED: {
+    title: "the requested commit could not be checked out",
+    hint: "check the SHA; it must name a commit, not a tree or a blob",
+  },
+  E_GIT_REVISION_MISMATCH: {
+    title: "the checked-out revision differs from the requested commit",
+    hint: "retry; if it persists the repository or a git hook rewrites HEAD",
+  },
+  E_GIT_FAILED: {
+    title: "a git command failed",
+    hint: "see git's message above",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,117 @@
+import { Command } from "commander";
+import { loadConfig } from "../../config/config-file.js";
+import { knownCapabilities, type CapabilityId } from "../../consent/capabilities.js";
+import { capabilityRow, legacyKeyOf, parseGrantFlag, runConsent, type CapabilityRow } from "../../consent/flow.js";
+import type { HomePaths } from "../../core/paths.js";
+import type { OwnershipGuard } from "../../config/enable.js";
+import { findPlugin, type PluginView } from "../../discovery/plugin-set.js";
+import { installPlugin } from "../../install/install.js";
+import { removePlugin } from "../../install/remove.js";
+import { updatePlugin } from "../../install/update.js";
+import { homeOf, ownershipGuard, pluginState } from "../context.js";
+import { terminalIo } from "../io.js";
+import { json, out } from "../output.js";
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+
+export function installCommand(): Command {
+  return new Command("install")
+    .argument("<identifier>", "owner/repo[/subdir], a git URL (https, ssh, git@, file://, #subdir, GitHub /tree/<branch>/<path>) or an exact index name")
+    .description("install a plugin from git into the home's plugins folder (scanned, staged, atomic)")
+    .option("--ref <sha>", "install exactly this 40-character commit SHA (pins the plugin)")
+    .option("-f, --force", "replace an installed plugin of the same name; accept a 'caution' scan verdict")
+    .option("--enable", "enable the plugin after installing")
+    .option("--no-enable", "do not enable the plugin (the default without a terminal)")
+    .option("--grant <caps>", "grant declared capabilities without a prompt (comma-separated; repeatable)", collect, [])
+    .action(async (identifier: string, o: { ref?: string; force?: boolean; enable?: boolean; grant: string[] }, cmd: Command) => {
+      const paths = homeOf(cmd);
+      // commander sets enable=true by default for a --no-enable pair; only an explicit flag counts.
+      const src = cmd.getOptionValueSource("enable");
+      const enable = src === "cli" ? o.enable : undefined;
+      await installPlugin({
+        paths,
+        identifier,
+        ref: o.ref,
+        force: o.force,
+        enable,
+        grants: o.grant,
+        io: terminalIo(),
+        guard: await ownershipGuard(paths),
+      });
+    });
+}
+
+export function updateCommand(): Command {
+  return new Command("update")
+    .argument("<name>", "plugin folder name, key or manifest name")
+    .description("update a git-installed plugin to its branch head (local edits autostashed; rescanned)")
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      const paths = homeOf(cmd);
+      await updatePlugin({ paths, name, io: terminalIo(), guard: await ownershipGuard(paths) });
+    });
+}
+
+export function removeCommand(): Command {
+  return new Command("remove")
+    .aliases(["rm", "uninstall"])
+    .argument("<name>", "plugin folder name, key or manifest name")
+    .description("remove an installed plugin, its enable state, settings and grants")
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      const paths = homeOf(cmd);
+      await removePlugin({ paths, name, io: terminalIo(), guard: await ownershipGuard(paths) });
+    });
+}
+
+const LABEL: Record<CapabilityRow["declared"][number]["state"], string> = {
+  granted: "granted",
+  "not granted": "not granted",
+  stale: "granted, but the declared set changed since consent: suspended until consented again",
+  "legacy only": "legacy key only (deprecated; not honoured without a recorded consent)",
+};
+
+function printRow(r: CapabilityRow): void {
+  out(`${r.key} (${r.source})`);
+  if (!r.declared.length) out("  declared: (none)");
+  for (const d of r.declared) {
+    out(`  ${d.capability}: ${d.state === "legacy only" ? `${LABEL[d.state]} via ${legacyKeyOf(d.capability)}` : LABEL[d.state]}`);
+  }
+  for (const u of r.undeclared) {
+    out(`  ${u.capability}: granted (not declared in manifest)${u.via === "legacy key" ? ` via legacy key ${legacyKeyOf(u.capability)}` : ""}`);
+  }
+}
+
+export function capabilitiesCommand(): Command {
+  return new Command("capabilities")
+    .argument("[name]", "one plugin (key, manifest name or unique leaf name)")
+    .description("show declared capabilities against what is granted")
+    .option("--json", "print as JSON")
+    .action(async (name: string | undefined, o: { json?: boolean }, cmd: Command) => {
+      const { set, config } = await pluginState(cmd);
+      const views = name ? [findPlugin(set, name, { includeLosers: true })] : set.views;
+      const rows = views.map((v) =>
+        capabilityRow({ key: v.candidate.key, name: v.candidate.name, source: v.candidate.origin, declared: v.candidate.manifest?.capabilities ?? [] }, config.value),
+      );
+      const shown = name ? rows : rows.filter((r) => r.declared.length || r.undeclared.length);
+      if (o.json) return json(shown);
+      if (!shown.length) return out("No plugins declare or hold capabilities.");
+      shown.forEach((r, i) => {
+        if (i) out();
+        printRow(r);
+      });
+    });
+}
+
+/** `enable --grant`: validated against the declared set before anything is written. */
+export function enableGrants(view: PluginView, raw: readonly string[] | undefined): CapabilityId[] | undefined {
+  if (!raw || !raw.length) return undefined;
+  return parseGrantFlag(raw, knownCapabilities(view.candidate.manifest?.capabilities ?? []), view.candidate.key);
+}
+
+/** Consent after `enable` (interactive on a terminal, headless with --grant, pending otherwise). Returns whether config changed. */
+export async function consentOnEnable(paths: HomePaths, view: PluginView, grants: CapabilityId[] | undefined, guard: OwnershipGuard, asJson = false): Promise<boolean> {
+  const declared = knownCapabilities(view.candidate.manifest?.capabilities ?? []);
+  if (!declared.length) return false;
+  const config = (await loadConfig(paths.config)).value;
+  const r = await runConsent({ configFile: paths.config, config, key: view.candidate.key, declared, context: "enable", io: terminalIo({ toStderr: asJson }), grants, guard });
+  return r.recorded;
+}

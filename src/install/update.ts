@@ -1,0 +1,160 @@
+import { promises as fsp } from "node:fs";
+import { join } from "node:path";
+import { compile, type CompileResult } from "../compile/compile.js";
+import { loadConfig } from "../config/config-file.js";
+import type { OwnershipGuard } from "../config/enable.js";
+import { knownCapabilities } from "../consent/capabilities.js";
+import { runConsent, type Io } from "../consent/flow.js";
+import { HermesError } from "../core/errors.js";
+import type { HomePaths } from "../core/paths.js";
+import { candidateFromFolder } from "../discovery/scan.js";
+import { pullCheckout, upstreamRevision } from "./checkout.js";
+import { revParse, runGit } from "./git.js";
+import { readMetadata } from "./metadata.js";
+import { copyExamples } from "./install.js";
+import { locateInstalled } from "./locate.js";
+import { updateScanGate } from "./scan-gate.js";
+import { commitStage, createStage, discardStage, recoverInterrupted } from "./stage.js";
+
+export const AUTOSTASH_MESSAGE = "hermes-plugin-update-autostash";
+
+export interface UpdateOptions {
+  paths: HomePaths;
+  name: string;
+  io: Io;
+  guard?: OwnershipGuard;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface UpdateResult {
+  name: string;
+  key: string;
+  dir: string;
+  before?: string;
+  revision?: string;
+  upToDate: boolean;
+  /** What happened to local edits: none, re-applied, or kept in the stash after a conflict. */
+  localChanges: "none" | "reapplied" | "stashed";
+  notes: string[];
+  compile?: CompileResult;
+}
+
+interface PullOutcome {
+  upToDate: boolean;
+  revision?: string;
+  output: string;
+  localChanges: UpdateResult["localChanges"];
+  notes: string[];
+}
+
+/**
+ * Install spec §5 step 4, the autostash contract, run in `dir` (a staged copy of the plugin:
+ * the placed plugin is never touched until the result is complete and scanned).
+ */
+export async function pullWithAutostash(dir: string, placedDir: string, env?: NodeJS.ProcessEnv): Promise<PullOutcome> {
+  const g = (args: string[], identity = false) => runGit(args, { cwd: dir, env, identity });
+  const status = await g(["status", "--porcelain"]);
+  const dirty = status.ok && status.stdout.trim() !== "";
+  let stashed = false;
+  if (dirty) {
+    const before = (await revParse(dir, "refs/stash", env)) ?? "";
+    const push = await g(["stash", "push", "--include-untracked", "-m", AUTOSTASH_MESSAGE], true);
+    const after = (await revParse(dir, "refs/stash", env)) ?? "";
+    if (!after || after === before) {
+      throw new HermesError("E_UPDATE_STASH_FAILED", {
+        message: `local changes in the plugin checkout could not be stashed; update aborted before touching the checkout${push.error ? `:\n  ${push.error}` : ""}`,
+      });
+    }
+    stashed = true;
+    if (!push.ok) await g(["reset", "--hard", "--quiet", "HEAD"]);
+  }
+  const pull = await pullCheckout(dir, env);
+  if (!pull.ok) {
+    let note = "";
+    if (stashed) {
+      const applied = await g(["stash", "apply", "--quiet", "stash@{0}"], true);
+      const conflicts = await g(["diff", "--name-only", "--diff-filter=U"]);
+      if (applied.ok && conflicts.ok && !conflicts.stdout.trim()) {
+        await g(["stash", "drop", "--quiet", "stash@{0}"]);
+        note = "Local changes were restored (the plugin checkout was not changed).";
+      } else note = "The plugin checkout was not changed; your local changes are still in it.";
+    }
+    if (pull.timedOut) throw new HermesError("E_GIT_TIMEOUT", { message: `git pull timed out${note ? `. ${note}` : ""}` });
+    throw new HermesError("E_UPDATE_PULL_FAILED", {
+      message: `git pull failed:\n  ${(pull.error || "git pull failed.").split("\n").join("\n  ")}${note ? `\n${note}` : ""}`,
+    });
+  }
+  const notes: string[] = [];
+  let localChanges: PullOutcome["localChanges"] = "none";
+  if (stashed) {
+    const applied = await g(["stash", "apply", "--quiet", "stash@{0}"], true);
+    const conflicts = await g(["diff", "--name-only", "--diff-filter=U"]);
+    if (applied.ok && conflicts.ok && !conflicts.stdout.trim()) {
+      await g(["stash", "drop", "--quiet", "stash@{0}"]);
+      notes.push("Local changes were re-applied on top of the update.");
+      localChanges = "reapplied";
+    } else {
+      await g(["reset", "--hard", "--quiet", "HEAD"]);
+      await g(["clean", "-fd", "--quiet"]);
+      notes.push(
+        `⚠ Local changes in this plugin conflicted with the update and were NOT re-applied. They are preserved in git stash — inspect with \`git stash show -p stash@{0}\` and re-apply with \`git stash pop\` inside ${placedDir}.`,
+      );
+      localChanges = "stashed";
+    }
+  }
+  return { upToDate: pull.upToDate, revision: pull.revision, output: pull.output, localChanges, notes };
+}
+
+/** `hermes plugins update <name>` (install spec §5, with the scan rule of DESIGN.md). */
+export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
+  const { paths, io } = o;
+  for (const note of await recoverInterrupted(paths)) io.warn(`note: ${note}`);
+  const found = await locateInstalled(paths, o.name);
+  const meta = await readMetadata(paths.installMetadata);
+  const rec = meta[found.rel];
+  if (rec?.pinned) {
+    throw new HermesError("E_UPDATE_PINNED", {
+      message: `plugin '${found.rel}' is pinned to ${rec.revision}; update never moves a pin`,
+      hint: `to move it, run \`hermes plugins install ${rec.source} --force --ref <40-character commit SHA>\``,
+    });
+  }
+  if (!(await fsp.lstat(join(found.dir, ".git")).then(() => true, () => false))) {
+    throw new HermesError("E_UPDATE_NOT_GIT", { message: `plugin '${found.rel}' was not installed from git (no .git directory); cannot update` });
+  }
+  io.out(`Updating ${found.rel}...`);
+  const before = (await upstreamRevision(found.dir, o.env)) ?? rec?.revision;
+  const stage = await createStage(paths, "update", found.rel);
+  try {
+    await fsp.cp(found.dir, stage.plugin, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true, errorOnExist: true, force: false });
+    const pulled = await pullWithAutostash(stage.plugin, found.dir, o.env).catch((e: unknown) => {
+      // git names the staged copy; people know the plugin folder.
+      if (e instanceof HermesError && e.message.includes(stage.plugin)) {
+        throw new HermesError(e.code, { message: e.message.split(stage.plugin).join(found.dir), hint: e.hint, cause: e });
+      }
+      throw e;
+    });
+    const moved = !pulled.upToDate || (pulled.revision !== undefined && pulled.revision !== before);
+    const cand = await candidateFromFolder(stage.plugin, "user", { dirName: found.rel.split("/").pop()!, category: found.category });
+    const key = cand?.key ?? found.key;
+    const revision = pulled.revision ?? before ?? "";
+    if (moved) {
+      await updateScanGate(io, { dir: stage.plugin, displayDir: found.dir, pluginKey: key, revision, source: rec?.source ?? found.rel, configFile: paths.config }, before);
+      await copyExamples(stage.plugin, io);
+      await commitStage(paths, stage, rec ? { ...rec, revision } : undefined);
+    }
+    const placed = await candidateFromFolder(found.dir, "user", { dirName: found.rel.split("/").pop()!, category: found.category });
+    const declared = knownCapabilities(placed?.manifest?.capabilities ?? []);
+    const cfgNow = (await loadConfig(paths.config)).value;
+    await runConsent({ configFile: paths.config, config: cfgNow, key, declared, context: "update", io, guard: o.guard });
+    if (moved) {
+      for (const n of pulled.notes) io.out(n);
+      io.out(`✓ Plugin ${found.rel} updated${before ? ` (${before.slice(0, 12)} → ${revision.slice(0, 12)})` : ""}.`);
+      if (pulled.output) for (const l of pulled.output.split("\n")) io.out(`  ${l}`);
+    } else io.out(`✓ Plugin ${found.rel} is already up to date.`);
+    const compiled = await compile({ home: paths.home, env: o.env });
+    if (compiled.applied) io.out(`lock updated: generation ${compiled.generation}`);
+    return { name: found.rel, key, dir: found.dir, before, revision, upToDate: !moved, localChanges: pulled.localChanges, notes: pulled.notes, compile: compiled };
+  } finally {
+    await discardStage(stage).catch(() => undefined);
+  }
+}
