@@ -1,7 +1,7 @@
 import { promises as fsp } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { HermesError } from "../core/errors.js";
-import { cloneHint, gitOrThrow, remoteRefs, revParse, runGit, type GitRunOptions } from "./git.js";
+import { cloneHint, gitOrThrow, gitTimeoutMs, remoteRefs, revParse, runGit, type GitRunOptions } from "./git.js";
 import { isFullSha, scrubUrl } from "./identifier.js";
 
 /**
@@ -80,7 +80,7 @@ export async function cloneInto(cwd: string, dirName: string, req: CloneRequest)
     r = await runGit(cloneArgs(false), gitOpts(cwd, req, {}));
   }
   if (!r.ok) {
-    if (r.timedOut) throw new HermesError("E_GIT_TIMEOUT", { message: "Git clone timed out" });
+    if (r.timedOut) throw new HermesError("E_GIT_TIMEOUT", { message: `git clone of ${clean} timed out after ${Math.round(gitTimeoutMs(req.env) / 1000)} seconds` });
     const hint = cloneHint(r.error, req.url);
     throw new HermesError("E_GIT_CLONE_FAILED", { message: `git clone of ${clean} failed:\n  ${r.error.split("\n").join("\n  ")}`, ...(hint ? { hint } : {}) });
   }

@@ -48,6 +48,11 @@ export function gitBinary(env: NodeJS.ProcessEnv = process.env): string {
   throw new HermesError("E_GIT_MISSING", { message: "git is not installed or not in PATH" });
 }
 
+/** The timeout of network git commands (60 s; HERMES_GIT_TIMEOUT_MS overrides, for tests and slow links). */
+export function gitTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  return timeoutMs(env, GIT_TIMEOUT_MS);
+}
+
 function timeoutMs(env: NodeJS.ProcessEnv, fallback: number): number {
   const v = Number(env.HERMES_GIT_TIMEOUT_MS);
   return Number.isFinite(v) && v > 0 ? v : fallback;
@@ -154,6 +159,8 @@ export async function runGit(args: string[], opts: GitRunOptions): Promise<GitRe
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), ms);
   const urls = opts.url ? [opts.url] : [];
+  // A missing git is its own error (E_GIT_MISSING), not a failed command.
+  gitBinary(opts.env ?? process.env);
   try {
     const git = client(opts, ac.signal);
     let stderr = "";
