@@ -320,7 +320,7 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
     // The one-time v21 migration runs before the new folder exists, so a fresh install is never grandfathered.
     await migrateEnabledList(paths.home, o.env);
     const record: InstallRecord = { pinned: Boolean(t.revision), revision, source };
-    await commitStage(paths, stage, record);
+    await commitStage(paths, stage, record, { expectTarget: Boolean(targetStat) });
     cand = await candidateFromFolder(target, "user", { dirName: name });
     const manifest = cand?.manifest;
 

@@ -96,7 +96,7 @@ export async function removePlugin(o: RemoveOptions): Promise<RemoveResult> {
   const { purged, kept } = await purgePluginConfig(paths.config, [found.key, found.name, found.rel], found.key, o.guard);
   const stage = await createStage(paths, "remove", found.rel);
   try {
-    await commitStage(paths, stage, hasRecord ? null : undefined);
+    await commitStage(paths, stage, hasRecord ? null : undefined, { expectTarget: true });
   } catch (e) {
     if (e instanceof HermesError) throw e;
     throw new HermesError("E_REMOVE_FAILED", { message: `could not remove plugin '${found.rel}': ${(e as Error).message}`, cause: e });

@@ -100,14 +100,21 @@ function targetOf(paths: HomePaths, name: string): string {
  * metadata (`undefined` keeps the existing record as is; `null` drops it) — all or nothing.
  * `op: "remove"` moves the target out instead and places nothing.
  */
-export async function commitStage(paths: HomePaths, stage: Stage, record: InstallRecord | null | undefined): Promise<void> {
+export async function commitStage(paths: HomePaths, stage: Stage, record: InstallRecord | null | undefined, opts: { expectTarget?: boolean } = {}): Promise<void> {
   const target = targetOf(paths, stage.journal.name);
   await withMetadataLock(paths.installMetadata, async () => {
     const meta = await readMetadata(paths.installMetadata);
     const name = stage.journal.name;
     const prev = Object.prototype.hasOwnProperty.call(meta, name) ? meta[name]! : null;
+    const present = await exists(target);
+    // What the caller checked before taking the lock must still hold: another command may have won the race.
+    if (opts.expectTarget !== undefined && present !== opts.expectTarget) {
+      throw new HermesError(present ? "E_INSTALL_EXISTS" : "E_PLUGIN_NOT_FOUND", {
+        message: present ? `plugin '${name}' was installed by another command meanwhile; nothing was changed` : `plugin '${name}' was removed by another command meanwhile; nothing was changed`,
+      });
+    }
     stage.journal.phase = "placing";
-    stage.journal.hadTarget = await exists(target);
+    stage.journal.hadTarget = present;
     stage.journal.previousRecord = prev;
     await saveJournal(stage);
     try {

@@ -118,6 +118,13 @@ export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
       hint: `to move it, run \`hermes plugins install ${rec.source} --force --ref <40-character commit SHA>\``,
     });
   }
+  const link = await fsp.lstat(found.dir).then((st) => st.isSymbolicLink(), () => false);
+  if (link) {
+    // Copying a linked checkout into place would silently turn a developer's link into a copy.
+    throw new HermesError("E_UPDATE_NOT_GIT", {
+      message: `plugin '${found.rel}' is a symlink to ${await fsp.readlink(found.dir)}; update the checkout it points to (git pull there), then run hermes compile`,
+    });
+  }
   if (!(await fsp.lstat(join(found.dir, ".git")).then(() => true, () => false))) {
     throw new HermesError("E_UPDATE_NOT_GIT", { message: `plugin '${found.rel}' was not installed from git (no .git directory); cannot update` });
   }
@@ -140,7 +147,7 @@ export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
     if (moved) {
       await updateScanGate(io, { dir: stage.plugin, displayDir: found.dir, pluginKey: key, revision, source: rec?.source ?? found.rel, configFile: paths.config }, before);
       await copyExamples(stage.plugin, io);
-      await commitStage(paths, stage, rec ? { ...rec, revision } : undefined);
+      await commitStage(paths, stage, rec ? { ...rec, revision } : undefined, { expectTarget: true });
     }
     const placed = await candidateFromFolder(found.dir, "user", { dirName: found.rel.split("/").pop()!, category: found.category });
     const declared = knownCapabilities(placed?.manifest?.capabilities ?? []);

@@ -227,6 +227,19 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     expect(stagingLeftovers(h)).toEqual([]);
   });
 
+  it("two concurrent installs of one plugin: one wins, the other is refused, nothing torn", async () => {
+    const h = newHome(s, "race", "plugins:\n  enabled: []\n");
+    const [a, b] = await Promise.all([hermes(ctx, h, ["install", demo.url]), hermes(ctx, h, ["install", daemon.url("acme/demo")])]);
+    expect([a.code, b.code].sort()).toEqual([0, 1]);
+    const loser = a.code === 1 ? a : b;
+    expect(loser.stderr).toContain("E_INSTALL_EXISTS");
+    const meta = metadata(h)!;
+    expect(Object.keys(meta)).toEqual(["demo"]);
+    expect(meta.demo!.source).toBe(a.code === 0 ? demo.url : daemon.url("acme/demo"));
+    expect(gitIn(join(h.plugins, "demo"), "config", "remote.origin.url")).toBe(meta.demo!.source);
+    expect(stagingLeftovers(h)).toEqual([]);
+  });
+
   it("pin inheritance: reinstalling a pinned source without --ref keeps the pin, even after the folder was deleted", async () => {
     const h = newHome(s, "inherit");
     const first = gitIn(demo.work, "rev-parse", "HEAD~1");
