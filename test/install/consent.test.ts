@@ -55,6 +55,10 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     expect(cfg(h).plugins.entries!.caps!.granted_capabilities).toEqual(["llm.model_override", "tools.override"]);
     expect(cfg(h).plugins.entries!.caps!.llm).toEqual({ allow_model_override: true });
     expect(lockCaps(h, "caps")).toMatchObject({ granted: ["llm.model_override", "tools.override"] });
+    // What consent writes is valid config.
+    const { runCli } = await import("../e2e/cli.js");
+    const v = await runCli(["config", "validate", join(h.home, "config.yaml")], { home: h.home });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
   });
 
   it("enable --grant refuses undeclared and unknown capabilities by name and position, before anything is written", async () => {
