@@ -4,6 +4,7 @@ import { loadConfig } from "../config/config-file.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { startRuntime, type VerifyMode } from "../runtime/startup.js";
 import { Agent } from "./agent.js";
+import { attachMcp } from "./mcp/attach.js";
 import type { ApprovalPrompter } from "./approvals/prompt.js";
 import { resolveProvider, type ProviderFlags } from "./providers/resolve.js";
 import type { TimelineSink } from "./timeline.js";
@@ -54,6 +55,8 @@ export async function startAgent(opts: StartAgentOptions): Promise<AgentHandle> 
     ...(opts.log ? { log: opts.log } : {}),
     beforeLoad: async (rt) => {
       registerBuiltinTools(rt, { fire: (name, payload) => (agent ? agent.hooks.fire(name, payload) : rt.hooks.invoke(name, payload)), config: () => rt.config });
+      // MCP servers of config.yaml: their tools beside the built-ins, and ctx.call_mcp's client.
+      await attachMcp(rt, { config, env, ...(opts.log ? { log: opts.log } : {}) });
       await opts.beforeLoad?.(rt, config);
     },
   });

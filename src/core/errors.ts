@@ -299,6 +299,42 @@ export const ERROR_CATALOG = {
     title: "the selected approval transport failed, so the action was denied",
     hint: "check the transport plugin (security.approval.transport); set security.approval.transport_fallback: builtin to fall back to the built-in prompt",
   },
+  E_MCP_CONFIG_INVALID: {
+    title: "an mcp_servers entry in config.yaml is not valid; that server is skipped",
+    hint: "give the server either command (stdio) or url (HTTP), with args/env/cwd or headers as documented in schemas/config.schema.json",
+  },
+  W_MCP_CONFIG_ADJUSTED: {
+    title: "an mcp_servers value was adjusted (clamped timeout, unset ${VAR}, renamed tool)",
+    hint: "set the value within the documented range, or export the environment variable named",
+  },
+  E_MCP_NOT_ALLOWED: {
+    title: "a plugin called an MCP server that is not in its allowlist",
+    hint: "add the server name to plugins.entries.<key>.mcp_allowlist in config.yaml (exact names; no wildcard; default is no MCP access)",
+  },
+  E_MCP_UNKNOWN_SERVER: {
+    title: "no MCP server of that name is configured and enabled",
+    hint: "add it under mcp_servers in config.yaml (or set enabled: true), or correct the name",
+  },
+  E_MCP_CONNECT_FAILED: {
+    title: "an MCP server could not be started or connected to",
+    hint: "check the server's command/url, and run the command by hand to see its error; the next call tries again",
+  },
+  E_MCP_TIMEOUT: {
+    title: "an MCP call did not answer within its timeout",
+    hint: "raise the timeout (mcp_servers.<name>.timeout, or call_mcp's timeout; at most 600 s) or fix the server; the call was cancelled",
+  },
+  E_MCP_SERVER_CLOSED: {
+    title: "an MCP server exited or dropped the connection during a call",
+    hint: "see the server's stderr in the debug log (HERMES_LOG_LEVEL=debug); the server is restarted on the next call",
+  },
+  E_MCP_CALL_FAILED: {
+    title: "an MCP server refused a call (unknown tool, invalid arguments, protocol error)",
+    hint: "check the tool name and arguments against the server's tool list",
+  },
+  W_MCP_TOOL_SKIPPED: {
+    title: "an MCP tool was not registered because its name is taken",
+    hint: "rename or filter the tool (mcp_servers.<name>.tools.exclude), or rename the server",
+  },
   E_PACK_INVALID: {
     title: "the plugin pack is not valid",
     hint: "fix the entry named; see schemas/pack.schema.json",

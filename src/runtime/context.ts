@@ -11,6 +11,7 @@ import type { HookCallback } from "./hooks.js";
 import { RegistrationHandle, type Registration } from "./ledger.js";
 import type { MiddlewareCallback } from "./middleware.js";
 import { PluginState } from "./plugin-state.js";
+import { buildMcpEnvelope, MCP_DEFAULT_TIMEOUT, mcpAllowed, McpPermissionError, normalizeMcpTimeout, readMcpAllowlist, type McpEnvelope } from "./mcp-call.js";
 import type { CliCommandEntry, CommandEntry, PromptSection, ProviderKind, ToolEntry, ToolHandler, ToolSchema } from "./registries.js";
 import type { RuntimeHost } from "./host.js";
 
@@ -187,6 +188,31 @@ export class PluginContext {
 
   dispatch_tool(name: string, args: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Promise<string> {
     return this.host.dispatchTool(name, args, { ...extra, caller_plugin: this.key });
+  }
+
+  // ---- MCP ----
+
+  /**
+   * Call a tool of a configured MCP server (runtime spec §4.9). The allowlist
+   * (`plugins.entries.<key>.mcp_allowlist`, exact names, no wildcard) is checked first and a
+   * server outside it rejects with `McpPermissionError` (name `PermissionError`). The timeout is
+   * parsed with Number(), unparseable → 30, clamped to 1–600 s. Every other outcome resolves to
+   * the envelope `{ok: true, result, structuredContent?}` / `{ok: false, error}`, with
+   * `truncated: true` when the result was cut at 64 KiB.
+   */
+  async call_mcp(server: string, tool: string, args: Record<string, unknown> | null = {}, timeout: unknown = MCP_DEFAULT_TIMEOUT): Promise<McpEnvelope> {
+    const name = String(server);
+    if (!mcpAllowed(readMcpAllowlist(this.host.pluginEntry(this.key)), name)) {
+      const err = new McpPermissionError(this.manifest.name, this.key, name);
+      this.log.warn({ code: err.code, server: name, tool: String(tool) }, err.message);
+      throw err;
+    }
+    const seconds = normalizeMcpTimeout(timeout);
+    if (args !== null && args !== undefined && (typeof args !== "object" || Array.isArray(args))) {
+      return { ok: false, error: `call_mcp: arguments must be an object (got ${Array.isArray(args) ? "array" : typeof args})` };
+    }
+    const raw = await this.host.callMcp(name, String(tool), args ?? {}, seconds, this.key);
+    return buildMcpEnvelope(raw);
   }
 
   // ---- hooks, middleware, events ----

@@ -44,4 +44,6 @@ export interface RuntimeHost {
   skillView(qualified: string): string | null;
   noteRegistration(kind: "hook" | "middleware", name: string, owner: string): void;
   configChanged(): Promise<void>;
+  /** Raw result of an MCP tool call through the attached MCP client (src/runtime/mcp-call.ts). */
+  callMcp(server: string, tool: string, args: Record<string, unknown>, timeoutSeconds: number, caller: string): Promise<string>;
 }

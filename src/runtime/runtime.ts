@@ -17,6 +17,7 @@ import { EventBus } from "./events.js";
 import { HookBus, normalizeHookTimeout } from "./hooks.js";
 import type { AgentBridge, RuntimeHost } from "./host.js";
 import { Ledger, SlotMap } from "./ledger.js";
+import { NO_MCP_RAW, type McpDispatcher } from "./mcp-call.js";
 import { MiddlewareEngine } from "./middleware.js";
 import { FailureReporter } from "./reporter.js";
 import { ProviderRegistry, ToolRegistry, type ApprovalTransportEntry, type CliCommandEntry, type CommandEntry, type PromptSection, type SkillEntry, type ToolEntry } from "./registries.js";
@@ -168,6 +169,14 @@ export class Runtime implements RuntimeHost {
     if (issues.length >= MAX_ISSUES) return;
     issues.push(message);
     this.statusDirty = true;
+  }
+
+  /** The MCP client, when one is attached (src/agent/mcp `attachMcp`); `ctx.call_mcp` goes through it. */
+  mcp?: McpDispatcher;
+
+  callMcp(server: string, tool: string, args: Record<string, unknown>, timeoutSeconds: number, caller: string): Promise<string> {
+    if (!this.mcp) return Promise.resolve(NO_MCP_RAW);
+    return this.mcp.callRaw(server, tool, args, timeoutSeconds, { caller });
   }
 
   /** Register a tool of the agent itself (owner `builtin`); plugins may override it only with consent. */
