@@ -167,15 +167,16 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
   it("clamps the timeout to at least 1 s and reports a hang without blocking other calls", async () => {
     const ctx = h.ctx("caller");
     const started = Date.now();
-    const slow = ctx.call_mcp("echo", "slow", { ms: 4000 }, 0); // 0 → clamped to 1 s
+    let slowSettled = false;
+    const slow = ctx.call_mcp("echo", "slow", { ms: 8000 }, 0).finally(() => (slowSettled = true)); // 0 → clamped to 1 s
     const quick = await ctx.call_mcp("echo", "echo", { message: "meanwhile" });
     expect(quick).toEqual({ ok: true, result: "echo: meanwhile" });
-    expect(Date.now() - started).toBeLessThan(900);
+    expect(slowSettled).toBe(false);
     const res = await slow;
     const elapsed = Date.now() - started;
     expect(res).toMatchObject({ ok: false, error: expect.stringContaining("did not answer within 1s") });
     expect(elapsed).toBeGreaterThanOrEqual(950);
-    expect(elapsed).toBeLessThan(3000);
+    expect(elapsed).toBeLessThan(5000);
     // Unparseable → 30 (the call finishes well within it).
     expect(await ctx.call_mcp("echo", "slow", { ms: 50 }, "soon")).toEqual({ ok: true, result: "slow done" });
     expect(h.logs.some((l) => l.code === "E_MCP_TIMEOUT" && l.tool === "slow")).toBe(true);
@@ -183,19 +184,20 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
 
   it("bounds a model tool call by the server's timeout", async () => {
     const started = Date.now();
-    const out = JSON.parse(await h.runtime.tools.dispatch("mcp_echo_slow", { ms: 5000 })) as { error: string };
+    const out = JSON.parse(await h.runtime.tools.dispatch("mcp_echo_slow", { ms: 10000 })) as { error: string };
     expect(out.error).toContain("did not answer within 2s");
-    expect(Date.now() - started).toBeLessThan(4000);
+    expect(Date.now() - started).toBeLessThan(6000);
   });
 
   it("a model tool call fails (rejects) on a hang and stops at once when the agent interrupts it", async () => {
     const slow = h.runtime.tools.get("mcp_echo_slow")!;
     const ac = new AbortController();
     const started = Date.now();
-    const pending = Promise.resolve(slow.handler({ ms: 5000 }, { signal: ac.signal }));
+    const pending = Promise.resolve(slow.handler({ ms: 10000 }, { signal: ac.signal }));
     setTimeout(() => ac.abort(), 100);
     await expect(pending).rejects.toThrow("the call of MCP tool 'slow' of server 'echo' was interrupted");
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Well before the server's 2 s timeout.
+    expect(Date.now() - started).toBeLessThan(1900);
     // The server is still usable.
     expect(await slow.handler({ ms: 10 }, {})).toBe('{"result":"slow done"}');
   });
