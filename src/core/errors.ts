@@ -565,6 +565,27 @@ export const ERROR_CATALOG = {
     title: "a git command failed",
     hint: "see git's message above",
   },
+  E_SCAN_DIR_UNREADABLE: {
+    title: "the folder to scan does not exist or cannot be read",
+    hint: "pass the path of a plugin folder you may read (the one with plugin.yaml)",
+  },
+  E_SCAN_ARGS: {
+    title: "the scan's waiver target is incomplete or not valid",
+    hint: "give --plugin-key and --revision together; the revision is a full 40-character commit SHA or 'local'",
+    exit: 2,
+  },
+  E_SCAN_BLOCKED: {
+    title: "the security scan gave a dangerous verdict; nothing was installed",
+    hint: "review the deciding findings; --force does not override a dangerous verdict, an operator waiver for this exact revision (plugins.scan_waivers) does",
+  },
+  E_SCAN_NEEDS_CONFIRMATION: {
+    title: "the security scan gave a caution verdict that nobody confirmed",
+    hint: "review the findings, then re-run on a terminal and answer yes, or pass --force to accept a caution verdict",
+  },
+  W_SCAN_WAIVER_INVALID: {
+    title: "a scan waiver in config.yaml is malformed and is ignored",
+    hint: "write each plugins.scan_waivers entry as {plugin, revision (40-hex or local), finding, file?, reason}",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,289 @@
+/**
+ * Walk a plugin folder and decide, file by file, what is read: the files that ship.
+ *
+ * - `.git`, Python caches and virtualenvs are skipped (listed once each): they never run.
+ * - `node_modules` inside a plugin ships and runs, so it is scanned like any other code, within its
+ *   own file and byte budget; past the budget the rest is listed as skipped and the report gets a
+ *   `scan_truncated` finding (high): the verdict must not claim what was not read.
+ * - Symlinks are never followed out of the tree (`symlink_escape`, critical) and never followed
+ *   inside it either (the target is scanned at its own path), except into a skipped folder, where
+ *   the content is scanned under the link's name so nothing can hide behind `.git/`.
+ * - Executable binaries give `binary_file`; images, fonts, archives and source maps are listed as
+ *   skipped; a file over the size cap gives `oversized_file` (high when it is code that runs).
+ */
+import { promises as fsp, type Dirent } from "node:fs";
+import { isAbsolute, join, relative, sep } from "node:path";
+import { HermesError } from "../../core/errors.js";
+import { binaryClass, classify, SKIPPED_DIRS } from "./files.js";
+import { patternById } from "./patterns.js";
+import type { Finding, Severity, Skipped } from "./types.js";
+
+export interface ScanLimits {
+  /** Files larger than this are not read (`oversized_file`). */
+  maxFileBytes: number;
+  /** More files than this outside node_modules gives `too_many_files` (informational). */
+  maxFiles: number;
+  /** More bytes than this outside node_modules gives `oversized_bundle` (informational). */
+  maxTotalBytes: number;
+  /** node_modules budget: files and bytes read before the rest is skipped (`scan_truncated`). */
+  nodeModulesMaxFiles: number;
+  nodeModulesMaxBytes: number;
+  /** Overall budget of bytes read; past it everything else is skipped (`scan_truncated`). */
+  maxScanBytes: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<ScanLimits> = {
+  maxFileBytes: 4 * 1024 * 1024,
+  maxFiles: 400,
+  maxTotalBytes: 10 * 1024 * 1024,
+  nodeModulesMaxFiles: 5000,
+  nodeModulesMaxBytes: 64 * 1024 * 1024,
+  maxScanBytes: 128 * 1024 * 1024,
+};
+
+export interface TextFile {
+  rel: string;
+  text: string;
+  size: number;
+  nodeModules: boolean;
+}
+
+export interface WalkResult {
+  root: string;
+  files: TextFile[];
+  findings: Finding[];
+  skipped: Skipped[];
+}
+
+/** Files read at once. */
+const READ_CONCURRENCY = 16;
+
+/** At most this many per-file "cap" entries are listed; the rest are counted in one entry. */
+const MAX_CAP_ENTRIES = 200;
+
+const toPosix = (p: string) => p.split(sep).join("/");
+
+function structural(id: string, file: string, match: string, severity?: Severity, why?: string): Finding {
+  const spec = patternById(id)!;
+  const f: Finding = { id, severity: spec.severity, category: spec.category, file, line: 0, col: 0, match, description: spec.description };
+  if (severity && severity !== spec.severity) f.adjusted = { from: spec.severity, why: why ?? "" };
+  if (severity) f.severity = severity;
+  return f;
+}
+
+function inside(root: string, p: string): boolean {
+  return p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+function underSkippedDir(rel: string): boolean {
+  return rel.split("/").some((seg) => seg in SKIPPED_DIRS);
+}
+
+function hasNul(buf: Buffer): boolean {
+  return buf.subarray(0, 8000).includes(0);
+}
+
+/** Resolve and check the folder to scan; every failure is E_SCAN_DIR_UNREADABLE. */
+export async function resolveScanRoot(dir: string): Promise<string> {
+  let root: string;
+  try {
+    root = await fsp.realpath(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new HermesError("E_SCAN_DIR_UNREADABLE", {
+      message: code === "ENOENT" ? `${dir} does not exist` : `${dir} cannot be read (${code ?? (e as Error).message})`,
+      file: dir,
+      cause: e,
+    });
+  }
+  const st = await fsp.stat(root).catch((e: unknown) => {
+    throw new HermesError("E_SCAN_DIR_UNREADABLE", { message: `${dir} cannot be read (${(e as NodeJS.ErrnoException).code ?? ""})`, file: dir, cause: e });
+  });
+  if (!st.isDirectory()) throw new HermesError("E_SCAN_DIR_UNREADABLE", { message: `${dir} is not a folder`, file: dir });
+  try {
+    await fsp.readdir(root);
+  } catch (e) {
+    throw new HermesError("E_SCAN_DIR_UNREADABLE", {
+      message: `${dir} cannot be listed (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      file: dir,
+      cause: e,
+    });
+  }
+  return root;
+}
+
+export async function walkPlugin(root: string, limits: ScanLimits = DEFAULT_LIMITS): Promise<WalkResult> {
+  const files: TextFile[] = [];
+  const findings: Finding[] = [];
+  const skipped: Skipped[] = [];
+  const visited = new Set<string>([root]);
+  let count = 0;
+  let bytes = 0;
+  let nmCount = 0;
+  let nmBytes = 0;
+  let readBytes = 0;
+  let capEntries = 0;
+  let capOverflow = 0;
+  let truncated = false;
+
+  const skipCap = (rel: string, detail: string) => {
+    truncated = true;
+    if (capEntries < MAX_CAP_ENTRIES) {
+      skipped.push({ path: rel, reason: "cap", detail });
+      capEntries++;
+    } else capOverflow++;
+  };
+
+  /** Files chosen for reading, in walk order (read later, a few at a time). */
+  const pending: Array<{ abs: string; rel: string; nodeModules: boolean }> = [];
+
+  /** Decide what happens to one regular file (synchronous, so budgets are deterministic). */
+  const consider = (abs: string, rel: string, size: number) => {
+    const nodeModules = rel.split("/").includes("node_modules");
+    if (nodeModules) {
+      nmCount++;
+      nmBytes += size;
+    } else {
+      count++;
+      bytes += size;
+    }
+    const bin = binaryClass(rel);
+    if (bin === "executable") {
+      const cls = classify(rel);
+      findings.push(
+        cls.nonRuntime
+          ? structural("binary_file", rel, rel, "low", `${cls.nonRuntime.why} (${cls.nonRuntime.root}): shipped but never loaded by the runtime`)
+          : structural("binary_file", rel, rel),
+      );
+      skipped.push({ path: rel, reason: "binary", detail: "executable or native module" });
+      return;
+    }
+    if (bin === "data") return void skipped.push({ path: rel, reason: "binary" });
+    if (bin === "generated") return void skipped.push({ path: rel, reason: "generated", detail: "source map (does not run)" });
+    if (size > limits.maxFileBytes) {
+      const cls = classify(rel);
+      const runs = cls.kind === "code" && !cls.nonRuntime;
+      findings.push(
+        runs
+          ? structural("oversized_file", rel, `${size} bytes`, "high", "code that runs could not be scanned")
+          : structural("oversized_file", rel, `${size} bytes`),
+      );
+      skipped.push({ path: rel, reason: "too-large", detail: `${size} bytes > ${limits.maxFileBytes}` });
+      return;
+    }
+    if (nodeModules && (nmCount > limits.nodeModulesMaxFiles || nmBytes > limits.nodeModulesMaxBytes)) {
+      return skipCap(rel, "node_modules budget reached");
+    }
+    if (readBytes + size > limits.maxScanBytes) return skipCap(rel, "scan budget reached");
+    readBytes += size;
+    pending.push({ abs, rel, nodeModules });
+  };
+
+  const load = async (item: { abs: string; rel: string; nodeModules: boolean }): Promise<TextFile | undefined> => {
+    let buf: Buffer;
+    try {
+      buf = await fsp.readFile(item.abs);
+    } catch (e) {
+      findings.push(structural("unreadable_path", item.rel, (e as NodeJS.ErrnoException).code ?? "unreadable"));
+      skipped.push({ path: item.rel, reason: "unreadable", detail: (e as NodeJS.ErrnoException).code });
+      return undefined;
+    }
+    // Known text kinds are always read (a NUL byte must not hide a script); unknown ones are sniffed.
+    if (classify(item.rel).kind === "other" && hasNul(buf)) {
+      skipped.push({ path: item.rel, reason: "binary", detail: "contains NUL bytes" });
+      return undefined;
+    }
+    return { rel: item.rel, text: buf.toString("utf8"), size: buf.length, nodeModules: item.nodeModules };
+  };
+
+  const walkDir = async (absDir: string, relDir: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await fsp.readdir(absDir, { withFileTypes: true });
+    } catch (e) {
+      findings.push(structural("unreadable_path", `${relDir}/`, (e as NodeJS.ErrnoException).code ?? "unreadable"));
+      skipped.push({ path: `${relDir}/`, reason: "unreadable", detail: (e as NodeJS.ErrnoException).code });
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const stats = new Map(
+      await Promise.all(entries.filter((e) => e.isFile()).map(async (e) => [e.name, await fsp.lstat(join(absDir, e.name)).catch(() => undefined)] as const)),
+    );
+    for (const ent of entries) {
+      const abs = join(absDir, ent.name);
+      const rel = relDir ? `${relDir}/${ent.name}` : ent.name;
+      if (ent.isSymbolicLink()) {
+        await onLink(abs, rel);
+      } else if (ent.isDirectory()) {
+        const skip = SKIPPED_DIRS[ent.name];
+        if (skip) {
+          skipped.push({ path: `${rel}/`, reason: skip.reason, detail: skip.detail });
+          continue;
+        }
+        visited.add(abs);
+        await walkDir(abs, rel);
+      } else if (ent.isFile()) {
+        const st = stats.get(ent.name);
+        if (!st) {
+          findings.push(structural("unreadable_path", rel, "vanished or unreadable"));
+          skipped.push({ path: rel, reason: "unreadable" });
+          continue;
+        }
+        consider(abs, rel, st.size);
+      } else {
+        skipped.push({ path: rel, reason: "special", detail: "not a regular file" });
+      }
+    }
+  };
+
+  const onLink = async (abs: string, rel: string): Promise<void> => {
+    const target = await fsp.readlink(abs).catch(() => "?");
+    let real: string;
+    try {
+      real = await fsp.realpath(abs);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      findings.push(structural("broken_symlink", rel, `${rel} -> ${target}${code === "ELOOP" ? " (circular)" : ""}`));
+      skipped.push({ path: rel, reason: "broken-symlink", detail: target });
+      return;
+    }
+    if (!inside(root, real)) {
+      findings.push(structural("symlink_escape", rel, `${rel} -> ${target}`));
+      skipped.push({ path: rel, reason: "symlink-outside", detail: isAbsolute(target) ? target : `${target} (${real})` });
+      return;
+    }
+    const relTarget = toPosix(relative(root, real)) || ".";
+    if (!underSkippedDir(relTarget)) {
+      skipped.push({ path: rel, reason: "symlink", detail: `-> ${relTarget} (scanned at its own path)` });
+      return;
+    }
+    // A link into a skipped folder: scan what it points at, under the link's name.
+    const st = await fsp.stat(real).catch(() => undefined);
+    if (st?.isDirectory()) {
+      if (visited.has(real)) return void skipped.push({ path: rel, reason: "symlink", detail: `-> ${relTarget} (already scanned)` });
+      visited.add(real);
+      await walkDir(real, rel);
+    } else if (st?.isFile()) consider(real, rel, st.size);
+    else skipped.push({ path: rel, reason: "special", detail: `-> ${relTarget}` });
+  };
+
+  await walkDir(root, "");
+
+  const loaded: Array<TextFile | undefined> = new Array(pending.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < pending.length) {
+      const i = next++;
+      loaded[i] = await load(pending[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, pending.length) }, worker));
+  for (const f of loaded) if (f) files.push(f);
+
+  if (count > limits.maxFiles) findings.push(structural("too_many_files", ".", `${count} files (limit ${limits.maxFiles}, node_modules not counted)`));
+  if (bytes > limits.maxTotalBytes) findings.push(structural("oversized_bundle", ".", `${bytes} bytes (limit ${limits.maxTotalBytes}, node_modules not counted)`));
+  if (capOverflow > 0) skipped.push({ path: "…", reason: "cap", detail: `${capOverflow} more file(s) not scanned` });
+  if (truncated) findings.push(structural("scan_truncated", ".", `${capEntries + capOverflow} file(s) not scanned (budget reached)`));
+  skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { root, files, findings, skipped };
+}
