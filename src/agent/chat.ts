@@ -78,6 +78,11 @@ export async function runChat(o: ChatOptions): Promise<number> {
       ...(rl ? { prompter: new ReadlinePrompter(rl, (s) => stderr.write(s)) } : {}),
       ...(o.env ? { env: o.env } : {}),
     });
+    const h = handle;
+    // On a terminal readline owns Ctrl-C: it interrupts the running turn, and when idle it leaves.
+    rl?.on("SIGINT", () => {
+      if (!h.agent.interrupt("interrupted by Ctrl-C")) rl.close();
+    });
     return o.query !== undefined ? await oneShot(handle, o, stdout) : await repl(handle, rl, stdin, stdout, stderr);
   } finally {
     rl?.close();
@@ -173,10 +178,7 @@ async function repl(h: AgentHandle, rl: ReadlineInterface | undefined, stdin: No
   let reader: ReadlineInterface;
   if (rl) {
     reader = rl;
-    stderr.write(`hermes chat · ${h.provider.name} ${h.agent.model} · /help for commands, Ctrl-C to interrupt, /exit to leave\n`);
-    rl.on("SIGINT", () => {
-      if (!h.agent.interrupt("interrupted by Ctrl-C")) push(null);
-    });
+    stderr.write(`hermes chat · provider ${h.provider.name}, model ${h.agent.model} · /help for commands, Ctrl-C to interrupt, /exit to leave\n`);
   } else {
     reader = createInterface({ input: stdin, terminal: false });
     process.on("SIGINT", () => {

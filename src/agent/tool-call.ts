@@ -207,7 +207,8 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
     error_type = c.signal.aborted ? "interrupted" : err instanceof RequiredMiddlewareError ? "middleware_failed" : err.name || "Error";
     error_message = err.message;
     result = errorJson(`tool '${tool_name}' failed: ${err.message}`);
-    c.log.warn({ code: err instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : "E_AGENT_TOOL_FAILED", tool: tool_name, tool_call_id }, `tool '${tool_name}' failed: ${err.message}`);
+    if (c.signal.aborted) c.log.info({ tool: tool_name, tool_call_id }, `tool '${tool_name}' stopped by the interrupt: ${err.message}`);
+    else c.log.warn({ code: err instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : "E_AGENT_TOOL_FAILED", tool: tool_name, tool_call_id }, `tool '${tool_name}' failed: ${err.message}`);
   }
   const duration_ms = Math.round(performance.now() - t0);
   return finish(args, result, status, error_type, error_message, duration_ms);

@@ -178,7 +178,7 @@ export class ApprovalGate {
       choice = "deny";
       decided_by = "no_tty";
     } else {
-      choice = await this.deps.prompter.ask(`⚠ approval needed: ${ask.tool_name} wants to ${ask.description}\n    ${ask.command}`, choices, {
+      choice = await this.deps.prompter.ask(`⚠ approval needed (${ask.tool_name}: ${ask.description})\n    ${ask.command}`, choices, {
         signal: ask.signal,
         timeoutMs: s.timeoutSeconds * 1000,
       });
