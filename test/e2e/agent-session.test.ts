@@ -182,8 +182,12 @@ describe("providers from config.yaml and the environment", () => {
     const root = scratch.dir("script");
     const h = agentHome(root);
     const good = writeText(join(root, "good.yaml"), "- call: {tool: list_dir, args: {path: .}}\n- say: listed\n");
-    const r = await runCli(["--home", h.home, "chat", "--script", good, "-q", "list", "--json"], { env: { HERMES_BUNDLED_PLUGINS: h.bundled }, cwd: root });
+    const r = await runCli(["--home", h.home, "chat", "--script", good, "-q", "list", "--json", "--timeline"], { env: { HERMES_BUNDLED_PLUGINS: h.bundled }, cwd: root });
     expect(r.code, r.stderr).toBe(0);
+    // --timeline: the hook and middleware timeline on stderr, stdout stays one JSON document.
+    expect(r.stderr).toMatch(/^ {4}middleware {2}llm_request\s+tracer {2}trace=\[\]$/m);
+    expect(r.stderr).toMatch(/^ {2}tool list_dir \(call_1_1\) · model args \{"path":"\."\}$/m);
+    expect(r.stderr).toMatch(/^ {2}turn ended: completed \(completed=true failed=false interrupted=false\)$/m);
     const j = JSON.parse(r.stdout) as { answer: string; tool_calls: Array<{ tool_name: string; status: string; result: string }> };
     expect(j.answer).toBe("listed");
     expect(j.tool_calls[0]).toMatchObject({ tool_name: "list_dir", status: "success" });
