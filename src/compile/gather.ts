@@ -39,6 +39,11 @@ export interface CompileInputs {
   gitOrigins: Record<string, { source: string; revision: string; pinned: boolean }>;
   /** Raw bytes of the lock in force, to detect a no-op. */
   previousText?: string;
+  /**
+   * Ownership recorded by a generation newer than the current one: a compile killed after
+   * writing config.yaml but before switching. Items it put in config.yaml are the deployment's.
+   */
+  pendingOwnership?: { leaves: string[][]; items: Record<string, string[]> };
   /** readlink() of every deployment link path that exists (home-relative path → value). */
   linksOnDisk: Record<string, string>;
   /** readlink() of `<home>/hermes.lock.json` and `<home>/generations/current`, when they are links. */
@@ -191,6 +196,19 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     const v = await fsp.readlink(join(paths.home, l)).catch(() => undefined);
     if (v !== undefined) linksOnDisk[l] = v;
   }
+  let pendingOwnership: CompileInputs["pendingOwnership"];
+  const gens = (await fsp.readdir(paths.generations).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number);
+  const newest = gens.length ? Math.max(...gens) : undefined;
+  const currentGen = await fsp.readlink(join(paths.generations, "current")).then(Number, () => undefined);
+  if (newest !== undefined && (currentGen === undefined || newest > currentGen)) {
+    const text = await readTextIfExists(join(paths.generations, String(newest), "hermes.lock.json")).catch(() => undefined);
+    try {
+      const d = text ? (JSON.parse(text) as Lock).deployment : undefined;
+      if (d) pendingOwnership = { leaves: d.owned_leaves, items: d.owned_items };
+    } catch {
+      // a torn generation is ignored; it was never current
+    }
+  }
   const pointers = {
     lock: await fsp.readlink(paths.lock).catch(() => undefined),
     current: await fsp.readlink(join(paths.generations, "current")).catch(() => undefined),
@@ -208,6 +226,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
   }
   for (const t of specTargets) dirs.add(t.entry.path);
   return {
+    pendingOwnership,
     watch: { dirs: [...dirs].sort(), files: [...files].sort() },
     previousText,
     linksOnDisk,

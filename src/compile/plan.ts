@@ -113,7 +113,13 @@ function declaredOverlay(inputs: CompileInputs): Record<string, unknown> | null 
 
 function previousOwnership(inputs: CompileInputs): Ownership {
   const d = inputs.previous?.deployment;
-  return d ? { leaves: d.owned_leaves, items: d.owned_items } : EMPTY_OWNERSHIP;
+  const cur: Ownership = d ? { leaves: d.owned_leaves, items: d.owned_items } : EMPTY_OWNERSHIP;
+  const p = inputs.pendingOwnership;
+  if (!p) return cur;
+  const items: Record<string, string[]> = { ...cur.items };
+  for (const [k, v] of Object.entries(p.items)) items[k] = [...new Set([...(items[k] ?? []), ...v])];
+  const seen = new Set(cur.leaves.map((l) => JSON.stringify(l)));
+  return { leaves: [...cur.leaves, ...p.leaves.filter((l) => !seen.has(JSON.stringify(l)))], items };
 }
 
 function lockPlugin(
