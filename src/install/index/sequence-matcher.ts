@@ -12,6 +12,12 @@
  *
  * Strings are compared by Unicode code points, as Python iterates a `str`.
  *
+ * The algorithm is CPython's, including its sparse `b2j` index (element → positions in `b`), so
+ * the work per row is the number of positions of `a[i]` in `b`, not `len(b)`. The `j2len` dicts
+ * become two typed rows whose entries are valid only when stamped with the previous row's index
+ * (no clearing between rows). A `Prepared` `b` keeps its index, so searching one term against
+ * thousands of names builds each name's index once (see search.ts).
+ *
  * `quickRatio` and `realQuickRatio` are the usual cheap upper bounds; callers use them to skip
  * the full computation when the bound is already below their threshold (difflib's
  * `get_close_matches` does the same), which never changes a result.
@@ -29,83 +35,295 @@ export function codePoints(s: string): number[] {
   return out;
 }
 
-/** Elements that may start a match: all of `b`'s, minus the popular ones when `len(b) ≥ 200` (autojunk). */
-function startable(b: CodePoints): (c: number) => boolean {
-  const n = b.length;
-  if (n < 200) return () => true;
-  const counts = new Map<number, number>();
-  for (const c of b) counts.set(c, (counts.get(c) ?? 0) + 1);
-  const ntest = Math.floor(n / 100) + 1;
-  const popular = new Set<number>();
-  for (const [c, k] of counts) if (k > ntest) popular.add(c);
-  return popular.size ? (c) => !popular.has(c) : () => true;
+/** `b` with its `b2j` index (popular elements already removed, as `__chain_b` does). */
+export interface PreparedSeq {
+  cps: CodePoints;
+  b2j: Map<number, Int32Array>;
 }
 
-interface Match {
-  i: number;
-  j: number;
-  k: number;
+export function prepareSeq(b: string | CodePoints): PreparedSeq {
+  const cps = typeof b === "string" ? codePoints(b) : b;
+  const lists = new Map<number, number[]>();
+  for (let j = 0; j < cps.length; j++) {
+    const l = lists.get(cps[j]!);
+    if (l) l.push(j);
+    else lists.set(cps[j]!, [j]);
+  }
+  const n = cps.length;
+  const ntest = Math.floor(n / 100) + 1;
+  const b2j = new Map<number, Int32Array>();
+  for (const [c, l] of lists) if (n < 200 || l.length <= ntest) b2j.set(c, Int32Array.from(l));
+  return { cps, b2j };
+}
+
+const EMPTY = new Int32Array(0);
+
+/** Scratch rows shared by all calls (single-threaded); grown on demand. */
+let lenA = new Int32Array(64);
+let lenB = new Int32Array(64);
+let stampA = new Int32Array(64).fill(-2);
+let stampB = new Int32Array(64).fill(-2);
+
+function ensureRows(n: number): void {
+  if (lenA.length >= n) return;
+  let size = lenA.length;
+  while (size < n) size *= 2;
+  lenA = new Int32Array(size);
+  lenB = new Int32Array(size);
+  stampA = new Int32Array(size).fill(-2);
+  stampB = new Int32Array(size).fill(-2);
+}
+
+/** Stamps must never repeat across calls: a global, ever-increasing row counter. */
+let rowClock = 0;
+/** Work stack of (alo, ahi, blo, bhi) ranges. */
+let stack = new Int32Array(256);
+/** For each i of `a`: the positions of a[i] in `b` are flat[posStart[i] .. posEnd[i]), ascending. */
+let posStart = new Int32Array(64);
+let posEnd = new Int32Array(64);
+let flat = new Int32Array(256);
+
+function grow(la: number, flatLen: number): void {
+  if (posStart.length < la) {
+    posStart = new Int32Array(la * 2);
+    posEnd = new Int32Array(la * 2);
+  }
+  if (flat.length < flatLen) flat = new Int32Array(flatLen * 2);
+  if (stack.length < 4 * (la + 2)) stack = new Int32Array(8 * (la + 2));
 }
 
 /**
- * CPython's `find_longest_match` with its sparse `j2len` dict replaced by two dense rows (same
- * recurrence, same visiting order: i ascending, then j ascending, first strictly longer block
- * wins), so ties resolve to the earliest block in `a`, then in `b`, exactly as in Python.
+ * get_matching_blocks' total, given the positions of every a[i] in b (popular elements already
+ * left out). CPython's loops: i ascending, then j ascending; a strictly longer block replaces
+ * the best, so ties go to the earliest block in a, then in b.
  */
-function findLongestMatch(a: CodePoints, b: CodePoints, ok: (c: number) => boolean, rows: Int32Array[], alo: number, ahi: number, blo: number, bhi: number): Match {
-  let besti = alo;
-  let bestj = blo;
-  let bestsize = 0;
-  let prev = rows[0]!;
-  let cur = rows[1]!;
-  // prev[j + 1] = length of the match ending at a[i-1], b[j]; zero outside [blo, bhi).
-  prev.fill(0, blo, bhi + 1);
-  for (let i = alo; i < ahi; i++) {
-    const ai = a[i]!;
-    const start = ok(ai);
-    cur[blo] = 0;
-    for (let j = blo; j < bhi; j++) {
-      if (start && b[j] === ai) {
-        const k = prev[j]! + 1;
-        cur[j + 1] = k;
+function core(a: CodePoints, bc: CodePoints): number {
+  const la = a.length;
+  ensureRows(bc.length + 2);
+  if (rowClock > 2_000_000_000) {
+    rowClock = 0;
+    stampA.fill(-2);
+    stampB.fill(-2);
+  }
+  let sp = 0;
+  stack[sp++] = 0;
+  stack[sp++] = la;
+  stack[sp++] = 0;
+  stack[sp++] = bc.length;
+  let total = 0;
+  while (sp) {
+    const bhi = stack[--sp]!;
+    const blo = stack[--sp]!;
+    const ahi = stack[--sp]!;
+    const alo = stack[--sp]!;
+    // find_longest_match(alo, ahi, blo, bhi)
+    let besti = alo;
+    let bestj = blo;
+    let bestsize = 0;
+    let prevLen = lenA;
+    let prevStamp = stampA;
+    let curLen = lenB;
+    let curStamp = stampB;
+    let prevRow = -1;
+    for (let i = alo; i < ahi; i++) {
+      const row = ++rowClock;
+      const end = posEnd[i]!;
+      for (let x = posStart[i]!; x < end; x++) {
+        const j = flat[x]!;
+        if (j < blo) continue;
+        if (j >= bhi) break;
+        // j2len[j-1] of the previous row lives at index j (positions shifted by one).
+        const k = (prevStamp[j] === prevRow ? prevLen[j]! : 0) + 1;
+        curLen[j + 1] = k;
+        curStamp[j + 1] = row;
         if (k > bestsize) {
           besti = i - k + 1;
           bestj = j - k + 1;
           bestsize = k;
         }
-      } else cur[j + 1] = 0;
+      }
+      prevRow = row;
+      const tl = prevLen;
+      prevLen = curLen;
+      curLen = tl;
+      const ts = prevStamp;
+      prevStamp = curStamp;
+      curStamp = ts;
     }
-    const t = prev;
-    prev = cur;
-    cur = t;
-  }
-  // Extend with equal elements on both ends (there is no junk, so one pass each way suffices;
-  // popular elements are not junk and may extend a match).
-  while (besti > alo && bestj > blo && a[besti - 1] === b[bestj - 1]) {
-    besti--;
-    bestj--;
-    bestsize++;
-  }
-  while (besti + bestsize < ahi && bestj + bestsize < bhi && a[besti + bestsize] === b[bestj + bestsize]) bestsize++;
-  return { i: besti, j: bestj, k: bestsize };
-}
-
-/** Total size of the matching blocks (what `sum(m.size for m in get_matching_blocks())` gives). */
-export function matchingSize(a: CodePoints, b: CodePoints): number {
-  const ok = startable(b);
-  const rows = [new Int32Array(b.length + 1), new Int32Array(b.length + 1)];
-  let total = 0;
-  const queue: Array<[number, number, number, number]> = [[0, a.length, 0, b.length]];
-  while (queue.length) {
-    const [alo, ahi, blo, bhi] = queue.pop()!;
-    const { i, j, k } = findLongestMatch(a, b, ok, rows, alo, ahi, blo, bhi);
-    if (k) {
-      total += k;
-      if (alo < i && blo < j) queue.push([alo, i, blo, j]);
-      if (i + k < ahi && j + k < bhi) queue.push([i + k, ahi, j + k, bhi]);
+    // Extend with equal elements on both ends (there is no junk, so one pass each way suffices;
+    // popular elements are not junk and may extend a match).
+    while (besti > alo && bestj > blo && a[besti - 1] === bc[bestj - 1]) {
+      besti--;
+      bestj--;
+      bestsize++;
+    }
+    while (besti + bestsize < ahi && bestj + bestsize < bhi && a[besti + bestsize] === bc[bestj + bestsize]) bestsize++;
+    if (bestsize) {
+      total += bestsize;
+      if (alo < besti && blo < bestj) {
+        stack[sp++] = alo;
+        stack[sp++] = besti;
+        stack[sp++] = blo;
+        stack[sp++] = bestj;
+      }
+      if (besti + bestsize < ahi && bestj + bestsize < bhi) {
+        stack[sp++] = besti + bestsize;
+        stack[sp++] = ahi;
+        stack[sp++] = bestj + bestsize;
+        stack[sp++] = bhi;
+      }
     }
   }
   return total;
+}
+
+/** Total size of the matching blocks (what `sum(m.size for m in get_matching_blocks())` gives). */
+export function matchingSize(a: CodePoints, b: PreparedSeq | CodePoints): number {
+  const pb = Array.isArray(b) ? prepareSeq(b as CodePoints) : (b as PreparedSeq);
+  const la = a.length;
+  let n = 0;
+  for (let i = 0; i < la; i++) n += pb.b2j.get(a[i]!)?.length ?? 0;
+  grow(la, n);
+  let at = 0;
+  for (let i = 0; i < la; i++) {
+    posStart[i] = at;
+    const js = pb.b2j.get(a[i]!);
+    if (js) {
+      flat.set(js, at);
+      at += js.length;
+    }
+    posEnd[i] = at;
+  }
+  return core(a, pb.cps);
+}
+
+/** A search term prepared once for matching against many strings (see matchingSizeQ). */
+export interface PreparedQuery {
+  cps: CodePoints;
+  /** Bit-parallel LCS masks, built on first use (see lcsLength). */
+  lcs?: { words: number; ascii: Array<Int32Array | undefined>; other: Map<number, Int32Array>; v: Int32Array; u: Int32Array };
+  /** Small id of each position's element (equal elements share an id). */
+  ids: Int32Array;
+  distinct: number;
+  asciiId: Int32Array;
+  otherId: Map<number, number>;
+}
+
+export function prepareQuery(a: string | CodePoints): PreparedQuery {
+  const cps = typeof a === "string" ? codePoints(a) : a;
+  const asciiId = new Int32Array(128).fill(-1);
+  const otherId = new Map<number, number>();
+  const ids = new Int32Array(cps.length);
+  let distinct = 0;
+  cps.forEach((c, i) => {
+    let id = c < 128 ? asciiId[c]! : (otherId.get(c) ?? -1);
+    if (id < 0) {
+      id = distinct++;
+      if (c < 128) asciiId[c] = id;
+      else otherId.set(c, id);
+    }
+    ids[i] = id;
+  });
+  return { cps, ids, distinct, asciiId, otherId };
+}
+
+const LCS_BITS = 30;
+const LCS_MASK = (1 << LCS_BITS) - 1;
+
+/**
+ * Length of the longest common subsequence of the term and `b`, bit-parallel (Hyyrö's
+ * formulation of Allison–Dix: V' = (V + U) | (V − U) with U = V & match(c), in 30-bit words
+ * with carries): O(len(b) × ⌈len(term)/30⌉). The matching blocks of the ratio form a common
+ * subsequence, so 2·LCS/(la + lb) is an upper bound of `ratio`, and a much tighter one than
+ * `quick_ratio` for strings that share their letters but not their order.
+ */
+export function lcsLength(q: PreparedQuery, b: CodePoints): number {
+  const m = q.cps.length;
+  if (!m || !b.length) return 0;
+  if (!q.lcs) {
+    const words = Math.ceil(m / LCS_BITS);
+    const ascii: Array<Int32Array | undefined> = new Array(128);
+    const other = new Map<number, Int32Array>();
+    q.cps.forEach((c, i) => {
+      let mask = c < 128 ? ascii[c] : other.get(c);
+      if (!mask) {
+        mask = new Int32Array(words);
+        if (c < 128) ascii[c] = mask;
+        else other.set(c, mask);
+      }
+      mask[(i / LCS_BITS) | 0]! |= 1 << i % LCS_BITS;
+    });
+    q.lcs = { words, ascii, other, v: new Int32Array(words), u: new Int32Array(words) };
+  }
+  const { words, ascii, other, v } = q.lcs;
+  const topBits = m - (words - 1) * LCS_BITS;
+  const topMask = topBits === LCS_BITS ? LCS_MASK : (1 << topBits) - 1;
+  for (let k = 0; k < words; k++) v[k] = k === words - 1 ? topMask : LCS_MASK;
+  for (let j = 0; j < b.length; j++) {
+    const c = b[j]!;
+    const pm = c < 128 ? ascii[c] : other.get(c);
+    if (!pm) continue;
+    let carry = 0;
+    for (let k = 0; k < words; k++) {
+      const vk = v[k]!;
+      const uk = vk & pm[k]!;
+      const sum = vk + uk + carry;
+      carry = sum >>> LCS_BITS;
+      v[k] = ((sum & LCS_MASK) | (vk & ~uk)) & (k === words - 1 ? topMask : LCS_MASK);
+    }
+  }
+  let ones = 0;
+  for (let k = 0; k < words; k++) {
+    let x = v[k]!;
+    while (x) {
+      x &= x - 1;
+      ones++;
+    }
+  }
+  return m - ones;
+}
+
+let bucketCount = new Int32Array(64);
+let bucketAt = new Int32Array(64);
+
+/**
+ * matchingSize(q, b) for a prepared term and a plain `b` shorter than 200 elements (no
+ * autojunk): b's positions are bucketed by the term's element ids in one pass over b, with no
+ * map lookups. Longer `b` takes the general path. Same result as matchingSize.
+ */
+export function matchingSizeQ(q: PreparedQuery, b: CodePoints): number {
+  if (b.length >= 200) return matchingSize(q.cps, prepareSeq(b));
+  const d = q.distinct;
+  if (bucketCount.length < d + 1) {
+    bucketCount = new Int32Array((d + 1) * 2);
+    bucketAt = new Int32Array((d + 1) * 2);
+  }
+  bucketCount.fill(0, 0, d + 1);
+  const lb = b.length;
+  for (let j = 0; j < lb; j++) {
+    const c = b[j]!;
+    const id = c < 128 ? q.asciiId[c]! : (q.otherId.get(c) ?? -1);
+    if (id >= 0) bucketCount[id]!++;
+  }
+  let sum = 0;
+  for (let k = 0; k < d; k++) {
+    bucketAt[k] = sum;
+    sum += bucketCount[k]!;
+  }
+  const la = q.cps.length;
+  grow(la, sum);
+  // Fill (positions ascending); bucketAt[k] ends at the bucket's end, then rewinds per lookup.
+  for (let j = 0; j < lb; j++) {
+    const c = b[j]!;
+    const id = c < 128 ? q.asciiId[c]! : (q.otherId.get(c) ?? -1);
+    if (id >= 0) flat[bucketAt[id]!++] = j;
+  }
+  for (let i = 0; i < la; i++) {
+    const id = q.ids[i]!;
+    posEnd[i] = bucketAt[id]!;
+    posStart[i] = bucketAt[id]! - bucketCount[id]!;
+  }
+  return core(q.cps, b);
 }
 
 function calc(matches: number, length: number): number {
@@ -113,10 +331,10 @@ function calc(matches: number, length: number): number {
 }
 
 /** `SequenceMatcher(None, a, b).ratio()`. */
-export function ratio(a: string | CodePoints, b: string | CodePoints): number {
+export function ratio(a: string | CodePoints, b: string | CodePoints | PreparedSeq): number {
   const ca = typeof a === "string" ? codePoints(a) : a;
-  const cb = typeof b === "string" ? codePoints(b) : b;
-  return calc(matchingSize(ca, cb), ca.length + cb.length);
+  const pb = typeof b === "string" ? prepareSeq(b) : Array.isArray(b) ? prepareSeq(b as CodePoints) : (b as PreparedSeq);
+  return calc(matchingSize(ca, pb), ca.length + pb.cps.length);
 }
 
 /** `real_quick_ratio()`: an upper bound from the lengths alone. */
