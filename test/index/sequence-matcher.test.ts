@@ -4,7 +4,7 @@
  * where b has 200+ elements (the "autojunk" popular-element rule) and non-BMP code points.
  */
 import { describe, expect, it } from "vitest";
-import { codePoints, quickRatio, ratio, realQuickRatio } from "../../src/install/index/sequence-matcher.js";
+import { codePoints, lcsLength, matchingSize, matchingSizeQ, prepareQuery, prepareSeq, quickRatio, ratio, realQuickRatio } from "../../src/install/index/sequence-matcher.js";
 
 const PYTHON: Array<[string, string, number]> = [
   ["telgram", "hermes-telegram-business", 0.45161290322580644],
@@ -94,5 +94,42 @@ describe("SequenceMatcher ratio (Ratcliff/Obershelp, as CPython)", () => {
     // Code points, not UTF-16 units: one emoji is one element.
     expect(ratio("😀", "😀")).toBe(1);
     expect(codePoints("😀a")).toHaveLength(2);
+  });
+
+  it("the search's fast paths agree with it: a prepared term (matchingSizeQ) and a prepared b", () => {
+    for (const [a, b, r] of PYTHON) {
+      const q = prepareQuery(a);
+      const cb = codePoints(b);
+      const total = q.cps.length + cb.length;
+      expect(total ? (2 * matchingSizeQ(q, cb)) / total : 1).toBeCloseTo(r, 12);
+      expect(total ? (2 * matchingSize(q.cps, prepareSeq(cb))) / total : 1).toBeCloseTo(r, 12);
+    }
+  });
+
+  it("bit-parallel LCS equals the textbook LCS (multi-word terms too) and bounds the matching size", () => {
+    const lcs = (a: readonly number[], b: readonly number[]) => {
+      let prev = new Array<number>(b.length + 1).fill(0);
+      for (const x of a) {
+        const cur = [0];
+        for (let j = 0; j < b.length; j++) cur.push(x === b[j] ? prev[j]! + 1 : Math.max(prev[j + 1]!, cur[j]!));
+        prev = cur;
+      }
+      return prev[b.length]!;
+    };
+    let seed = 12345;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    const word = (n: number) => Array.from({ length: n }, () => "abcde-é😀"[Math.floor(rnd() * 9)]).join("");
+    const pairs: Array<[string, string]> = [...PYTHON.map(([a, b]) => [a, b] as [string, string])];
+    for (let k = 0; k < 400; k++) pairs.push([word(Math.floor(rnd() * 95)), word(Math.floor(rnd() * 70))]);
+    for (const [a, b] of pairs) {
+      const q = prepareQuery(a);
+      const cb = codePoints(b);
+      const got = lcsLength(q, cb);
+      expect(got, `${a} / ${b}`).toBe(lcs(q.cps, cb));
+      expect(matchingSizeQ(q, cb)).toBeLessThanOrEqual(got);
+    }
   });
 });

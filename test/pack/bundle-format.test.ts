@@ -15,6 +15,7 @@ import { hashTree } from "../../src/compile/tree-hash.js";
 import { HermesError } from "../../src/core/errors.js";
 import { materialize, materializeVerified, readBundle } from "../../src/pack/bundle/bundle.js";
 import { buildTree, checkProof, objectId, parseTree, type GitFile } from "../../src/pack/bundle/git-objects.js";
+import { readRevisionTree } from "../../src/pack/bundle/git-read.js";
 import { BUNDLE_FORMAT, serializeManifest, type BundleManifest } from "../../src/pack/bundle/manifest.js";
 import { GZIP_HEADER, gzipCanonical, readTarGz, writeTarGz, type TarEntry } from "../../src/pack/bundle/tar.js";
 
@@ -326,5 +327,25 @@ describe("bundle reader", () => {
     expect((await refusal(extraEntry.bytes)).message).toContain("have no plugin tree in the bundle");
     const wrongRef = await validBundle({ pack: (p) => p.replace(/ref: [0-9a-f]{40}/, `ref: ${"b".repeat(40)}`) });
     expect((await refusal(wrongRef.bytes)).message).toContain("is not an entry of hermes-pack.yaml");
+  });
+});
+
+describe("reading a revision out of an installed checkout", () => {
+  it("a folder without .git, or a checkout without the recorded commit, cannot be bundled (named)", async () => {
+    const plain = join(dir, "plain");
+    mkdirSync(plain);
+    writeFileSync(join(plain, "plugin.yaml"), "name: plain\n");
+    await expect(readRevisionTree(plain, "a".repeat(40), undefined)).rejects.toMatchObject({ code: "E_BUNDLE_EXPORT_SOURCE", message: expect.stringContaining("not a git checkout") });
+    const repo = join(dir, "repo2");
+    mkdirSync(repo);
+    git(repo, "init", "-q");
+    writeFileSync(join(repo, "plugin.yaml"), "name: r\n");
+    git(repo, "add", "-A");
+    git(repo, "commit", "-q", "-m", "x");
+    await expect(readRevisionTree(repo, "b".repeat(40), undefined)).rejects.toMatchObject({ code: "E_BUNDLE_EXPORT_SOURCE", message: expect.stringContaining("does not hold the recorded commit") });
+    await expect(readRevisionTree(repo, git(repo, "rev-parse", "HEAD"), "no/such")).rejects.toMatchObject({ code: "E_BUNDLE_EXPORT_SOURCE" });
+    const ok = await readRevisionTree(repo, git(repo, "rev-parse", "HEAD"), undefined);
+    expect(ok.tree).toBe(git(repo, "rev-parse", "HEAD^{tree}"));
+    expect(ok.files.map((f) => f.path)).toEqual(["plugin.yaml"]);
   });
 });
