@@ -1,3 +1,4 @@
+import { pidAlive } from "./pid.js";
 import { randomBytes } from "node:crypto";
 import { constants, promises as fsp } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
@@ -33,15 +34,6 @@ async function fsyncDir(dir: string): Promise<void> {
     // Some filesystems refuse fsync on directories; the rename is still atomic there.
   } finally {
     await handle?.close();
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

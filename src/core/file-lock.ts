@@ -1,3 +1,4 @@
+import { pidAlive } from "./pid.js";
 import { promises as fsp } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
@@ -13,15 +14,6 @@ interface LockOwner {
   pid: number;
   host: string;
   at: number;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 async function readOwner(lockPath: string): Promise<LockOwner | undefined> {
@@ -58,7 +50,7 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T>, opts: 
       const owner = await readOwner(lockPath);
       // An unreadable owner is a lock being written right now, or one torn by a crash; only age tells.
       const stale = owner
-        ? owner.host === me.host && !alive(owner.pid)
+        ? owner.host === me.host && !pidAlive(owner.pid)
         : Date.now() - (await fsp.stat(lockPath).then((s) => s.mtimeMs, () => Date.now())) > 5_000;
       if (stale) {
         await fsp.rm(lockPath, { force: true });

@@ -1,3 +1,4 @@
+import { pidAlive } from "../core/pid.js";
 import { randomBytes } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import { hostname } from "node:os";
@@ -172,15 +173,6 @@ async function rollback(paths: HomePaths, dir: string, j: Journal): Promise<void
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Finish what a killed install/update/remove left behind: roll back an unfinished placement and
  * delete its staging dir. Staging dirs of live processes (this host) are left alone.
@@ -200,7 +192,7 @@ export async function recoverInterrupted(paths: HomePaths): Promise<string[]> {
       journal = undefined;
     }
     if (journal && journal.host !== hostname()) continue;
-    if (pid === process.pid || alive(pid)) continue;
+    if (pid === process.pid || pidAlive(pid)) continue;
     if (journal?.phase === "placing") {
       await withMetadataLock(paths.installMetadata, () => rollback(paths, dir, journal!));
       recovered.push(`${journal.op} of '${journal.name}' was interrupted and has been rolled back`);
@@ -225,7 +217,7 @@ async function breakStaleLock(lockPath: string): Promise<void> {
     if (age > 5_000) await fsp.rm(lockPath, { force: true });
     return;
   }
-  if (owner?.host === hostname() && typeof owner.pid === "number" && owner.pid !== process.pid && !alive(owner.pid)) {
+  if (owner?.host === hostname() && typeof owner.pid === "number" && owner.pid !== process.pid && !pidAlive(owner.pid)) {
     await fsp.rm(lockPath, { force: true });
   }
 }
