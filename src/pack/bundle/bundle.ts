@@ -259,7 +259,6 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
     const gitlinkPaths = new Set((meta.gitlinks ?? []).map((g) => g.path));
     const files: GitFile[] = [];
     const emptyDirs: string[] = [];
-    let bytes = 0;
     for (const [p, e] of byPath) {
       if (!p.startsWith(prefix)) continue;
       const rel = p.slice(prefix.length);
@@ -268,7 +267,6 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
         continue;
       }
       if (gitlinkPaths.has(rel)) throw unsafe(file, p, "is a file where the manifest records a submodule");
-      bytes += e.type === "file" ? e.data.length : Buffer.byteLength(e.linkpath ?? "");
       files.push(e.type === "symlink" ? { path: rel, mode: "120000", data: Buffer.from(e.linkpath ?? "", "utf8") } : { path: rel, mode: e.mode & 0o111 ? "100755" : "100644", data: e.data });
     }
     if (files.length !== meta.files) {
@@ -291,7 +289,6 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
     });
     if (why) throw new HermesError("E_BUNDLE_REVISION", { message: `bundle ${file}: plugin ${meta.name} is not proven to be ${meta.revision}: ${why}; nothing was installed`, file });
     plugins.push({ meta, entry, files: withLinks, emptyDirs });
-    void bytes;
   }
   if (used.size !== pack.plugins.length) {
     const missing = pack.plugins.filter((e) => !used.has(e.index)).map((e) => e.label);
