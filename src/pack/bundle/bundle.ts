@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
 import { writeFileAtomic } from "../../core/atomic-fs.js";
 import { HermesError } from "../../core/errors.js";
+import { pidAlive } from "../../core/pid.js";
 import { hashTree } from "../../compile/tree-hash.js";
 import { parsePackOrThrow } from "../source.js";
 import type { Pack, PackEntry } from "../parse.js";
@@ -321,16 +322,7 @@ export async function sweepScratch(base: string): Promise<void> {
     const m = /^\.bundle-(\d+)-[0-9a-f]+$/.exec(n);
     if (!m) continue;
     const pid = Number(m[1]);
-    let alive = pid === process.pid;
-    if (!alive) {
-      try {
-        process.kill(pid, 0);
-        alive = true;
-      } catch (e) {
-        alive = (e as NodeJS.ErrnoException).code === "EPERM";
-      }
-    }
-    if (!alive) await fsp.rm(join(base, n), { recursive: true, force: true }).catch(() => undefined);
+    if (pid !== process.pid && !pidAlive(pid)) await fsp.rm(join(base, n), { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
