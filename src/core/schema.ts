@@ -1,6 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { fileURLToPath } from "node:url";
+import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { diagnostic, type Diagnostic } from "./errors.js";
 import { SCHEMAS_DIR } from "./paths.js";
 import { didYouMean } from "./suggest.js";
@@ -10,16 +13,76 @@ export const SCHEMA_BASE = "https://hermes-kit.dev/schemas/";
 
 export type SchemaName = "plugin-manifest" | "config" | "pack" | "index" | "deploy-spec" | "lock";
 
+/** Shared by the runtime compiler and the build step that precompiles the schemas. */
+export const AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true, verbose: true } as const;
+
+/** Schema ids the build precompiles (top-level documents and the fragments code validates against). */
+export const PRECOMPILED_FRAGMENTS = ["index.schema.json#/$defs/entry", "index.schema.json#/$defs/catalogEntry"] as const;
+
+/** Where the build writes the precompiled validator of a schema id: one CommonJS file per id, so it loads synchronously and a command loads only the schemas it validates against. */
+export function precompiledFile(id: string): string {
+  return `schema-validators/${id.slice(SCHEMA_BASE.length).replace(/[^A-Za-z0-9.-]+/g, "_")}.cjs`;
+}
+
+const require = createRequire(import.meta.url);
 let ajv: Ajv2020 | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
+/** The schema documents in file-name order and a digest of their bytes (ties precompiled code to them). */
+export function schemaSources(): { docs: object[]; digest: string } {
+  const hash = createHash("sha256");
+  const docs: object[] = [];
+  for (const f of readdirSync(SCHEMAS_DIR).sort()) {
+    if (!f.endsWith(".schema.json")) continue;
+    const text = readFileSync(join(SCHEMAS_DIR, f), "utf8");
+    hash.update(`${f}\0${text}\0`);
+    docs.push(JSON.parse(text) as object);
+  }
+  return { docs, digest: hash.digest("hex") };
+}
+
 function instance(): Ajv2020 {
   if (ajv) return ajv;
-  ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
-  for (const f of readdirSync(SCHEMAS_DIR).sort()) {
-    if (f.endsWith(".schema.json")) ajv.addSchema(JSON.parse(readFileSync(join(SCHEMAS_DIR, f), "utf8")) as object);
-  }
+  // Loaded on demand: with the precompiled validators current, no command needs Ajv's compiler.
+  const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+  ajv = new AjvClass(AJV_OPTIONS);
+  for (const doc of schemaSources().docs) ajv.addSchema(doc);
   return ajv;
+}
+
+/** What a generated file exports: the validator and the digest of the schemas it was made from. */
+interface PrecompiledModule {
+  digest?: string;
+  validate?: ValidateFunction;
+}
+
+let digest: string | undefined;
+const precompiledSet = new WeakSet<ValidateFunction>();
+
+/**
+ * Compiling the schemas with Ajv costs 100-200 ms per process, most of a short command's
+ * startup (bench/runtime.bench.mjs). The build writes the same validators as code (Ajv's
+ * standalone mode); one is used only while its digest matches the schema files, so a schema
+ * edited without a rebuild is still validated correctly, by compiling it here.
+ */
+function loadPrecompiled(id: string): ValidateFunction | undefined {
+  if (process.env.HERMES_SCHEMA_PRECOMPILED === "0") return undefined;
+  const file = fileURLToPath(new URL(precompiledFile(id), import.meta.url));
+  if (!existsSync(file)) return undefined;
+  try {
+    const mod = require(file) as PrecompiledModule;
+    digest ??= schemaSources().digest;
+    if (mod.digest !== digest || typeof mod.validate !== "function") return undefined;
+    precompiledSet.add(mod.validate);
+    return mod.validate;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Schema ids this process validates with build-time code (tests and `--debug` reports). */
+export function precompiledIds(): string[] {
+  return [...compiled.entries()].filter(([, v]) => precompiledSet.has(v)).map(([id]) => id).sort();
 }
 
 export function schemaId(name: SchemaName, fragment = ""): string {
@@ -29,7 +92,7 @@ export function schemaId(name: SchemaName, fragment = ""): string {
 function validator(id: string): ValidateFunction {
   let v = compiled.get(id);
   if (!v) {
-    v = instance().getSchema(id);
+    v = loadPrecompiled(id) ?? instance().getSchema(id);
     if (!v) throw new Error(`schema ${id} is not loaded`);
     compiled.set(id, v);
   }

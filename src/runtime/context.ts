@@ -81,15 +81,26 @@ export class PluginContext {
   abandoned = false;
   private _state?: PluginState;
 
+  private _manifest: PluginManifest | (() => PluginManifest);
+
   constructor(
     private readonly host: RuntimeHost,
-    readonly manifest: PluginManifest,
+    manifest: PluginManifest | (() => PluginManifest),
     readonly key: string,
     readonly source: string,
     readonly path: string,
+    /** The manifest name (from the lock), so registrations do not force the deferred parse. */
+    private readonly pluginName: string = typeof manifest === "function" ? key : manifest.name,
   ) {
     this.plugin_id = key;
     this.log = host.log.child({ plugin: key });
+    this._manifest = manifest;
+  }
+
+  /** The parsed plugin.yaml; parsed on first use when startup did not need it (see Runtime). */
+  get manifest(): PluginManifest {
+    if (typeof this._manifest === "function") this._manifest = this._manifest();
+    return this._manifest;
   }
 
   get pluginId(): string {
@@ -203,7 +214,7 @@ export class PluginContext {
   async call_mcp(server: string, tool: string, args: Record<string, unknown> | null = {}, timeout: unknown = MCP_DEFAULT_TIMEOUT): Promise<McpEnvelope> {
     const name = String(server);
     if (!mcpAllowed(readMcpAllowlist(this.host.pluginEntry(this.key)), name)) {
-      const err = new McpPermissionError(this.manifest.name, this.key, name);
+      const err = new McpPermissionError(this.pluginName, this.key, name);
       this.log.warn({ code: err.code, server: name, tool: String(tool) }, err.message);
       throw err;
     }
@@ -290,7 +301,7 @@ export class PluginContext {
     if (typeof o.handler !== "function") throw new PluginRegistrationError(`register_command '${clean}': handler must be a function`);
     const hint = (o.args_hint ?? "").trim();
     const mode = o.argument_mode === "options" || o.argument_mode === "text" || o.argument_mode === "mixed" ? o.argument_mode : hint ? "text" : null;
-    const entry: CommandEntry = { name: clean, handler: o.handler, description: o.description || "Plugin command", args_hint: hint, argument_mode: mode, plugin: this.manifest.name, plugin_key: this.key };
+    const entry: CommandEntry = { name: clean, handler: o.handler, description: o.description || "Plugin command", args_hint: hint, argument_mode: mode, plugin: this.pluginName, plugin_key: this.key };
     return this.track("command", clean, this.host.commands.lease(clean, entry));
   }
 
@@ -312,7 +323,7 @@ export class PluginContext {
       description: o.description ?? o.help ?? "",
       setup_fn: o.setup_fn,
       handler_fn: o.handler_fn,
-      plugin: this.manifest.name,
+      plugin: this.pluginName,
       plugin_key: this.key,
     };
     return this.track("cli_command", name, this.host.cliCommands.lease(name, entry));
@@ -323,11 +334,11 @@ export class PluginContext {
     if (typeof name !== "string" || name.includes(":") || !SKILL_NAME.test(name)) throw new PluginRegistrationError(`register_skill: '${name}' is not a valid skill name`);
     const abs = isAbsolute(path) ? path : join(this.path, path);
     if (!existsSync(abs)) throw new PluginRegistrationError(`register_skill '${name}': ${abs} does not exist`);
-    const qualified = `${this.manifest.name}:${name}`;
+    const qualified = `${this.pluginName}:${name}`;
     return this.track(
       "skill",
       qualified,
-      this.host.skills.lease(qualified, { qualified, bare_name: name, path: abs, description, plugin: this.manifest.name, plugin_key: this.key, frontmatter }),
+      this.host.skills.lease(qualified, { qualified, bare_name: name, path: abs, description, plugin: this.pluginName, plugin_key: this.key, frontmatter }),
     );
   }
 

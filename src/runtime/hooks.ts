@@ -39,7 +39,9 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
  * cannot pre-empt a synchronous busy loop, so only asynchronous work is bounded.
  */
 export class HookBus {
-  private readonly entries = new Map<string, HookEntry[]>();
+  // Copy on write: a dispatch walks the array it started with, so a callback that registers or
+  // removes hooks mid-dispatch cannot change the one in flight, and no dispatch copies it.
+  private readonly entries = new Map<string, readonly HookEntry[]>();
   /**
    * Timeout bookkeeping keyed by callback identity (runtime spec §5.3), never by name: two
    * anonymous callbacks of one plugin are different callbacks. Suppression is per (hook, callback);
@@ -56,15 +58,12 @@ export class HookBus {
   ) {}
 
   add(name: string, cb: HookCallback, owner: string): () => void {
-    const list = this.entries.get(name) ?? [];
     const entry: HookEntry = { name, cb, owner };
-    list.push(entry);
-    this.entries.set(name, list);
+    this.entries.set(name, [...(this.entries.get(name) ?? []), entry]);
     return () => {
       const cur = this.entries.get(name);
-      if (!cur) return;
-      const i = cur.lastIndexOf(entry);
-      if (i >= 0) cur.splice(i, 1);
+      const i = cur ? cur.lastIndexOf(entry) : -1;
+      if (i >= 0) this.entries.set(name, [...cur!.slice(0, i), ...cur!.slice(i + 1)]);
     };
   }
 
@@ -103,17 +102,18 @@ export class HookBus {
     const list = this.entries.get(name);
     if (!list?.length) return [];
     const spec = HOOK_CATALOG[name as HookName];
-    const body: HookPayload = spec?.telemetry === false || "telemetry_schema_version" in payload ? payload : { ...payload, telemetry_schema_version: OBSERVER_SCHEMA_VERSION };
+    // Object.assign, not spread: spread copies through V8's slow path here (bench/runtime.bench.mjs).
+    const body: HookPayload =
+      spec?.telemetry === false || "telemetry_schema_version" in payload ? payload : Object.assign({}, payload, { telemetry_schema_version: OBSERVER_SCHEMA_VERSION });
     const bounded = this.timeoutSeconds > 0 && (spec?.timeout === "bounded" || spec?.timeout === "fail-closed");
     const failClosed = spec?.timeout === "fail-closed";
     const callId = [body.tool_call_id, body.turn_id].find((x) => typeof x === "string" && x) as string | undefined;
     const results: unknown[] = [];
-    const fields = Object.keys(body);
-    for (const e of [...list]) {
-      const gateKey = `${name}\0${callId ?? ""}`;
+    const gateKey = bounded ? `${name}\0${callId ?? ""}` : "";
+    for (const e of list) {
       if (bounded) {
         const until = this.suppressedUntil.get(e.cb)?.get(name) ?? 0;
-        if (this.running.get(e.cb)?.has(gateKey) || until > Date.now()) {
+        if (this.running.get(e.cb)?.has(gateKey) || (until > 0 && until > Date.now())) {
           this.reporter.notice(e.owner, `hook ${name} callback ${cbName(e.cb)} skipped after previous timeout or while still running`);
           if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
           continue;
@@ -168,7 +168,7 @@ export class HookBus {
         }
       } catch (err) {
         if (bounded) this.gate(e.cb, gateKey, false);
-        this.reporter.report("Hook", name, e.owner, cbName(e.cb), err, fields);
+        this.reporter.report("Hook", name, e.owner, cbName(e.cb), err, Object.keys(body));
         if (failClosed) {
           const ex = err instanceof Error ? err : new Error(String(err));
           results.push({ action: "block", message: `${name} plugin callback ${cbName(e.cb)} raised ${ex.name}: ${ex.message.slice(0, 200)}` });

@@ -61,19 +61,25 @@ function isMapping(v: unknown): v is Record<string, unknown> {
  * out and keeps the last writer). Execution middleware nests in registration order around the
  * real call, with a single-use `next_call`.
  */
+const noop = (): void => undefined;
+/** Already resolved: it loses a race only against a promise that has already fulfilled. */
+const PENDING_MARK = Symbol("pending");
+const PENDING = Promise.resolve(PENDING_MARK);
+const EMPTY_CONTEXT: Readonly<Record<string, unknown>> = Object.freeze({});
+
 export class MiddlewareEngine {
-  private readonly chains = new Map<string, MiddlewareEntry[]>();
+  // Copy on write: a call walks the array it started with, so a callback that registers or
+  // removes middleware mid-call cannot change a chain in flight, and no call copies it.
+  private readonly chains = new Map<string, readonly MiddlewareEntry[]>();
 
   constructor(private readonly reporter: FailureReporter) {}
 
   add(entry: MiddlewareEntry): () => void {
-    const list = this.chains.get(entry.kind) ?? [];
-    list.push(entry);
-    this.chains.set(entry.kind, list);
+    this.chains.set(entry.kind, [...(this.chains.get(entry.kind) ?? []), entry]);
     return () => {
       const cur = this.chains.get(entry.kind);
       const i = cur ? cur.lastIndexOf(entry) : -1;
-      if (i >= 0) cur!.splice(i, 1);
+      if (i >= 0) this.chains.set(entry.kind, [...cur!.slice(0, i), ...cur!.slice(i + 1)]);
     };
   }
 
@@ -101,7 +107,7 @@ export class MiddlewareEngine {
     const original = copy(input);
     let current = copy(original);
     const trace: TraceEntry[] = [];
-    for (const e of [...list]) {
+    for (const e of list) {
       const kwargs = {
         telemetry_schema_version: OBSERVER_SCHEMA_VERSION,
         middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
@@ -132,65 +138,119 @@ export class MiddlewareEngine {
    * (fail open) unless its plugin is required; a throw after a successful `next_call` keeps the
    * downstream result (the call never runs twice); a downstream error propagates unchanged unless
    * the frame translates it; a frame that never calls `next_call` short-circuits.
+   *
+   * Per frame this costs the kwargs, three closures and one promise reaction (bench: per-layer
+   * cost against koa-compose): no async wrappers, and a frame learns that its downstream
+   * succeeded from the reaction that settles the downstream, not from a second one.
    */
-  async runExecution<T, R>(
+  runExecution<T, R>(
     kind: "llm_execution" | "tool_execution",
     payload: T,
     terminal: (payload: T) => R | Promise<R>,
-    context: Record<string, unknown> = {},
+    context: Readonly<Record<string, unknown>> = EMPTY_CONTEXT,
   ): Promise<R> {
-    const list = this.chains.get(kind);
-    if (!list?.length) return terminal(payload);
-    const chain = [...list];
-    const key = kind === "llm_execution" ? "request" : "args";
-    const originalKey = kind === "llm_execution" ? "original_request" : "original_args";
+    const chain = this.chains.get(kind);
+    if (chain === undefined || chain.length === 0) return settle(terminal, payload);
+    const isLlm = kind === "llm_execution";
+    const originalKey = isLlm ? "original_request" : "original_args";
     const original = originalKey in context ? context[originalKey] : payload;
-    const callAt = async (i: number, p: T): Promise<R> => {
-      if (i >= chain.length) return terminal(p);
+    const hasContext = context !== EMPTY_CONTEXT && Object.keys(context).length > 0;
+    const reporter = this.reporter;
+    const n = chain.length;
+
+    const callAt = (i: number, p: T): Promise<R> => {
+      if (i >= n) {
+        const out = settle(terminal, p);
+        // A frame that drops the promise (never awaits it) must not crash the process.
+        out.catch(noop);
+        return out;
+      }
       const e = chain[i]!;
-      // Written inside next_call; read after the callback settles (TypeScript cannot see that).
-      const frame: { state: "idle" | "ok" | "failed" } = { state: "idle" };
-      let downstream: R | undefined;
+      let downstream: Promise<R> | undefined;
+      let settled: Promise<R> | undefined;
       // Not async: a second call throws synchronously (as the original's does), so a frame that
       // calls it again without awaiting cannot leave an unhandled rejection behind.
       const next_call = (nextPayload?: T): Promise<R> => {
-        if (frame.state !== "idle") {
+        if (downstream !== undefined) {
           throw new Error(`Middleware '${kind}' callback ${cbName(e.cb)} called next_call() more than once; downstream execution is single-use`);
         }
-        // Until it succeeds, a throw from here on is the downstream's (or the frame's translation).
-        frame.state = "failed";
-        const run = (async () => {
-          downstream = await callAt(i + 1, nextPayload ?? p);
-          frame.state = "ok";
-          return downstream;
-        })();
-        // A frame that drops the promise (never awaits it) must not crash the process on rejection;
-        // whoever awaits it still sees the rejection.
-        run.catch(() => undefined);
-        return run;
+        downstream = callAt(i + 1, nextPayload === undefined ? p : nextPayload);
+        return downstream;
       };
-      const kwargs = {
-        telemetry_schema_version: OBSERVER_SCHEMA_VERSION,
-        middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
-        ...context,
-        [originalKey]: original,
-        [key]: p,
-        next_call,
-        nextCall: next_call,
-      };
-      try {
-        return (await e.cb(kwargs)) as R;
-      } catch (err) {
-        if (frame.state === "ok") {
-          this.reporter.report("Middleware", kind, e.owner, cbName(e.cb), err, Object.keys(kwargs));
-          return downstream as R;
+      const onError = (err: unknown): R | Promise<R> => {
+        // The caller above may have dropped this level's promise: mark it handled here, on the
+        // error path, rather than paying a reaction on every call.
+        settled?.catch(noop);
+        if (downstream !== undefined) {
+          // Did the downstream already succeed? Asked only now, on the error path: a fulfilled
+          // downstream wins the race against the already-resolved sentinel, so the frame's
+          // throw after it is reported and the result kept (the call never runs twice); a
+          // pending or failed one means the throw is the downstream's (or the frame's
+          // translation of it) and propagates.
+          return Promise.race([downstream, PENDING]).then(
+            (v) => {
+              if (v === PENDING_MARK) throw err;
+              reporter.report("Middleware", kind, e.owner, cbName(e.cb), err, fieldsOf(context, isLlm));
+              return v as R;
+            },
+            () => {
+              throw err;
+            },
+          );
         }
-        if (frame.state === "failed") throw err;
         if (e.required) throw new RequiredMiddlewareError(kind, e.owner, err);
-        this.reporter.report("Middleware", kind, e.owner, cbName(e.cb), err, Object.keys(kwargs));
+        reporter.report("Middleware", kind, e.owner, cbName(e.cb), err, fieldsOf(context, isLlm));
         return callAt(i + 1, p);
+      };
+      let out: unknown;
+      try {
+        // Literals (and Object.assign for context): object spread copies through V8's slow path
+        // here (~1 µs a frame), and literals keep one object shape per kind.
+        const kwargs: Record<string, unknown> = hasContext
+          ? Object.assign(
+              { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION },
+              context,
+              isLlm ? { original_request: original, request: p, next_call, nextCall: next_call } : { original_args: original, args: p, next_call, nextCall: next_call },
+            )
+          : isLlm
+            ? { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION, original_request: original, request: p, next_call, nextCall: next_call }
+            : { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION, original_args: original, args: p, next_call, nextCall: next_call };
+        out = e.cb(kwargs);
+      } catch (err) {
+        try {
+          return Promise.resolve(onError(err));
+        } catch (thrown) {
+          const rejected = Promise.reject(thrown);
+          rejected.catch(noop);
+          return rejected;
+        }
       }
+      settled = Promise.resolve(out as R).then(undefined, onError);
+      return settled;
     };
     return callAt(0, payload);
+  }
+}
+
+/** What the reporter's first warning lists: the fields an execution callback really receives. */
+function fieldsOf(context: Readonly<Record<string, unknown>>, isLlm: boolean): string[] {
+  const originalKey = isLlm ? "original_request" : "original_args";
+  return [
+    "telemetry_schema_version",
+    "middleware_schema_version",
+    ...Object.keys(context).filter((k) => k !== originalKey),
+    originalKey,
+    isLlm ? "request" : "args",
+    "next_call",
+    "nextCall",
+  ];
+}
+
+/** Call `terminal` so that a synchronous throw becomes a rejection, like an async function's. */
+function settle<T, R>(terminal: (payload: T) => R | Promise<R>, payload: T): Promise<R> {
+  try {
+    return Promise.resolve(terminal(payload));
+  } catch (err) {
+    return Promise.reject(err);
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -11,6 +12,7 @@ import { readManaged, type Ownership } from "../config/managed.js";
 import { pluginEntry } from "../config/plugin-lists.js";
 import { consentHash } from "../consent/capabilities.js";
 import { candidateFromFolder } from "../discovery/scan.js";
+import { parseManifestText, type PluginManifest } from "../manifest/parse.js";
 import type { Lock, LockPlugin } from "../compile/lock.js";
 import { PluginContext } from "./context.js";
 import { EventBus } from "./events.js";
@@ -228,23 +230,57 @@ export class Runtime implements RuntimeHost {
     }
   }
 
+  /**
+   * The manifest as it is on disk now. When its bytes are the ones the lock was compiled from,
+   * the lock already holds what startup needs (name, kind, declared capabilities) and the full
+   * parse is deferred until a plugin reads `ctx.manifest`: a hundred re-validations were most of
+   * startup (bench/runtime.bench.mjs). A changed manifest is parsed now and its consent checked.
+   */
+  private async currentManifest(p: LockPlugin): Promise<PluginManifest | (() => PluginManifest)> {
+    let file: string | undefined;
+    let text: string | undefined;
+    for (const f of ["plugin.yaml", "plugin.yml"]) {
+      try {
+        // Synchronous: startup reads one small file per plugin in order, and a thread-pool round
+        // trip per file costs more than the read (bench/runtime.bench.mjs).
+        text = readFileSync(join(p.target, f), "utf8");
+        file = join(p.target, f);
+        break;
+      } catch {
+        // try the next name
+      }
+    }
+    if (text === undefined || file === undefined) throw new Error("manifest is missing or unreadable");
+    if (createHash("sha256").update(text, "utf8").digest("hex") === p.manifest_sha256) {
+      const [f, t] = [file, text];
+      return () => {
+        const m = parseManifestText(t, f, p.name).manifest;
+        if (!m) throw new Error(`${f}: manifest no longer parses`);
+        if (!m.kindDeclared) m.kind = p.kind as PluginManifest["kind"];
+        return m;
+      };
+    }
+    const cand = await candidateFromFolder(p.target, p.source === "npm" ? "npm" : p.source === "bundled" ? "bundled" : "user");
+    const manifest = cand?.manifest;
+    if (!manifest) throw new Error("manifest is missing or unreadable");
+    if (consentHash(manifest.capabilities) !== p.capabilities.consent_hash && p.capabilities.granted.length) {
+      // The manifest declares a different set than was consented to: no grant counts.
+      this.byKey.set(p.key, { ...p, capabilities: { ...p.capabilities, granted: [], not_carried: p.capabilities.granted } });
+      this.log.warn({ plugin: p.key }, "declared capabilities changed since the lock was compiled; grants are not carried");
+    }
+    return manifest;
+  }
+
   private async loadOne(p: LockPlugin, imported: Promise<{ register?: unknown; default?: { register?: unknown } }>, deadlineMs: number): Promise<boolean> {
     const status: PluginStatus = { key: p.key, name: p.name, state: "failed", required: p.required, registered: {} };
     this.status.set(p.key, status);
     let ctx: PluginContext | undefined;
     const work = (async () => {
-      const cand = await candidateFromFolder(p.target, p.source === "npm" ? "npm" : p.source === "bundled" ? "bundled" : "user");
-      const manifest = cand?.manifest;
-      if (!manifest) throw new Error("manifest is missing or unreadable");
-      if (consentHash(manifest.capabilities) !== p.capabilities.consent_hash && p.capabilities.granted.length) {
-        // The manifest declares a different set than was consented to: no grant counts.
-        this.byKey.set(p.key, { ...p, capabilities: { ...p.capabilities, granted: [], not_carried: p.capabilities.granted } });
-        this.log.warn({ plugin: p.key }, "declared capabilities changed since the lock was compiled; grants are not carried");
-      }
+      const manifest = await this.currentManifest(p);
       const mod = await imported;
       const register = typeof mod.register === "function" ? mod.register : typeof mod.default?.register === "function" ? mod.default.register : undefined;
       if (!register) throw new Error("no register() export");
-      ctx = new PluginContext(this, manifest, p.key, p.source, p.target);
+      ctx = new PluginContext(this, manifest, p.key, p.source, p.target, p.name);
       this.contexts.set(p.key, ctx);
       await (register as (c: PluginContext) => unknown)(ctx);
     })();

@@ -49,6 +49,24 @@ describe("register_tool override gate", () => {
     expect(await rt.tools.dispatch("terminal", {})).toBe("real");
   });
 
+  it("ctx.manifest is the plugin.yaml on disk: parsed on first read when it is the compiled one, at load when it changed", async () => {
+    const code = `globalThis.__manifests = [...(globalThis.__manifests ?? []), ctx.manifest.name + "@" + ctx.manifest.version + ":" + ctx.manifest.kind + ":" + ctx.manifest.description];`;
+    const g = globalThis as { __manifests?: string[] };
+    g.__manifests = [];
+    const { rt } = await start(
+      [
+        plugin("same", code, { manifest: "description: as compiled\n" }),
+        plugin("edited", code, { manifest: "description: as compiled\n" }),
+      ],
+      { load: false },
+    );
+    // A version bump after compile: same capabilities, so nothing is refused; ctx sees the new file.
+    writeFileSync(join(rt.lock.plugins[1]!.target, "plugin.yaml"), 'name: edited\nversion: "2"\ndescription: edited after compile\n');
+    await rt.loadAll();
+    expect(g.__manifests).toEqual(["same@1:standalone:as compiled", "edited@2:standalone:edited after compile"]);
+    expect(rt.status.get("same")!.state).toBe("loaded");
+  });
+
   it("a grant does not count when the manifest now declares a different set than was consented to", async () => {
     const { rt } = await start([plugin("drifted", `ctx.register_tool({ name: "t", handler: () => 1, override: true });`, { granted: ["tools.override"] })], { load: false });
     // The manifest on disk now declares one more capability than the lock's consent hash covers.

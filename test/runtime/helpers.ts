@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 /**
  * Fixtures for the runtime unit tests: real plugin folders in a temporary home, a hand-made lock
  * (the runtime trusts only the lock; startup verification is tested end to end), and a logger whose
@@ -77,7 +78,8 @@ export function makeLock(home: string, plugins: TestPlugin[], settings: Partial<
     mkdirSync(dir, { recursive: true });
     const declared = p.declared ?? p.granted ?? [];
     const caps = declared.length ? `capabilities: [${declared.join(", ")}]\n` : "";
-    writeFileSync(join(dir, "plugin.yaml"), `name: ${p.key.split("/").pop()}\nversion: "1"\n${caps}${p.manifest ?? ""}`);
+    const manifestText = `name: ${p.key.split("/").pop()}\nversion: "1"\n${caps}${p.manifest ?? ""}`;
+    writeFileSync(join(dir, "plugin.yaml"), manifestText);
     if (!p.noEntry) writeFileSync(join(dir, p.entry ?? "index.js"), p.code);
     seq++;
     return {
@@ -92,7 +94,8 @@ export function makeLock(home: string, plugins: TestPlugin[], settings: Partial<
       entry: p.entry ?? "index.js",
       // Unique per test plugin: the runtime's import URL carries it, so ESM caching never mixes tests.
       integrity: `sha256-tree:${String(seq).padStart(12, "0")}${String(Date.now()).slice(-12)}`,
-      manifest_sha256: "0".repeat(64),
+      // As compile records it: startup trusts the lock's view of a manifest whose bytes match.
+      manifest_sha256: createHash("sha256").update(manifestText, "utf8").digest("hex"),
       state: "enabled",
       action: "load",
       reason: "enabled in config",

@@ -242,21 +242,46 @@ describe("execution middleware frame rules (§6.3)", () => {
         },
         { owner: "twice" },
       ]);
+      // Still in flight when the second call throws: the frame's own error propagates (rule 3), not a crash.
+      const slow = async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        return "late";
+      };
+      await expect(m.runExecution("tool_execution", {}, slow)).rejects.toThrow(/called next_call\(\) more than once/);
+      // Already finished when it throws (a terminal that settles at once): the result stands, as a
+      // throw after a successful next_call (the original's next_call is synchronous).
       const t = counter();
-      // In flight when the second call throws: the frame's own error propagates (rule 3), not a crash.
-      await expect(m.runExecution("tool_execution", {}, t.terminal)).rejects.toThrow(/called next_call\(\) more than once/);
+      expect(await m.runExecution("tool_execution", {}, t.terminal)).toBe("tool-result");
+      expect(t.calls).toHaveLength(1);
       // After a successful first call: the result is kept, the terminal never re-runs (rule 2).
       const t2 = counter("kept");
       expect(await m2.runExecution("tool_execution", {}, t2.terminal)).toBe("kept");
       expect(t2.calls).toHaveLength(1);
       expect(logs2.warnings().map((r) => r.plugin)).toEqual(["twice"]);
       expect(logs2.warnings()[0]!.msg).toContain("called next_call() more than once");
-      expect(logs.warnings()).toHaveLength(0);
+      expect(logs.warnings().map((r) => r.plugin)).toEqual(["sloppy"]);
       await new Promise((r) => setTimeout(r, 20));
       expect(unhandled).toEqual([]);
     } finally {
       process.off("unhandledRejection", onUnhandled);
     }
+  });
+
+  it("a frame that gives up on a downstream still in flight (its own deadline) fails at once, without waiting for it", async () => {
+    let release!: (v: string) => void;
+    let terminalDone = false;
+    const terminal = () =>
+      new Promise<string>((r) => (release = r)).then((v) => {
+        terminalDone = true;
+        return v;
+      });
+    const { m } = engine(async ({ args, next_call }) => {
+      await Promise.race([(next_call as (a: unknown) => Promise<unknown>)(args), new Promise((r) => setTimeout(r, 1))]);
+      throw new Error("middleware deadline");
+    });
+    await expect(m.runExecution("tool_execution", {}, terminal)).rejects.toThrow("middleware deadline");
+    expect(terminalDone).toBe(false);
+    release("late");
   });
 
   it("a throw before next_call skips that frame (fail-open): the rest of the chain and the terminal still run", async () => {
