@@ -16,6 +16,14 @@ export interface GlobalOptions {
   profile?: string;
 }
 
+/**
+ * Roll back an install, update or remove that a killed process left half-placed, before
+ * anything reads the plugins dir: every `plugins` command, compile, and each runtime start.
+ */
+export async function recoverPluginsDir(paths: HomePaths): Promise<void> {
+  for (const note of await recoverInterrupted(paths).catch(() => [] as string[])) err(`note: ${note}`);
+}
+
 export function homeOf(cmd: Command): HomePaths {
   const g = cmd.optsWithGlobals<GlobalOptions>();
   return homePaths(resolveHome({ home: g.home, profile: g.profile }));
@@ -30,8 +38,7 @@ export interface PluginState {
 /** Config (after the one-time v21 migration) plus discovery: what every `plugins` command reads. */
 export async function pluginState(cmd: Command, opts: { bundled?: boolean } = {}): Promise<PluginState> {
   const paths = homeOf(cmd);
-  // An install/update/remove killed mid-way is rolled back before anything reads the plugins dir.
-  for (const note of await recoverInterrupted(paths).catch(() => [] as string[])) err(`note: ${note}`);
+  await recoverPluginsDir(paths);
   try {
     const m = await migrateEnabledList(paths.home);
     if (m.migrated && m.names.length) {

@@ -1,7 +1,8 @@
 import { Command } from "commander";
 import { logger } from "../core/log.js";
-import { resolveHome } from "../core/paths.js";
+import { homePaths, resolveHome } from "../core/paths.js";
 import { startRuntime } from "../runtime/startup.js";
+import { recoverPluginsDir } from "./context.js";
 
 /** The command word of an argv, skipping the global options (and their values). */
 function commandWord(args: readonly string[]): { word?: string; home?: string; profile?: string } {
@@ -29,7 +30,9 @@ export async function addPluginCliCommands(program: Command, args: readonly stri
   if (!word || program.commands.some((c) => c.name() === word || c.aliases().includes(word)) || word === "help") return;
   let runtime;
   try {
-    runtime = await startRuntime({ home: resolveHome({ home, profile }) });
+    const dir = resolveHome({ home, profile });
+    await recoverPluginsDir(homePaths(dir));
+    runtime = await startRuntime({ home: dir });
   } catch (e) {
     logger().debug({ err: (e as Error).message }, "runtime not started for plugin CLI commands");
     return;

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, CLI, Scratch } from "../e2e/cli.js";
+import { bundledWithHelloWorld, CLI, runCli, Scratch } from "../e2e/cli.js";
 import { ENTRY, hermes, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx, type Home } from "./helpers.js";
 
 let s: Scratch;
@@ -121,6 +121,43 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
   it("remove, killed at every durable step", async () => {
     const seen = await faultPoints("remove", ["remove", "crashy"], 14);
     expect(seen.before + seen.after).toBeGreaterThan(3);
+  });
+
+  it("a compile or a runtime start right after a kill mid-placement rolls it back first and never sees the torn tree", async () => {
+    const before = state(cloneHome("torn-before"));
+    const placing = (h: Home) =>
+      readdirSync(h.plugins)
+        .filter((d) => d.startsWith(".install-"))
+        .some((d) => {
+          try {
+            return (JSON.parse(readFileSync(join(h.plugins, d, "journal.json"), "utf8")) as { phase: string }).phase === "placing";
+          } catch {
+            return false;
+          }
+        });
+    const env = { HERMES_BUNDLED_PLUGINS: ctx.bundled };
+    let torn = 0;
+    for (let n = 1; n <= 16; n++) {
+      const probe = cloneHome(`torn-probe-${n}`);
+      const r = await hermes(ctx, probe, ["install", repo.url, "--force"], { env: { HERMES_FAULT_KILL_AT: String(n) } });
+      if (r.signal !== "SIGKILL") break;
+      if (!placing(probe)) continue;
+      torn++;
+      // The same kill, followed by each command that reads the plugins dir without being a `plugins` command.
+      for (const next of [["compile", "--json"], ["plugins", "chain", "--json"]]) {
+        const h = cloneHome(`torn-${n}-${next[0]}`);
+        expect((await hermes(ctx, h, ["install", repo.url, "--force"], { env: { HERMES_FAULT_KILL_AT: String(n) } })).signal).toBe("SIGKILL");
+        const res = await runCli(next, { home: h.home, env, timeoutMs: 120_000 });
+        expect(res.code, res.stderr).toBe(0);
+        expect(res.stderr).toContain("install of 'crashy' was interrupted and has been rolled back");
+        expect(stagingLeftovers(h)).toEqual([]);
+        expect(state(h)).toEqual(before);
+        // What the lock says now is the tree that is there: the first revision, verified.
+        const verify = await runCli(["lock", "verify", "--json"], { home: h.home, env });
+        expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+      }
+    }
+    expect(torn).toBeGreaterThan(0);
   });
 
   it("install --force, killed from outside at moments seen on disk and after varied delays", async () => {

@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError } from "commander";
 import { runChat } from "../../agent/chat.js";
 import { runDemo } from "../../agent/demo.js";
-import { resolveHome } from "../../core/paths.js";
-import type { GlobalOptions } from "../context.js";
+import { homePaths, resolveHome } from "../../core/paths.js";
+import { recoverPluginsDir, type GlobalOptions } from "../context.js";
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -45,8 +45,10 @@ export function chatCommand(): Command {
     .option("--json", "with --query: print one JSON document (answer, tool calls, outcome)")
     .action(async (o: ChatFlags, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
+      const home = resolveHome({ home: g.home, profile: g.profile });
+      await recoverPluginsDir(homePaths(home));
       process.exitCode = await runChat({
-        home: resolveHome({ home: g.home, profile: g.profile }),
+        home,
         flags: { provider: o.provider, baseUrl: o.baseUrl, model: o.model, script: o.script, ...(o.stream === false ? { stream: false } : {}), ...(o.timeout ? { timeout: o.timeout } : {}) },
         ...(o.query !== undefined ? { query: o.query } : {}),
         ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),

@@ -6,7 +6,7 @@ import { listGenerations } from "../../compile/generations.js";
 import { planToJson, renderPlan } from "../../compile/plan-format.js";
 import { parseDeploySpec } from "../../compile/deploy-spec.js";
 import { readTextIfExists } from "../../core/atomic-fs.js";
-import type { GlobalOptions } from "../context.js";
+import { recoverPluginsDir, type GlobalOptions } from "../context.js";
 import { err, json, out, style } from "../output.js";
 
 interface CompileFlags {
@@ -56,12 +56,15 @@ export function compileCommand(): Command {
       if (o.rollback !== undefined) {
         const to = typeof o.rollback === "string" ? Number(o.rollback) : undefined;
         if (to !== undefined && (!Number.isInteger(to) || to < 1)) throw new HermesError("E_USAGE", { message: `--rollback takes a generation number (got ${String(o.rollback)})` });
+        await recoverPluginsDir(homePaths(home));
         const r = await rollback({ home, to });
         if (o.json) return json(r);
         out(`rolled back to generation ${r.to}${r.from !== undefined ? ` (from ${r.from})` : ""}${r.recompiled ? `; the home changed since, recompiled as generation ${r.generation}` : ""}`);
         for (const d of r.diagnostics) err(formatDiagnostic(d));
         return;
       }
+      // A dry run or --check writes nothing, the plugins dir included.
+      if (!o.dryRun && !o.check) await recoverPluginsDir(homePaths(home));
       const res = await compile({ home, specFile: o.spec, managed: o.managed, dryRun: o.dryRun || o.check, fullHash: o.fullHash });
       const warnings = res.plan.diagnostics.filter((d) => d.severity === "warning");
       if (o.json) json({ ...planToJson(res.plan), applied: res.applied, generation: res.generation ?? null, home });

@@ -1,16 +1,18 @@
 import { Command, Option } from "commander";
-import { resolveHome } from "../../core/paths.js";
+import { homePaths, resolveHome } from "../../core/paths.js";
 import { MIDDLEWARE_KINDS } from "../../runtime/hook-catalog.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { startRuntime, type VerifyMode } from "../../runtime/startup.js";
-import type { GlobalOptions } from "../context.js";
+import { recoverPluginsDir, type GlobalOptions } from "../context.js";
 import { json, out, style } from "../output.js";
 
 export const verifyOption = () => new Option("--verify <mode>", "how startup re-checks the lock: full, fast or off").choices(["full", "fast", "off"]).default("fast");
 
 export async function runtimeFor(cmd: Command, verify: VerifyMode = "fast"): Promise<Runtime> {
   const g = cmd.optsWithGlobals<GlobalOptions>();
-  return startRuntime({ home: resolveHome({ home: g.home, profile: g.profile }), verify });
+  const home = resolveHome({ home: g.home, profile: g.profile });
+  await recoverPluginsDir(homePaths(home));
+  return startRuntime({ home, verify });
 }
 
 /** `hermes plugins chain [kind]`: every hook and middleware chain in the order it runs, with owners. */
