@@ -208,6 +208,9 @@ export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: Vali
         break;
       case "anyOf":
       case "oneOf": {
+        // A branch whose type fits failed deeper down: those errors say what is wrong; a
+        // summary naming the other branches' types ("must be string") would only mislead.
+        if (errors.some((x) => x.instancePath.startsWith(`${e.instancePath}/`))) continue;
         const types = altTypes.get(e.instancePath);
         const missing = altMissing.get(e.instancePath);
         message = missing?.size
