@@ -1,40 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, runCli, Scratch, STACK_RE, writePlugin, writeText, type RunOptions } from "./cli.js";
+import { describe, expect, it } from "vitest";
+import { runCli, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { INITIAL, toggleHomes } from "./toggle-homes.js";
 
-let s: Scratch;
-let bundled: string;
-
-beforeAll(() => {
-  s = new Scratch();
-  bundled = bundledWithHelloWorld(s);
-});
-afterAll(() => s.cleanup());
-
-const INITIAL = "plugins:\n  enabled: []\n";
-
-/** A home with: flat `flat`, category `image_gen/openai` (name openai-image), `video/sora` (name sora-video). */
-function makeHome(name: string, config: string | null = INITIAL): string {
-  const h = s.dir(name);
-  writePlugin(join(h, "plugins", "flat"), "name: flat\nversion: 1.0.0\n");
-  writePlugin(join(h, "plugins", "image_gen", "openai"), "name: openai-image\nversion: 2.0.0\n");
-  writePlugin(join(h, "plugins", "video", "sora"), "name: sora-video\n");
-  if (config !== null) writeText(join(h, "config.yaml"), config);
-  return h;
-}
-
-const run = (args: string[], home: string, extra: RunOptions = {}) =>
-  runCli(args, { home, ...extra, env: { HERMES_BUNDLED_PLUGINS: bundled, ...extra.env } });
-
-const readConfig = (h: string) => readFileSync(join(h, "config.yaml"), "utf8");
-const lists = (h: string) => {
-  const p = (parse(readConfig(h)) as { plugins?: { enabled?: string[] | null; disabled?: string[] | null } }).plugins ?? {};
-  return { enabled: p.enabled ?? [], disabled: p.disabled ?? [] };
-};
-/** Stray files an edit must never leave behind: `<file>.lock` and atomic-write temp files. */
-const leftovers = (h: string) => readdirSync(h).filter((f) => f.endsWith(".lock") || f.endsWith(".tmp"));
+const { scratch, bundled, makeHome, run, readConfig, lists, leftovers } = toggleHomes();
 
 describe.concurrent("--profile", () => {
   it("uses <home>/profiles/NAME for config and user plugins", async () => {
@@ -54,7 +24,7 @@ describe.concurrent("--profile", () => {
     expect(nf.code).toBe(1);
     expect(nf.stderr).toContain("E_PLUGIN_NOT_FOUND");
     // --home plus --profile, without HERMES_HOME
-    const viaFlag = await runCli(["--home", h, "--profile", "work", "plugins", "list", "--plain", "--enabled"], { env: { HERMES_BUNDLED_PLUGINS: bundled } });
+    const viaFlag = await runCli(["--home", h, "--profile", "work", "plugins", "list", "--plain", "--enabled"], { env: { HERMES_BUNDLED_PLUGINS: bundled() } });
     expect(viaFlag.stdout).toBe(`${"enabled".padEnd(12)}${"user".padEnd(8)}${"3.0.0".padEnd(8)}work-only\n`);
   });
 
@@ -88,7 +58,7 @@ describe("concurrent enables", () => {
 
   it("ten concurrent enables all end up in plugins.enabled (also when config.yaml does not exist yet)", async () => {
     for (const config of [INITIAL, null]) {
-      const h = s.dir("ten");
+      const h = scratch().dir("ten");
       const keys = Array.from({ length: 10 }, (_, i) => `pack/p${i}`);
       for (const k of keys) writePlugin(join(h, "plugins", k), `name: ${k.replace("/", "-")}\n`);
       if (config !== null) writeText(join(h, "config.yaml"), config);

@@ -1,40 +1,11 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, runCli, Scratch, STACK_RE, writePlugin, writeText, type RunOptions } from "./cli.js";
+import { describe, expect, it } from "vitest";
+import { STACK_RE, writePlugin, type RunOptions } from "./cli.js";
+import { INITIAL, toggleHomes } from "./toggle-homes.js";
 
-let s: Scratch;
-let bundled: string;
+const { makeHome, run, readConfig, lists, leftovers } = toggleHomes();
 
-beforeAll(() => {
-  s = new Scratch();
-  bundled = bundledWithHelloWorld(s);
-});
-afterAll(() => s.cleanup());
-
-const INITIAL = "plugins:\n  enabled: []\n";
-
-/** A home with: flat `flat`, category `image_gen/openai` (name openai-image), `video/sora` (name sora-video). */
-function makeHome(name: string, config: string | null = INITIAL): string {
-  const h = s.dir(name);
-  writePlugin(join(h, "plugins", "flat"), "name: flat\nversion: 1.0.0\n");
-  writePlugin(join(h, "plugins", "image_gen", "openai"), "name: openai-image\nversion: 2.0.0\n");
-  writePlugin(join(h, "plugins", "video", "sora"), "name: sora-video\n");
-  if (config !== null) writeText(join(h, "config.yaml"), config);
-  return h;
-}
-
-const run = (args: string[], home: string, extra: RunOptions = {}) =>
-  runCli(args, { home, ...extra, env: { HERMES_BUNDLED_PLUGINS: bundled, ...extra.env } });
-
-const readConfig = (h: string) => readFileSync(join(h, "config.yaml"), "utf8");
-const lists = (h: string) => {
-  const p = (parse(readConfig(h)) as { plugins?: { enabled?: string[] | null; disabled?: string[] | null } }).plugins ?? {};
-  return { enabled: p.enabled ?? [], disabled: p.disabled ?? [] };
-};
-/** Stray files an edit must never leave behind: `<file>.lock` and atomic-write temp files. */
-const leftovers = (h: string) => readdirSync(h).filter((f) => f.endsWith(".lock") || f.endsWith(".tmp"));
 /** The result line of enable/disable (later lines, e.g. a lock/compile note, may follow). */
 const firstLine = (s: string) => s.split("\n")[0];
 
