@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, Scratch, STACK_RE } from "./cli.js";
-import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, spawnCli, TURN_END, TURN_START, waitFor, type Reply } from "./agent-helpers.js";
+import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, spawnCli, TURN_END, TURN_START, waitFor, type ChatJson, type Reply } from "./agent-helpers.js";
 
 /**
  * Issue 5, bad input: a provider that sends malformed JSON, times out or drops the stream; tool
@@ -12,16 +12,6 @@ import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, spawnCli, 
  */
 const scratch = new Scratch("hermes-e2e-agent-bad-");
 afterAll(() => scratch.cleanup());
-
-interface ChatJson {
-  answer: string | null;
-  exit_reason: string;
-  completed: boolean;
-  failed: boolean;
-  interrupted: boolean;
-  error: { code: string; message: string } | null;
-  tool_calls: Array<{ tool_name: string; status: string; error_type: string | null; result: string }>;
-}
 
 async function chat(replies: Reply[], opts: { stream?: boolean; extraYaml?: string; args?: string[]; settings?: Record<string, unknown> } = {}) {
   const root = scratch.dir("bad");

@@ -366,3 +366,15 @@ export function logLines(stderr: string): Array<Record<string, unknown>> {
       }
     });
 }
+
+/** What `hermes chat --query … --json` prints. */
+export interface ChatJson {
+  answer: string | null;
+  exit_reason: string;
+  completed: boolean;
+  failed: boolean;
+  interrupted: boolean;
+  api_calls: number;
+  tool_calls: Array<{ tool_name: string; status: string; error_type: string | null; args: Record<string, unknown>; result: string; middleware_trace: unknown[] }>;
+  error: { code: string; message: string } | null;
+}

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, Scratch } from "./cli.js";
-import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, TOOL_CALL, TURN_END, TURN_START, type Reply } from "./agent-helpers.js";
+import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, TOOL_CALL, TURN_END, TURN_START, type ChatJson, type Reply } from "./agent-helpers.js";
 
 /**
  * Issue 5 acceptance: the exact order of hook and middleware events of an LLM call and of a tool
@@ -12,17 +12,6 @@ import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, TOOL_CALL,
  */
 const scratch = new Scratch("hermes-e2e-agent-order-");
 afterAll(() => scratch.cleanup());
-
-interface ChatJson {
-  answer: string | null;
-  exit_reason: string;
-  completed: boolean;
-  failed: boolean;
-  interrupted: boolean;
-  api_calls: number;
-  tool_calls: Array<{ tool_name: string; status: string; error_type: string | null; args: Record<string, unknown>; result: string; middleware_trace: unknown[] }>;
-  error: { code: string; message: string } | null;
-}
 
 async function chat(replies: Reply[], opts: { stream?: boolean; enabled?: string[]; settings?: Record<string, unknown>; extraYaml?: string; plugins?: (pluginsDir: string) => void; query?: string } = {}) {
   const root = scratch.dir("chat");

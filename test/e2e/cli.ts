@@ -156,3 +156,14 @@ export async function runAll<T>(tasks: Array<() => Promise<T>>, parallel = 4): P
   await Promise.all(Array.from({ length: Math.min(parallel, tasks.length) }, worker));
   return out;
 }
+
+/** One diagnostic of `--format json` (validate commands). */
+export interface Diag {
+  code: string;
+  severity: "error" | "warning";
+  message: string;
+  file: string;
+  line: number;
+  col: number;
+  path?: string;
+}

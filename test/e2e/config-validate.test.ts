@@ -1,17 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FIXTURES, runCli, Scratch, STACK_RE, writeText } from "./cli.js";
-
-interface Diag {
-  code: string;
-  severity: "error" | "warning";
-  message: string;
-  file: string;
-  line: number;
-  col: number;
-  path?: string;
-}
+import { FIXTURES, runCli, Scratch, STACK_RE, writeText, type Diag } from "./cli.js";
 
 const CONFIG_FIXTURES = join(FIXTURES, "configs");
 

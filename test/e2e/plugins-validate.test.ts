@@ -1,16 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, Scratch, STACK_RE, writePlugin, writeText } from "./cli.js";
-
-interface Diag {
-  code: string;
-  severity: "error" | "warning";
-  message: string;
-  file: string;
-  line: number;
-  col: number;
-  path?: string;
-}
+import { runCli, Scratch, STACK_RE, writePlugin, writeText, type Diag } from "./cli.js";
 
 let s: Scratch;
 let root: string;
