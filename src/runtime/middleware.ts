@@ -55,18 +55,18 @@ function isMapping(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-/**
- * The four middleware chains (runtime spec §6). Request middleware is chained: each callback
- * sees the payload as rewritten by the ones before it (DESIGN.md deviation 1; the original fans
- * out and keeps the last writer). Execution middleware nests in registration order around the
- * real call, with a single-use `next_call`.
- */
 const noop = (): void => undefined;
 /** Already resolved: it loses a race only against a promise that has already fulfilled. */
 const PENDING_MARK = Symbol("pending");
 const PENDING = Promise.resolve(PENDING_MARK);
 const EMPTY_CONTEXT: Readonly<Record<string, unknown>> = Object.freeze({});
 
+/**
+ * The four middleware chains (runtime spec §6). Request middleware is chained: each callback
+ * sees the payload as rewritten by the ones before it (DESIGN.md deviation 1; the original fans
+ * out and keeps the last writer). Execution middleware nests in registration order around the
+ * real call, with a single-use `next_call`.
+ */
 export class MiddlewareEngine {
   // Copy on write: a call walks the array it started with, so a callback that registers or
   // removes middleware mid-call cannot change a chain in flight, and no call copies it.
@@ -139,9 +139,10 @@ export class MiddlewareEngine {
    * downstream result (the call never runs twice); a downstream error propagates unchanged unless
    * the frame translates it; a frame that never calls `next_call` short-circuits.
    *
-   * Per frame this costs the kwargs, three closures and one promise reaction (bench: per-layer
-   * cost against koa-compose): no async wrappers, and a frame learns that its downstream
-   * succeeded from the reaction that settles the downstream, not from a second one.
+   * Per frame this costs the kwargs, two closures and the one promise reaction that catches the
+   * frame's errors (bench/runtime.bench.mjs: per-layer cost against koa-compose); whether the
+   * downstream had already succeeded, and marking dropped promises handled, are paid for only on
+   * the error path.
    */
   runExecution<T, R>(
     kind: "llm_execution" | "tool_execution",
