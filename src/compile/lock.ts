@@ -114,6 +114,18 @@ export function parseLockText(text: string, file: string): { lock?: Lock; diagno
   return ds.length ? { diagnostics: ds } : { lock: raw as Lock, diagnostics: [] };
 }
 
+/**
+ * Parse lock bytes known to have been checked before (their sha256 was recorded by a compile or a
+ * verified start, see quick-check.ts): JSON only, no schema pass. `undefined` if they do not parse.
+ */
+export function parseTrustedLockText(text: string): Lock | undefined {
+  try {
+    return JSON.parse(text) as Lock;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Read the lock; `undefined` when there is none, an error when it is there but broken. */
 export async function readLock(file: string): Promise<Lock | undefined> {
   const text = await readTextIfExists(file);

@@ -18,8 +18,16 @@ export interface LoadedConfig {
   diagnostics: Diagnostic[];
 }
 
+export interface ParseConfigOptions {
+  /**
+   * Check against the config schema (default). The runtime skips it: it reads the config for
+   * values only and reports nothing from it (compile and `hermes config validate` do).
+   */
+  schema?: boolean;
+}
+
 /** Parse + validate config.yaml. Never throws for bad content: problems come back as diagnostics. */
-export function parseConfigText(text: string, file: string): LoadedConfig {
+export function parseConfigText(text: string, file: string, opts: ParseConfigOptions = {}): LoadedConfig {
   const source = new SourceDoc(text, file);
   const diagnostics: Diagnostic[] = [...source.errors];
   let value: ConfigValue = {};
@@ -30,16 +38,16 @@ export function parseConfigText(text: string, file: string): LoadedConfig {
       diagnostics.push(diagnostic("E_CONFIG_NOT_MAPPING", `config.yaml must be a mapping (got ${Array.isArray(v) ? "a list" : typeof v})`, { file, line: 1, col: 1 }));
     } else {
       value = v as ConfigValue;
-      diagnostics.push(...validateSchema("config", value, { source }));
+      if (opts.schema !== false) diagnostics.push(...validateSchema("config", value, { source }));
     }
   }
   return { file, exists: true, text, source, value, diagnostics };
 }
 
-export async function loadConfig(file: string): Promise<LoadedConfig> {
+export async function loadConfig(file: string, opts: ParseConfigOptions = {}): Promise<LoadedConfig> {
   const text = await readTextIfExists(file);
-  if (text === undefined) return { ...parseConfigText("", file), exists: false };
-  return parseConfigText(text, file);
+  if (text === undefined) return { ...parseConfigText("", file, opts), exists: false };
+  return parseConfigText(text, file, opts);
 }
 
 export interface EditResult {

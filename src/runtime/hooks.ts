@@ -39,9 +39,11 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
  * cannot pre-empt a synchronous busy loop, so only asynchronous work is bounded.
  */
 export class HookBus {
-  // Copy on write: a dispatch walks the array it started with, so a callback that registers or
-  // removes hooks mid-dispatch cannot change the one in flight, and no dispatch copies it.
-  private readonly entries = new Map<string, readonly HookEntry[]>();
+  private readonly entries = new Map<string, HookEntry[]>();
+  // What a dispatch walks: a copy made once after each change, so a callback that registers or
+  // removes hooks mid-dispatch cannot change the dispatch in flight, no dispatch copies the list,
+  // and registering n callbacks stays linear (a copy per registration was quadratic at startup).
+  private readonly snapshots = new Map<string, readonly HookEntry[]>();
   /**
    * Timeout bookkeeping keyed by callback identity (runtime spec §5.3), never by name: two
    * anonymous callbacks of one plugin are different callbacks. Suppression is per (hook, callback);
@@ -59,11 +61,16 @@ export class HookBus {
 
   add(name: string, cb: HookCallback, owner: string): () => void {
     const entry: HookEntry = { name, cb, owner };
-    this.entries.set(name, [...(this.entries.get(name) ?? []), entry]);
+    let list = this.entries.get(name);
+    if (!list) this.entries.set(name, (list = []));
+    list.push(entry);
+    this.snapshots.delete(name);
     return () => {
       const cur = this.entries.get(name);
       const i = cur ? cur.lastIndexOf(entry) : -1;
-      if (i >= 0) this.entries.set(name, [...cur!.slice(0, i), ...cur!.slice(i + 1)]);
+      if (i < 0) return;
+      cur!.splice(i, 1);
+      this.snapshots.delete(name);
     };
   }
 
@@ -99,8 +106,12 @@ export class HookBus {
 
   /** Run every callback; the list of non-null results (fail-closed blocks appended as directives). */
   async invoke(name: string, payload: HookPayload = {}): Promise<unknown[]> {
-    const list = this.entries.get(name);
-    if (!list?.length) return [];
+    let list = this.snapshots.get(name);
+    if (list === undefined) {
+      list = [...(this.entries.get(name) ?? [])];
+      this.snapshots.set(name, list);
+    }
+    if (!list.length) return [];
     const spec = HOOK_CATALOG[name as HookName];
     // Object.assign, not spread: spread copies through V8's slow path here (bench/runtime.bench.mjs).
     const body: HookPayload =

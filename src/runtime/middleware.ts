@@ -68,19 +68,35 @@ const EMPTY_CONTEXT: Readonly<Record<string, unknown>> = Object.freeze({});
  * real call, with a single-use `next_call`.
  */
 export class MiddlewareEngine {
-  // Copy on write: a call walks the array it started with, so a callback that registers or
-  // removes middleware mid-call cannot change a chain in flight, and no call copies it.
-  private readonly chains = new Map<string, readonly MiddlewareEntry[]>();
+  private readonly chains = new Map<string, MiddlewareEntry[]>();
+  // What a call walks: a copy made once after each change, so a callback that registers or
+  // removes middleware mid-call cannot change a chain in flight, no call copies the chain, and
+  // registering n callbacks stays linear.
+  private readonly snapshots = new Map<string, readonly MiddlewareEntry[]>();
 
   constructor(private readonly reporter: FailureReporter) {}
 
   add(entry: MiddlewareEntry): () => void {
-    this.chains.set(entry.kind, [...(this.chains.get(entry.kind) ?? []), entry]);
+    let list = this.chains.get(entry.kind);
+    if (!list) this.chains.set(entry.kind, (list = []));
+    list.push(entry);
+    this.snapshots.delete(entry.kind);
     return () => {
       const cur = this.chains.get(entry.kind);
       const i = cur ? cur.lastIndexOf(entry) : -1;
-      if (i >= 0) this.chains.set(entry.kind, [...cur!.slice(0, i), ...cur!.slice(i + 1)]);
+      if (i < 0) return;
+      cur!.splice(i, 1);
+      this.snapshots.delete(entry.kind);
     };
+  }
+
+  private chain(kind: string): readonly MiddlewareEntry[] {
+    let list = this.snapshots.get(kind);
+    if (list === undefined) {
+      list = [...(this.chains.get(kind) ?? [])];
+      this.snapshots.set(kind, list);
+    }
+    return list;
   }
 
   has(kind: MiddlewareKind): boolean {
@@ -100,8 +116,8 @@ export class MiddlewareEngine {
    * the input comes back as is, uncopied: the no-middleware path costs nothing.
    */
   async applyRequest<T>(kind: "llm_request" | "tool_request", input: T, context: Record<string, unknown> = {}): Promise<RequestResult<T>> {
-    const list = this.chains.get(kind);
-    if (!list?.length) return { payload: input, original_payload: input, changed: false, trace: [] };
+    const list = this.chain(kind);
+    if (!list.length) return { payload: input, original_payload: input, changed: false, trace: [] };
     const key = kind === "llm_request" ? "request" : "args";
     const originalKey = kind === "llm_request" ? "original_request" : "original_args";
     const original = copy(input);
@@ -150,8 +166,8 @@ export class MiddlewareEngine {
     terminal: (payload: T) => R | Promise<R>,
     context: Readonly<Record<string, unknown>> = EMPTY_CONTEXT,
   ): Promise<R> {
-    const chain = this.chains.get(kind);
-    if (chain === undefined || chain.length === 0) return settle(terminal, payload);
+    const chain = this.chain(kind);
+    if (chain.length === 0) return settle(terminal, payload);
     const isLlm = kind === "llm_execution";
     const originalKey = isLlm ? "original_request" : "original_args";
     const original = originalKey in context ? context[originalKey] : payload;

@@ -115,7 +115,7 @@ export class Runtime implements RuntimeHost {
   }
 
   async refreshConfig(): Promise<void> {
-    this.config = (await loadConfig(this.paths.config)).value;
+    this.config = (await loadConfig(this.paths.config, { schema: false })).value;
     const marker = await readManaged(this.paths);
     this.managed = marker ? { kind: marker.kind, owned: { leaves: this.lock.deployment.owned_leaves, items: this.lock.deployment.owned_items } } : undefined;
   }
