@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, Scratch, STACK_RE, writeText } from "./cli.js";
@@ -133,5 +133,27 @@ describe("runtime core through the CLI", () => {
     expect(r.stderr).toContain("~ zeta (files changed)");
     expect(r.stderr).toContain(`hermes compile --spec ${spec} --managed nixos`);
     expect(r.stderr).not.toMatch(STACK_RE);
+  });
+
+  it("a lock edited by hand after a verified start is schema-checked again: recompiled when unmanaged, refused when managed", async () => {
+    for (const managed of [false, true]) {
+      const t = setup();
+      const spec = writeText(join(t.root, "spec.yaml"), "plugins: []\n");
+      expect((await t.cli("compile", ...(managed ? ["--spec", spec, "--managed", "nixos"] : []))).code).toBe(0);
+      // A verified start first, so the lock's bytes are on record as checked.
+      expect((await t.cli("plugins", "chain")).code).toBe(0);
+      const lockFile = join(t.home, "hermes.lock.json");
+      writeFileSync(lockFile, readFileSync(lockFile, "utf8").replace('"schema": "hermes.lock.v1"', '"schema": "hermes.lock.v9"'));
+      const r = await t.cli("plugins", "chain", "--json");
+      expect(r.stderr).not.toMatch(STACK_RE);
+      if (managed) {
+        expect(r.code).toBe(1);
+        expect(r.stdout + r.stderr).toContain("E_LOCK_INVALID");
+      } else {
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toMatch(/recompiling/);
+        expect(readFileSync(lockFile, "utf8")).toContain('"schema": "hermes.lock.v1"');
+      }
+    }
   });
 });

@@ -335,3 +335,28 @@ describe("pre_tool_call through loaded plugins", () => {
     expect(resolveToolDirective(ok, {})).toEqual({ action: "approve", message: null, rule_key: "x" });
   });
 });
+
+describe("registration during a dispatch", () => {
+  it("a callback added or removed while a hook runs changes the next dispatch, not the one in flight", async () => {
+    const { b } = bus();
+    const calls: string[] = [];
+    let removeSecond: () => void = () => undefined;
+    b.add(
+      "post_tool_call",
+      () => {
+        calls.push("first");
+        b.add("post_tool_call", () => void calls.push("late"), "p3");
+        removeSecond();
+      },
+      "p1",
+    );
+    removeSecond = b.add("post_tool_call", () => void calls.push("second"), "p2");
+    await b.invoke("post_tool_call", {});
+    expect(calls).toEqual(["first", "second"]);
+    calls.length = 0;
+    removeSecond = () => undefined;
+    await b.invoke("post_tool_call", {});
+    expect(calls).toEqual(["first", "late"]);
+    expect(b.owners("post_tool_call")).toEqual(["p1", "p3", "p3"]);
+  });
+});

@@ -400,3 +400,30 @@ describe("middleware from loaded plugins", () => {
     expect(await rt.middleware.runExecution("tool_execution", {}, async () => "ran")).toBe("ran");
   });
 });
+
+describe("registration during a call", () => {
+  it("middleware added or removed while a chain runs changes the next call, not the one in flight", async () => {
+    const calls: string[] = [];
+    const { m } = engine();
+    let removeSecond: () => void = () => undefined;
+    m.add({
+      kind: "tool_execution",
+      owner: "p1",
+      required: false,
+      cb: ({ args, next_call }) => {
+        calls.push("first");
+        m.add({ kind: "tool_execution", owner: "p3", required: false, cb: ({ args: a, next_call: n }) => (calls.push("late"), (n as (x: unknown) => unknown)(a)) });
+        removeSecond();
+        return (next_call as (x: unknown) => unknown)(args);
+      },
+    });
+    removeSecond = m.add({ kind: "tool_execution", owner: "p2", required: false, cb: ({ args, next_call }) => (calls.push("second"), (next_call as (x: unknown) => unknown)(args)) });
+    expect(await m.runExecution("tool_execution", {}, () => "done")).toBe("done");
+    expect(calls).toEqual(["first", "second"]);
+    calls.length = 0;
+    removeSecond = () => undefined;
+    expect(await m.runExecution("tool_execution", {}, () => "done")).toBe("done");
+    expect(calls).toEqual(["first", "late"]);
+    expect(m.owners("tool_execution")).toEqual(["p1", "p3", "p3"]);
+  });
+});
