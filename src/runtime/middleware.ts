@@ -242,6 +242,9 @@ export class MiddlewareEngine {
           return rejected;
         }
       }
+      // A frame that hands back next_call's own promise (a plain `return next_call(args)`) can
+      // only fail by failing downstream, which propagates unchanged anyway: no reaction needed.
+      if (out === downstream && downstream !== undefined) return downstream;
       settled = Promise.resolve(out as R).then(undefined, onError);
       return settled;
     };

@@ -427,3 +427,15 @@ describe("registration during a call", () => {
     expect(m.owners("tool_execution")).toEqual(["p1", "p3", "p3"]);
   });
 });
+
+describe("plain pass-through frames", () => {
+  it("a frame that returns next_call's promise as is passes results and downstream errors through unchanged", async () => {
+    const seen: string[] = [];
+    const pass = (name: string): MiddlewareCallback => ({ args, next_call }) => (seen.push(name), (next_call as (a: unknown) => unknown)(args));
+    const { m } = engine(pass("outer"), pass("inner"));
+    expect(await m.runExecution("tool_execution", { a: 1 }, (a: unknown) => ({ got: a }))).toEqual({ got: { a: 1 } });
+    const boom = new Error("tool failed");
+    await expect(m.runExecution("tool_execution", {}, () => Promise.reject(boom))).rejects.toBe(boom);
+    expect(seen).toEqual(["outer", "inner", "outer", "inner"]);
+  });
+});
