@@ -45,9 +45,10 @@ const FILE = "quick-check.json";
 
 const sha = (b: string | Buffer) => createHash("sha256").update(b).digest("hex");
 
-function readOr(file: string): string {
+/** The file's bytes (undecoded: only hashed or compared), or a marker that cannot be a file's. */
+function readOr(file: string): Buffer | string {
   try {
-    return readFileSync(file, "utf8");
+    return readFileSync(file);
   } catch {
     return "\0absent";
   }
@@ -70,7 +71,7 @@ export function baseFingerprint(paths: HomePaths, parts: { kit: string; specFile
       spec: parts.specFile ? sha(readOr(parts.specFile)) : null,
       specFile: parts.specFile ?? null,
       managed: parts.managed ?? null,
-      marker: readOr(paths.managed),
+      marker: sha(readOr(paths.managed)),
       roots: parts.roots,
       env: parts.env,
       metadata: sha(readOr(paths.installMetadata)),
