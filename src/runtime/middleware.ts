@@ -170,8 +170,8 @@ export class MiddlewareEngine {
     if (chain.length === 0) return settle(terminal, payload);
     const isLlm = kind === "llm_execution";
     const originalKey = isLlm ? "original_request" : "original_args";
-    const original = originalKey in context ? context[originalKey] : payload;
     const hasContext = context !== EMPTY_CONTEXT && Object.keys(context).length > 0;
+    const original = hasContext && originalKey in context ? context[originalKey] : payload;
     const reporter = this.reporter;
     const n = chain.length;
 
@@ -179,7 +179,7 @@ export class MiddlewareEngine {
       if (i >= n) {
         const out = settle(terminal, p);
         // A frame that drops the promise (never awaits it) must not crash the process.
-        out.catch(noop);
+        out.then(undefined, noop);
         return out;
       }
       const e = chain[i]!;
