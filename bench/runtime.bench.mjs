@@ -59,7 +59,7 @@ for (const layers of [1, 10, 100]) {
 
 // ---- hook dispatch vs hookable ----
 {
-  const bus = new HookBus(log, new FailureReporter(log));
+  const bus = new HookBus(new FailureReporter(log));
   const hooks = createHooks();
   for (let i = 0; i < 10; i++) {
     bus.add("post_tool_call", () => undefined, `p${i}`);

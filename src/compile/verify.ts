@@ -5,8 +5,7 @@ import { currentGeneration, readGenerationFiles } from "./generations.js";
 import { isStorePath } from "./integrity-cache.js";
 import { readLock } from "./lock.js";
 import { hashTree } from "./tree-hash.js";
-import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { manifestSha256, readManifestFile } from "../manifest/parse.js";
 
 export interface PluginDrift {
   key: string;
@@ -70,8 +69,8 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
           for (const f of Object.keys(before)) if (!(f in now.files)) drift.removed.push(f);
           if (real !== p.target) drift.detail = `now resolves to ${real} (locked: ${p.target})`;
         }
-        const manifest = await fsp.readFile(join(real, "plugin.yaml"), "utf8").catch(() => fsp.readFile(join(real, "plugin.yml"), "utf8").catch(() => undefined));
-        if (manifest !== undefined && createHash("sha256").update(manifest, "utf8").digest("hex") !== p.manifest_sha256) {
+        const manifest = readManifestFile(real);
+        if (manifest !== undefined && manifestSha256(manifest.text) !== p.manifest_sha256) {
           drift.manifestChanged = true;
           drift.status = "changed";
         }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,8 +28,11 @@ const require = createRequire(import.meta.url);
 let ajv: Ajv2020 | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
-/** The schema documents in file-name order and a digest of their bytes (ties precompiled code to them). */
+let sources: { docs: object[]; digest: string } | undefined;
+
+/** The schema documents in file-name order and a digest of their bytes (ties precompiled code to them); read once. */
 export function schemaSources(): { docs: object[]; digest: string } {
+  if (sources) return sources;
   const hash = createHash("sha256");
   const docs: object[] = [];
   for (const f of readdirSync(SCHEMAS_DIR).sort()) {
@@ -38,7 +41,7 @@ export function schemaSources(): { docs: object[]; digest: string } {
     hash.update(`${f}\0${text}\0`);
     docs.push(JSON.parse(text) as object);
   }
-  return { docs, digest: hash.digest("hex") };
+  return (sources = { docs, digest: hash.digest("hex") });
 }
 
 function instance(): Ajv2020 {
@@ -56,8 +59,8 @@ interface PrecompiledModule {
   validate?: ValidateFunction;
 }
 
-let digest: string | undefined;
-const precompiledSet = new WeakSet<ValidateFunction>();
+/** Ids validated by build-time code in this process. */
+const precompiledUsed = new Set<string>();
 
 /**
  * Compiling the schemas with Ajv costs 100-200 ms per process, most of a short command's
@@ -67,22 +70,18 @@ const precompiledSet = new WeakSet<ValidateFunction>();
  */
 function loadPrecompiled(id: string): ValidateFunction | undefined {
   if (process.env.HERMES_SCHEMA_PRECOMPILED === "0") return undefined;
-  const file = fileURLToPath(new URL(precompiledFile(id), import.meta.url));
-  if (!existsSync(file)) return undefined;
   try {
-    const mod = require(file) as PrecompiledModule;
-    digest ??= schemaSources().digest;
-    if (mod.digest !== digest || typeof mod.validate !== "function") return undefined;
-    precompiledSet.add(mod.validate);
-    return mod.validate;
+    // Absent (running from src/, or not built yet) is one of the reasons to compile instead.
+    const mod = require(fileURLToPath(new URL(precompiledFile(id), import.meta.url))) as PrecompiledModule;
+    return mod.digest === schemaSources().digest && typeof mod.validate === "function" ? mod.validate : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Schema ids this process validates with build-time code (tests and `--debug` reports). */
+/** Schema ids this process validates with build-time code (the tests show which path ran). */
 export function precompiledIds(): string[] {
-  return [...compiled.entries()].filter(([, v]) => precompiledSet.has(v)).map(([id]) => id).sort();
+  return [...precompiledUsed].sort();
 }
 
 export function schemaId(name: SchemaName, fragment = ""): string {
@@ -92,7 +91,9 @@ export function schemaId(name: SchemaName, fragment = ""): string {
 function validator(id: string): ValidateFunction {
   let v = compiled.get(id);
   if (!v) {
-    v = loadPrecompiled(id) ?? instance().getSchema(id);
+    const pre = loadPrecompiled(id);
+    if (pre) precompiledUsed.add(id);
+    v = pre ?? instance().getSchema(id);
     if (!v) throw new Error(`schema ${id} is not loaded`);
     compiled.set(id, v);
   }

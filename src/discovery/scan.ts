@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { diagnostic, hasErrors, type Diagnostic } from "../core/errors.js";
-import { inferKind, isContainedRelativePath, parseManifestText, type PluginManifest } from "../manifest/parse.js";
+import { inferKind, isContainedRelativePath, MANIFEST_FILES, parseManifestText, type PluginManifest } from "../manifest/parse.js";
 
 export type SourceKind = "bundled" | "user" | "project" | "npm";
 
@@ -92,7 +92,7 @@ export async function candidateFromFolder(
 ): Promise<Candidate | undefined> {
   const dirName = opts.dirName ?? basename(folder);
   let manifestFile: string | undefined;
-  for (const f of ["plugin.yaml", "plugin.yml"]) {
+  for (const f of MANIFEST_FILES) {
     if (exists(join(folder, f))) {
       manifestFile = join(folder, f);
       break;

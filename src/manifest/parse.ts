@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { diagnostic, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
 import { didYouMean } from "../core/suggest.js";
@@ -134,8 +136,29 @@ export function isContainedRelativePath(p: string): boolean {
   return !p.split(/[\\/]+/).some((seg) => seg === "..");
 }
 
+/** Manifest file names, in the order a plugin folder is searched. */
+export const MANIFEST_FILES = ["plugin.yaml", "plugin.yml"] as const;
+
+/** What the lock records as `manifest_sha256`. */
+export function manifestSha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/** The manifest of a plugin folder as text; `undefined` when there is none or it cannot be read. */
+export function readManifestFile(dir: string): { file: string; text: string } | undefined {
+  for (const name of MANIFEST_FILES) {
+    const file = join(dir, name);
+    try {
+      return { file, text: readFileSync(file, "utf8") };
+    } catch {
+      // try the next name
+    }
+  }
+  return undefined;
+}
+
 export function parseManifestText(text: string, file: string, dirName: string): ManifestParse {
-  const sha256 = createHash("sha256").update(text, "utf8").digest("hex");
+  const sha256 = manifestSha256(text);
   const src = new SourceDoc(text, file);
   const diagnostics: Diagnostic[] = [...src.errors];
   if (!src.ok) return { file, sha256, diagnostics };

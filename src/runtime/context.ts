@@ -90,7 +90,7 @@ export class PluginContext {
     readonly source: string,
     readonly path: string,
     /** The manifest name (from the lock), so registrations do not force the deferred parse. */
-    private readonly pluginName: string = typeof manifest === "function" ? key : manifest.name,
+    private readonly pluginName: string,
   ) {
     this.plugin_id = key;
     this.log = host.log.child({ plugin: key });

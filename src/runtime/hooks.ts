@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import { HOOK_CATALOG, type HookName } from "./hook-catalog.js";
+import { CallbackLists } from "./callback-lists.js";
 import type { FailureReporter } from "./reporter.js";
 
 export const OBSERVER_SCHEMA_VERSION = "hermes.observer.v1";
@@ -39,11 +39,7 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
  * cannot pre-empt a synchronous busy loop, so only asynchronous work is bounded.
  */
 export class HookBus {
-  private readonly entries = new Map<string, HookEntry[]>();
-  // What a dispatch walks: a copy made once after each change, so a callback that registers or
-  // removes hooks mid-dispatch cannot change the dispatch in flight, no dispatch copies the list,
-  // and registering n callbacks stays linear (a copy per registration was quadratic at startup).
-  private readonly snapshots = new Map<string, readonly HookEntry[]>();
+  private readonly entries = new CallbackLists<HookEntry>();
   /**
    * Timeout bookkeeping keyed by callback identity (runtime spec §5.3), never by name: two
    * anonymous callbacks of one plugin are different callbacks. Suppression is per (hook, callback);
@@ -54,37 +50,23 @@ export class HookBus {
   private readonly abandoned = new Map<HookCallback, number>();
   timeoutSeconds = 30;
 
-  constructor(
-    private readonly log: Logger,
-    private readonly reporter: FailureReporter,
-  ) {}
+  constructor(private readonly reporter: FailureReporter) {}
 
   add(name: string, cb: HookCallback, owner: string): () => void {
-    const entry: HookEntry = { name, cb, owner };
-    let list = this.entries.get(name);
-    if (!list) this.entries.set(name, (list = []));
-    list.push(entry);
-    this.snapshots.delete(name);
-    return () => {
-      const cur = this.entries.get(name);
-      const i = cur ? cur.lastIndexOf(entry) : -1;
-      if (i < 0) return;
-      cur!.splice(i, 1);
-      this.snapshots.delete(name);
-    };
+    return this.entries.add(name, { name, cb, owner });
   }
 
   has(name: string): boolean {
-    return (this.entries.get(name)?.length ?? 0) > 0;
+    return this.entries.has(name);
   }
 
   /** Owners in callback order, for `hermes plugins chain` and the lock order check. */
   owners(name: string): string[] {
-    return (this.entries.get(name) ?? []).map((e) => e.owner);
+    return this.entries.owners(name);
   }
 
   names(): string[] {
-    return [...this.entries.keys()].filter((n) => this.has(n)).sort();
+    return this.entries.names();
   }
 
   clearTimeoutState(): void {
@@ -106,11 +88,7 @@ export class HookBus {
 
   /** Run every callback; the list of non-null results (fail-closed blocks appended as directives). */
   async invoke(name: string, payload: HookPayload = {}): Promise<unknown[]> {
-    let list = this.snapshots.get(name);
-    if (list === undefined) {
-      list = [...(this.entries.get(name) ?? [])];
-      this.snapshots.set(name, list);
-    }
+    const list = this.entries.snapshot(name);
     if (!list.length) return [];
     const spec = HOOK_CATALOG[name as HookName];
     // Object.assign, not spread: spread copies through V8's slow path here (bench/runtime.bench.mjs).

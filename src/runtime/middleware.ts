@@ -1,3 +1,4 @@
+import { CallbackLists } from "./callback-lists.js";
 import type { MiddlewareKind } from "./hook-catalog.js";
 import { OBSERVER_SCHEMA_VERSION } from "./hooks.js";
 import type { FailureReporter } from "./reporter.js";
@@ -68,47 +69,24 @@ const EMPTY_CONTEXT: Readonly<Record<string, unknown>> = Object.freeze({});
  * real call, with a single-use `next_call`.
  */
 export class MiddlewareEngine {
-  private readonly chains = new Map<string, MiddlewareEntry[]>();
-  // What a call walks: a copy made once after each change, so a callback that registers or
-  // removes middleware mid-call cannot change a chain in flight, no call copies the chain, and
-  // registering n callbacks stays linear.
-  private readonly snapshots = new Map<string, readonly MiddlewareEntry[]>();
+  private readonly chains = new CallbackLists<MiddlewareEntry>();
 
   constructor(private readonly reporter: FailureReporter) {}
 
   add(entry: MiddlewareEntry): () => void {
-    let list = this.chains.get(entry.kind);
-    if (!list) this.chains.set(entry.kind, (list = []));
-    list.push(entry);
-    this.snapshots.delete(entry.kind);
-    return () => {
-      const cur = this.chains.get(entry.kind);
-      const i = cur ? cur.lastIndexOf(entry) : -1;
-      if (i < 0) return;
-      cur!.splice(i, 1);
-      this.snapshots.delete(entry.kind);
-    };
-  }
-
-  private chain(kind: string): readonly MiddlewareEntry[] {
-    let list = this.snapshots.get(kind);
-    if (list === undefined) {
-      list = [...(this.chains.get(kind) ?? [])];
-      this.snapshots.set(kind, list);
-    }
-    return list;
+    return this.chains.add(entry.kind, entry);
   }
 
   has(kind: MiddlewareKind): boolean {
-    return (this.chains.get(kind)?.length ?? 0) > 0;
+    return this.chains.has(kind);
   }
 
   owners(kind: string): string[] {
-    return (this.chains.get(kind) ?? []).map((e) => e.owner);
+    return this.chains.owners(kind);
   }
 
   kinds(): string[] {
-    return [...this.chains.keys()].filter((k) => (this.chains.get(k)?.length ?? 0) > 0).sort();
+    return this.chains.names();
   }
 
   /**
@@ -116,7 +94,7 @@ export class MiddlewareEngine {
    * the input comes back as is, uncopied: the no-middleware path costs nothing.
    */
   async applyRequest<T>(kind: "llm_request" | "tool_request", input: T, context: Record<string, unknown> = {}): Promise<RequestResult<T>> {
-    const list = this.chain(kind);
+    const list = this.chains.snapshot(kind);
     if (!list.length) return { payload: input, original_payload: input, changed: false, trace: [] };
     const key = kind === "llm_request" ? "request" : "args";
     const originalKey = kind === "llm_request" ? "original_request" : "original_args";
@@ -166,7 +144,7 @@ export class MiddlewareEngine {
     terminal: (payload: T) => R | Promise<R>,
     context: Readonly<Record<string, unknown>> = EMPTY_CONTEXT,
   ): Promise<R> {
-    const chain = this.chain(kind);
+    const chain = this.chains.snapshot(kind);
     if (chain.length === 0) return settle(terminal, payload);
     const isLlm = kind === "llm_execution";
     const originalKey = isLlm ? "original_request" : "original_args";

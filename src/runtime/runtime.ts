@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -12,7 +11,7 @@ import { readManaged, type Ownership } from "../config/managed.js";
 import { pluginEntry } from "../config/plugin-lists.js";
 import { consentHash } from "../consent/capabilities.js";
 import { candidateFromFolder } from "../discovery/scan.js";
-import { parseManifestText, type PluginManifest } from "../manifest/parse.js";
+import { manifestSha256, parseManifestText, readManifestFile, type PluginManifest } from "../manifest/parse.js";
 import type { Lock, LockPlugin } from "../compile/lock.js";
 import { PluginContext } from "./context.js";
 import { EventBus } from "./events.js";
@@ -92,7 +91,7 @@ export class Runtime implements RuntimeHost {
     this.strict = opts.strict ?? true;
     this.reporter = new FailureReporter(this.log);
     this.ledger = new Ledger(this.log);
-    this.hooks = new HookBus(this.log, this.reporter);
+    this.hooks = new HookBus(this.reporter);
     this.middleware = new MiddlewareEngine(this.reporter);
     this.events = new EventBus(this.log, this.reporter);
     this.reporter.onWarn = (owner, message) => this.noteIssue(owner, message);
@@ -237,25 +236,15 @@ export class Runtime implements RuntimeHost {
    * startup (bench/runtime.bench.mjs). A changed manifest is parsed now and its consent checked.
    */
   private async currentManifest(p: LockPlugin): Promise<PluginManifest | (() => PluginManifest)> {
-    let file: string | undefined;
-    let text: string | undefined;
-    for (const f of ["plugin.yaml", "plugin.yml"]) {
-      try {
-        // Synchronous: startup reads one small file per plugin in order, and a thread-pool round
-        // trip per file costs more than the read (bench/runtime.bench.mjs).
-        text = readFileSync(join(p.target, f), "utf8");
-        file = join(p.target, f);
-        break;
-      } catch {
-        // try the next name
-      }
-    }
-    if (text === undefined || file === undefined) throw new Error("manifest is missing or unreadable");
-    if (createHash("sha256").update(text, "utf8").digest("hex") === p.manifest_sha256) {
-      const [f, t] = [file, text];
+    // Synchronous: startup reads one small file per plugin in order, and a thread-pool round trip
+    // per file costs more than the read (bench/runtime.bench.mjs).
+    const found = readManifestFile(p.target);
+    if (!found) throw new Error("manifest is missing or unreadable");
+    if (manifestSha256(found.text) === p.manifest_sha256) {
+      const { file, text } = found;
       return () => {
-        const m = parseManifestText(t, f, p.name).manifest;
-        if (!m) throw new Error(`${f}: manifest no longer parses`);
+        const m = parseManifestText(text, file, p.name).manifest;
+        if (!m) throw new Error(`${file}: manifest no longer parses`);
         if (!m.kindDeclared) m.kind = p.kind as PluginManifest["kind"];
         return m;
       };

@@ -51,7 +51,10 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   let lock: Lock | undefined;
   // Nothing changed since the last compile or verified start, the lock's bytes included: those
   // bytes were checked then, so they are parsed without a second schema pass (bench: startup).
-  const unchanged = verify === "fast" && quickUpToDate(paths, compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }));
+  // Read once: what the disk looked like before anything was gathered is what a record may vouch for.
+  let base: string | undefined;
+  const baseNow = () => (base ??= compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }));
+  const unchanged = verify === "fast" && quickUpToDate(paths, baseNow());
   if (unchanged) lock = parseTrustedLockText(await readFile(paths.lock, "utf8").catch(() => ""));
   if (!lock) {
     try {
@@ -80,7 +83,7 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
       log.info(`recompiled: generation ${res.generation}`);
     } else {
       await inputs.cache.save().catch(() => undefined);
-      await recordQuick(paths, compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }), inputs.watch).catch(() => undefined);
+      await recordQuick(paths, baseNow(), inputs.watch).catch(() => undefined);
     }
   }
   const runtime = new Runtime(paths.home, lock!, { log });

@@ -20,7 +20,7 @@ import { captureLog } from "./helpers.js";
 
 function bus() {
   const logs = captureLog();
-  return { bus: new HookBus(logs.log, new FailureReporter(logs.log)), logs };
+  return { bus: new HookBus(new FailureReporter(logs.log)), logs };
 }
 
 /** Register one callback per value (each returns its value) and dispatch. */

@@ -15,7 +15,7 @@ afterEach(() => {
 
 function bus(timeoutSeconds = 30) {
   const logs = captureLog();
-  const b = new HookBus(logs.log, new FailureReporter(logs.log));
+  const b = new HookBus(new FailureReporter(logs.log));
   b.timeoutSeconds = timeoutSeconds;
   return { b, logs };
 }

@@ -56,8 +56,6 @@ export function prepareSeq(b: string | CodePoints): PreparedSeq {
   return { cps, b2j };
 }
 
-const EMPTY = new Int32Array(0);
-
 /** Scratch rows shared by all calls (single-threaded); grown on demand. */
 let lenA = new Int32Array(64);
 let lenB = new Int32Array(64);
