@@ -17,8 +17,12 @@
 #   --dry-run           print each home's plan (hermes compile --dry-run); write nothing
 #   --no-gc-roots       do not register GC roots
 #
-# Exit status: 0 when every home compiled; 1 when any compile was refused (that home keeps the
-# generation it had: hermes compile changes nothing when it refuses); 2 on a usage error.
+# With no --home, every home listed in --state is released (what a disabled module runs).
+#
+# Exit status: 0 when every home compiled and every GC root was registered; 1 when a compile was
+# refused (that home keeps the generation it had: hermes compile changes nothing when it refuses),
+# a GC root could not be registered (that generation gets no gcroots/.done and is retried), or a
+# release failed; 2 on a usage error.
 set -uo pipefail
 
 hermes=hermes
@@ -45,7 +49,7 @@ while [ $# -gt 0 ]; do
       [ $# -ge 4 ] || die_usage "--home needs NAME HOME SPEC"
       case "$3" in /*) ;; *) die_usage "home '$3' is not an absolute path" ;; esac
       homes+=("$2" "$3" "$4"); shift 4 ;;
-    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) die_usage "unknown argument '$1'" ;;
   esac
 done
@@ -70,6 +74,15 @@ run_hermes() {
   local home=$1 user_home=${HOME:-$1}; shift
   [ -n "$run_as" ] && user_home=$home
   "${as_user[@]}" env HERMES_HOME="$home" HOME="$user_home" "$hermes" --home "$home" "$@"
+}
+
+# The most useful line of a refused compile's stderr: the first error that is not the summary.
+first_error() {
+  local f=$1 line
+  line=$(grep -m1 -E '^error ' "$f" | grep -v 'E_COMPILE_REFUSED' || true)
+  [ -n "$line" ] || line=$(grep -m1 -E '^error' "$f" || true)
+  [ -n "$line" ] || line=$(grep -m1 -v -E '^[[:space:]]*$' "$f" || true)
+  printf '%s' "${line:-no error output}"
 }
 
 ensure_home() {
@@ -98,8 +111,8 @@ register_gc_roots() {
   for gen in "$home"/generations/[0-9]*; do
     [ -d "$gen/links" ] || continue
     [ -e "$gen/gcroots/.done" ] && continue
-    "${as_user[@]}" mkdir -p "$gen/gcroots" || { status=1; continue; }
-    local ok=1
+    "${as_user[@]}" mkdir -p "$gen/gcroots" || { say "cannot create $gen/gcroots: the plugins of generation $gen are not GC roots"; status=1; continue; }
+    local ok=1 err
     for l in "$gen"/links/*; do
       [ -L "$l" ] || continue
       t=$(readlink "$l")
@@ -109,9 +122,14 @@ register_gc_roots() {
       name=$(basename "$l")
       # A path the collector already removed stays unrooted; never ask a substituter for it.
       "${as_user[@]}" nix-store --check-validity "$sp" >/dev/null 2>&1 || continue
-      "${as_user[@]}" nix-store --add-root "$gen/gcroots/$name" --indirect --realise "$sp" >/dev/null || ok=0
+      # An unrooted plugin can be collected under a running agent: a failure fails the activation.
+      if ! err=$("${as_user[@]}" nix-store --add-root "$gen/gcroots/$name" --indirect --realise "$sp" 2>&1 >/dev/null); then
+        say "GC root failed for generation $gen: $sp is not rooted (nix-store --add-root: ${err:-no output}); a garbage collection may delete it"
+        ok=0
+      fi
     done
-    if [ "$ok" = 1 ]; then "${as_user[@]}" touch "$gen/gcroots/.done"; else say "could not register all GC roots of $gen"; fi
+    # .done only when every path is rooted, so the next activation retries the rest.
+    if [ "$ok" = 1 ]; then "${as_user[@]}" touch "$gen/gcroots/.done" || status=1; else status=1; fi
   done
 }
 
@@ -123,35 +141,52 @@ compile_home() {
     return 0
   fi
   ensure_home "$home" || { say "$name: cannot create $home"; status=1; return 0; }
-  if ! run_hermes "$home" compile --spec "$spec" --managed "$kind"; then
-    say "$name: hermes compile refused $spec; $home keeps the generation it had (the errors above name the entry)"
+  local errf rc
+  errf=$(mktemp -t hermes-activate-err.XXXXXX) || { status=1; return 0; }
+  # stderr still reaches the caller; a copy gives the summary its first error.
+  rc=0
+  { run_hermes "$home" compile --spec "$spec" --managed "$kind" 2>&1 1>&3 3>&- | tee "$errf" >&2; } 3>&1 || rc=$?
+  if [ "$rc" != 0 ]; then
+    say "$name: hermes compile refused $spec; $home keeps the generation it had: $(first_error "$errf")"
     status=1
+    rm -f "$errf"
     return 0
   fi
+  rm -f "$errf"
   register_gc_roots "$home"
 }
 
 # A home managed by an earlier activation and not declared now: apply an empty spec (its links go,
-# the settings and list items it owned are released) and drop the managed marker.
+# the settings and list items it owned are released) and drop the managed marker. Returns 1 when
+# the release failed (the home stays in the state file and is retried next time).
 release_home() {
-  local home=$1 spec=$release_spec tmp=""
+  local home=$1 spec=$release_spec tmp="" rc=0
   [ -d "$home" ] && [ -e "$home/.managed" ] || return 0
   if [ "$dry_run" = 1 ]; then say "would release $home (no longer declared)"; return 0; fi
   if [ -z "$spec" ]; then
-    tmp=$(mktemp -t hermes-release-spec.XXXXXX.json) || { status=1; return 0; }
+    tmp=$(mktemp -t hermes-release-spec.XXXXXX.json) || { status=1; return 1; }
     printf '{"version":1,"plugins":[],"npmPackages":[],"settings":{},"listPolicy":"union"}\n' >"$tmp"
     chmod 0644 "$tmp"
     spec=$tmp
   fi
   say "releasing $home: it is no longer declared"
+  local saved=("${as_user[@]}")
+  # As root without --run-as (a disabled module, whose user may be gone): act as the home's owner.
+  if [ -z "$run_as" ] && [ "$(id -u)" = 0 ]; then
+    local uid gid
+    uid=$(stat -c %u "$home") gid=$(stat -c %g "$home")
+    [ "$uid" != 0 ] && as_user=(setpriv "--reuid=$uid" "--regid=$gid" --clear-groups --)
+  fi
   if run_hermes "$home" compile --spec "$spec"; then
     "${as_user[@]}" rm -f "$home/.managed"
   else
-    say "could not release $home"
+    say "could not release $home; it stays listed and is tried again at the next activation"
     status=1
+    rc=1
   fi
+  as_user=("${saved[@]}")
   [ -n "$tmp" ] && rm -f "$tmp"
-  return 0
+  return "$rc"
 }
 
 declared=()
@@ -161,18 +196,25 @@ for ((i = 0; i < ${#homes[@]}; i += 3)); do
 done
 
 if [ -n "$state" ]; then
+  listed=("${declared[@]}")
   if [ -f "$state" ]; then
     while IFS= read -r old || [ -n "$old" ]; do
       [ -n "$old" ] || continue
       keep=0
       for h in "${declared[@]}"; do [ "$h" = "$old" ] && keep=1; done
-      [ "$keep" = 1 ] || release_home "$old"
+      [ "$keep" = 1 ] && continue
+      release_home "$old" || listed+=("$old")
     done <"$state"
   fi
   if [ "$dry_run" = 0 ]; then
-    mkdir -p "$(dirname "$state")"
-    tmp_state="$state.tmp.$$"
-    printf '%s\n' "${declared[@]}" >"$tmp_state" && mv -f "$tmp_state" "$state" || status=1
+    if [ ${#listed[@]} -eq 0 ]; then
+      # Nothing managed any more (a disabled module, fully released): no state left behind.
+      rm -f "$state"
+    else
+      mkdir -p "$(dirname "$state")"
+      tmp_state="$state.tmp.$$"
+      printf '%s\n' "${listed[@]}" >"$tmp_state" && mv -f "$tmp_state" "$state" || status=1
+    fi
   fi
 fi
 

@@ -1,6 +1,6 @@
 # home-manager module: services.hermes-agent (shared options in ./module.nix).
 #
-# At each activation (`home-manager switch`, after writeBoundary) nix/activate.sh runs
+# At each activation (`home-manager switch`, after linkGeneration and installPackages) nix/activate.sh runs
 # `hermes compile --spec <store spec> --managed home-manager` as you for the main home and each
 # profile, registers GC roots (through the Nix daemon) for the plugins every generation uses, and
 # releases homes that are no longer declared. `home-manager switch --dry-run` (or build with
@@ -18,10 +18,20 @@ let
     "/usr/bin"
     "/bin"
   ]);
-  activation = cfg.build.mkActivationScript {
-    extraArgs = [ "--state" "${config.xdg.stateHome}/hermes-agent/homes" ];
-    path = [ pkgs.coreutils ] ++ lib.optional ((config.nix.package or null) != null) config.nix.package;
-  };
+  state = "${config.xdg.stateHome}/hermes-agent/homes";
+  path = [ pkgs.coreutils ] ++ lib.optional ((config.nix.package or null) != null) config.nix.package;
+  activation = cfg.build.mkActivationScript { extraArgs = [ "--state" state ]; inherit path; };
+  release = cfg.build.mkReleaseScript { inherit state path; };
+
+  # After the new generation's files are linked and its packages installed: a refused spec then
+  # leaves only that Hermes home on its previous generation, never the switch half-done.
+  entry = script: lib.hm.dag.entryAfter [ "writeBoundary" "linkGeneration" "installPackages" ] ''
+    if [[ -v DRY_RUN ]]; then
+      ${script} --dry-run
+    else
+      ${script}
+    fi
+  '';
 in
 {
   imports = [ (import ./module.nix { kind = "home-manager"; }) ];
@@ -42,63 +52,66 @@ in
     };
   };
 
-  config = mkIf cfg.enable {
-    home.packages = lib.optional cfg.installPackage cfg.package ++ cfg.extraPackages;
-    home.sessionVariables = mkIf (cfg.installPackage && cfg.home != "${config.home.homeDirectory}/.hermes") { HERMES_HOME = cfg.home; };
+  config = lib.mkMerge [
+    (mkIf cfg.enable {
+      home.packages = lib.optional cfg.installPackage cfg.package ++ cfg.extraPackages;
+      home.sessionVariables = mkIf (cfg.installPackage && cfg.home != "${config.home.homeDirectory}/.hermes") { HERMES_HOME = cfg.home; };
 
-    home.activation.hermesAgent = lib.hm.dag.entryAfter [ "writeBoundary" ] ''
-      if [[ -v DRY_RUN ]]; then
-        ${activation} --dry-run
-      else
-        ${activation}
-      fi
-    '';
+      home.activation.hermesAgent = entry activation;
+      services.hermes-agent.build.activation = activation;
 
-    systemd.user.services.hermes-agent = mkIf (cfg.service.enable && !isDarwin) {
-      Unit = {
-        Description = "Hermes agent (hermes-kit)";
-        X-Restart-Triggers = map (s: "${s.spec}") cfg.build.specs;
+      systemd.user.services.hermes-agent = mkIf (cfg.service.enable && !isDarwin) {
+        Unit = {
+          Description = "Hermes agent (hermes-kit)";
+          X-Restart-Triggers = map (s: "${s.spec}") cfg.build.specs;
+        };
+        Service = {
+          ExecStart = lib.escapeShellArgs command;
+          Environment = lib.mapAttrsToList (n: v: "${n}=${v}") ({
+            HERMES_HOME = cfg.home;
+            HERMES_MANAGED = "home-manager";
+            PATH = servicePath;
+          } // cfg.service.environment);
+          Restart = "on-failure";
+          RestartSec = 5;
+          UMask = "0077";
+        } // lib.optionalAttrs (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; }
+          // lib.optionalAttrs cfg.service.hardening {
+          NoNewPrivileges = true;
+          PrivateTmp = true;
+          ProtectSystem = "strict";
+          ReadWritePaths = cfg.build.homes;
+          LockPersonality = true;
+          RestrictRealtime = true;
+          RestrictSUIDSGID = true;
+          SystemCallArchitectures = "native";
+        };
+        Install.WantedBy = [ "default.target" ];
       };
-      Service = {
-        ExecStart = lib.escapeShellArgs command;
-        Environment = lib.mapAttrsToList (n: v: "${n}=${v}") ({
-          HERMES_HOME = cfg.home;
-          HERMES_MANAGED = "home-manager";
-          PATH = servicePath;
-        } // cfg.service.environment);
-        Restart = "on-failure";
-        RestartSec = 5;
-        UMask = "0077";
-      } // lib.optionalAttrs (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; }
-        // lib.optionalAttrs cfg.service.hardening {
-        NoNewPrivileges = true;
-        PrivateTmp = true;
-        ProtectSystem = "strict";
-        ReadWritePaths = cfg.build.homes;
-        LockPersonality = true;
-        RestrictRealtime = true;
-        RestrictSUIDSGID = true;
-        SystemCallArchitectures = "native";
-      };
-      Install.WantedBy = [ "default.target" ];
-    };
 
-    # launchd has no EnvironmentFile: with environmentFile set, the agent sources it through a shell.
-    launchd.agents.hermes-agent = mkIf (cfg.service.enable && isDarwin) {
-      enable = true;
-      config = {
-        ProgramArguments =
-          if cfg.environmentFile == null then command
-          else [ "${pkgs.bash}/bin/bash" "-c" ''set -a; . ${lib.escapeShellArg cfg.environmentFile}; set +a; exec "$@"'' "hermes-agent" ] ++ command;
-        EnvironmentVariables = {
-          HERMES_HOME = cfg.home;
-          HERMES_MANAGED = "home-manager";
-          PATH = servicePath;
-        } // cfg.service.environment;
-        KeepAlive = true;
-        RunAtLoad = true;
-        ProcessType = "Background";
+      # launchd has no EnvironmentFile: with environmentFile set, the agent sources it through a shell.
+      launchd.agents.hermes-agent = mkIf (cfg.service.enable && isDarwin) {
+        enable = true;
+        config = {
+          ProgramArguments =
+            if cfg.environmentFile == null then command
+            else [ "${pkgs.bash}/bin/bash" "-c" ''set -a; . ${lib.escapeShellArg cfg.environmentFile}; set +a; exec "$@"'' "hermes-agent" ] ++ command;
+          EnvironmentVariables = {
+            HERMES_HOME = cfg.home;
+            HERMES_MANAGED = "home-manager";
+            PATH = servicePath;
+          } // cfg.service.environment;
+          KeepAlive = true;
+          RunAtLoad = true;
+          ProcessType = "Background";
+        };
       };
-    };
-  };
+    })
+
+    # Disabled: release every home the state file lists (unless keepHomesWhenDisabled).
+    (mkIf (!cfg.enable && !cfg.keepHomesWhenDisabled) {
+      home.activation.hermesAgent = entry release;
+      services.hermes-agent.build.activation = release;
+    })
+  ];
 }

@@ -45,6 +45,11 @@ let
 
   fail = where: msg: throw "hermes-kit: ${where}: ${msg}";
 
+  # Items that occur more than once, each listed once, in first-seen order.
+  duplicatesOf = xs:
+    let step = acc: x: if length (filter (y: y == x) xs) > 1 && !(elem x acc) then acc ++ [ x ] else acc;
+    in foldl' step [ ] xs;
+
   # Levenshtein-free "did you mean": the first known field sharing the first three letters.
   suggest = known: bad:
     let hits = filter (k: substring 0 3 k == substring 0 3 bad) known;
@@ -83,8 +88,12 @@ let
         package = e.package;
         enable = check "enable" isBool "a boolean" (e.enable or true);
         grants =
-          let gs = check "grants" isList "a list of capability ids" (e.grants or [ ]);
-          in map (g:
+          let
+            gs = check "grants" isList "a list of capability ids" (e.grants or [ ]);
+            dup = duplicatesOf gs;
+          in
+          if dup != [ ] then fail where "capability '${head dup}' is granted more than once; list each capability once"
+          else map (g:
             if !(isString g) then fail where "grants must be strings, got ${typeOf g}"
             else if !(elem g capabilities) then fail where "unknown capability '${g}'${suggest capabilities g}; known: ${toString capabilities}"
             else g) gs;
@@ -96,11 +105,17 @@ let
 
   # Spec entry (schema #/$defs/plugin): only the fields the schema knows.
   specEntry = where: e:
-    let n = normalizeEntry where e;
-    in {
+    let
+      n = normalizeEntry where e;
+      mismatch = keyMismatch e;
+    in
+    if mismatch != null then fail where mismatch
+    else {
       path = folderOf where n.package;
       inherit (n) enable grants settings required;
-    };
+    }
+    # `hermes compile` refuses the spec when the manifest's key differs from a stated one.
+    // (if n.key == null then { } else { inherit (n) key; });
 
   # --- plugin keys at evaluation time -------------------------------------------------------
 
@@ -125,18 +140,27 @@ let
   # would be import-from-derivation or impure. A manifest without `name:` also gives null (compile
   # then falls back to the store folder's name). `hermes compile` refuses duplicates in any case.
   pluginKey = e:
+    let n = normalizeEntry (entryWhere e) e;
+    in if n.key != null then n.key else manifestKey n.package;
+
+  # The manifest `name:` of a path value; null for anything that cannot be read at evaluation time.
+  manifestKey = p:
     let
-      n = normalizeEntry (entryWhere e) e;
-      p = n.package;
       manifest =
         if !(isPath p) then null
         else if pathExists (p + "/plugin.yaml") then p + "/plugin.yaml"
         else if pathExists (p + "/plugin.yml") then p + "/plugin.yml"
         else null;
+    in if manifest == null then null else manifestName (readFile manifest);
+
+  # A stated `key` that the (readable) manifest contradicts: the message, else null.
+  keyMismatch = e:
+    let
+      n = normalizeEntry (entryWhere e) e;
+      m = if n.key == null then null else manifestKey n.package;
     in
-    if n.key != null then n.key
-    else if manifest == null then null
-    else manifestName (readFile manifest);
+    if m == null || m == n.key then null
+    else "the entry states key '${n.key}' but the manifest of ${describe n.package} names '${m}'";
 
   entryWhere = e: "plugin entry ${describe (if isAttrs e && e ? package then e.package else e)}";
 
@@ -144,11 +168,7 @@ let
 
   # Keys claimed more than once, each listed once, in first-seen order.
   duplicateKeys = entries:
-    let
-      keys = pluginKeys entries;
-      count = k: length (filter (x: x == k) keys);
-      step = acc: k: if count k > 1 && !(elem k acc) then acc ++ [ k ] else acc;
-    in foldl' step [ ] keys;
+    duplicatesOf (pluginKeys entries);
 
   # "alpha (claimed by /a and /b)" for each duplicate key: what an assertion message shows.
   describeDuplicates = entries:
@@ -190,5 +210,5 @@ let
   toDeploySpecJSON = args: toJSON (mkDeploySpec args);
 in
 {
-  inherit capabilities listPolicies mkDeploySpec toDeploySpecJSON normalizeEntry pluginKey pluginKeys duplicateKeys describeDuplicates manifestName;
+  inherit capabilities listPolicies mkDeploySpec toDeploySpecJSON normalizeEntry pluginKey pluginKeys duplicateKeys describeDuplicates manifestName keyMismatch duplicatesOf;
 }

@@ -146,13 +146,34 @@ let
 
   profileNameOk = n: builtins.match "[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}" n != null && n != "default";
 
+  whereOf = h: if h.name == "main" then "services.hermes-agent" else "services.hermes-agent.profiles.${lib.removePrefix "profile-" h.name}";
+
   dupAssertions = concatMap (h:
     let dups = hermesLib.describeDuplicates (h.extraPlugins ++ h.extraNodePackages);
-        where = if h.name == "main" then "services.hermes-agent" else "services.hermes-agent.profiles.${lib.removePrefix "profile-" h.name}";
     in [{
       assertion = dups == [ ];
-      message = "${where}.extraPlugins: duplicate plugin keys: ${lib.concatStringsSep "; " dups}. Each plugin key may be linked once per home.";
+      message = "${whereOf h}.extraPlugins: duplicate plugin keys: ${lib.concatStringsSep "; " dups}. Each plugin key may be linked once per home.";
     }]) homes;
+
+  # Per entry: a capability granted twice, or a stated key the manifest contradicts (path values).
+  entryAssertions = concatMap (h:
+    concatMap (list: lib.concatLists (
+      lib.imap0 (i: e:
+        let
+          where = "${whereOf h}.${list}.[${toString i}] (${toString e.package})";
+          dup = hermesLib.duplicatesOf e.grants;
+          mismatch = hermesLib.keyMismatch e;
+        in [
+          { assertion = dup == [ ]; message = "${where}.grants: capability '${lib.head dup}' is granted more than once; list each capability once."; }
+          { assertion = mismatch == null; message = "${where}.key: ${toString mismatch}."; }
+        ]) h.${list}))
+      [ "extraPlugins" "extraNodePackages" ]) homes;
+
+  # The CLI, or null when no package is known: a disabled module must still evaluate without one.
+  packageOrNull = let t = builtins.tryEval cfg.package; in if t.success then t.value else null;
+
+  activateArgs = hermes: [ "--hermes" "${hermes}/bin/hermes" "--kind" kind "--release-spec" "${emptySpec}" ]
+    ++ lib.optionals cfg.enable (concatMap (s: [ "--home" s.name s.home "${s.spec}" ]) specs);
 in
 {
   options.services.hermes-agent = {
@@ -199,6 +220,18 @@ in
       default = [ ];
       description = "Programs on the agent's PATH (the service's `path`; on NixOS also the service user's packages when the module creates the user; on home-manager `home.packages`).";
       example = literalExpression "[ pkgs.ripgrep pkgs.git ]";
+    };
+
+    keepHomesWhenDisabled = mkOption {
+      type = types.bool;
+      default = false;
+      description = ''
+        What turning `enable` off does to the homes an earlier activation managed. `false`: the next activation
+        releases each of them (an empty spec removes the `nix-managed-*` links and hands back the settings and list
+        items the deployment owned; the user's plugins and keys stay, and `.managed` goes). `true`: they are left
+        exactly as the last activation compiled them (links, lock, owned keys) and are no longer updated.
+      '';
+      example = true;
     };
 
     checkSpec = mkOption {
@@ -250,39 +283,56 @@ in
 
     build = mkOption {
       internal = true;
-      readOnly = true;
-      type = types.attrsOf types.unspecified;
-      description = "What the module renders (specs per home, the activation script); for the wrappers, checks and tests.";
+      # Lazy: the wrappers' `activation` is built from `mkActivationScript`, defined here.
+      type = types.lazyAttrsOf types.unspecified;
+      description = "What the module renders (specs per home, the activation script); for the wrappers, checks and tests. The wrappers add `activation`, the script their activation entry runs.";
     };
   };
 
-  config = mkIf cfg.enable {
-    assertions = dupAssertions ++ mapAttrsToList (name: _: {
-      assertion = profileNameOk name;
-      message = "services.hermes-agent.profiles.${name}: a profile name matches [A-Za-z0-9_-][A-Za-z0-9._-]{0,63} and is not `default`.";
-    }) cfg.profiles ++ [
-      {
-        assertion = cfg.environmentFile == null || !(lib.hasPrefix builtins.storeDir cfg.environmentFile);
-        message = "services.hermes-agent.environmentFile: ${toString cfg.environmentFile} is in the Nix store, which every user can read; give the path a secret manager writes at run time.";
-      }
-      {
-        assertion = lib.hasPrefix "/" cfg.home;
-        message = "services.hermes-agent.home must be an absolute path (got ${cfg.home}).";
-      }
-    ];
+  config = lib.mkMerge [
+    {
+      # Always rendered (lazily): the wrappers also need the release-only activation of a disabled module.
+      services.hermes-agent.build = {
+        inherit specs emptySpec;
+        package = packageOrNull;
+        specArgs = map specArgs homes;
+        homes = map (h: h.home) homes;
+        # The arguments nix/activate.sh gets (the wrappers add --run-as / --state and the PATH);
+        # disabled, no home is declared, so every home in the state file is released.
+        activateArgs = activateArgs cfg.package;
+        mkActivationScript = { extraArgs ? [ ], path ? [ ] }:
+          let args = config.services.hermes-agent.build.activateArgs ++ extraArgs;
+          in pkgs.writeShellScript "hermes-agent-activate" ''
+            export PATH=${lib.makeBinPath path}''${PATH:+:$PATH}
+            exec ${pkgs.bash}/bin/bash ${./activate.sh} ${lib.escapeShellArgs args} "$@"
+          '' // { activateArgs = args; };
+        # What a disabled module's activation runs: release through activate.sh, or, with no package
+        # to run it, a warning when the state file still lists homes.
+        mkReleaseScript = { state, extraArgs ? [ ], path ? [ ] }:
+          if packageOrNull == null then
+            pkgs.writeShellScript "hermes-agent-release" ''
+              if [ -s ${lib.escapeShellArg state} ]; then
+                echo "hermes-agent: services.hermes-agent is disabled but ${state} still lists managed homes; they are not released because services.hermes-agent.package is not set (set it, or keepHomesWhenDisabled = true)" >&2
+              fi
+            ''
+          else config.services.hermes-agent.build.mkActivationScript { inherit path; extraArgs = extraArgs ++ [ "--state" state ]; };
+      };
+    }
 
-    services.hermes-agent.build = {
-      inherit specs emptySpec;
-      specArgs = map specArgs homes;
-      homes = map (h: h.home) homes;
-      # The arguments nix/activate.sh gets (the wrappers add --run-as / --state and the PATH).
-      activateArgs = [ "--hermes" "${cfg.package}/bin/hermes" "--kind" kind "--release-spec" "${emptySpec}" ]
-        ++ concatMap (s: [ "--home" s.name s.home "${s.spec}" ]) specs;
-      mkActivationScript = { extraArgs ? [ ], path ? [ ] }:
-        pkgs.writeShellScript "hermes-agent-activate" ''
-          export PATH=${lib.makeBinPath path}''${PATH:+:$PATH}
-          exec ${pkgs.bash}/bin/bash ${./activate.sh} ${lib.escapeShellArgs (config.services.hermes-agent.build.activateArgs ++ extraArgs)} "$@"
-        '';
-    };
-  };
+    (mkIf cfg.enable {
+      assertions = dupAssertions ++ entryAssertions ++ mapAttrsToList (name: _: {
+        assertion = profileNameOk name;
+        message = "services.hermes-agent.profiles.${name}: a profile name matches [A-Za-z0-9_-][A-Za-z0-9._-]{0,63} and is not `default`.";
+      }) cfg.profiles ++ [
+        {
+          assertion = cfg.environmentFile == null || !(lib.hasPrefix builtins.storeDir cfg.environmentFile);
+          message = "services.hermes-agent.environmentFile: ${toString cfg.environmentFile} is in the Nix store, which every user can read; give the path a secret manager writes at run time.";
+        }
+        {
+          assertion = lib.hasPrefix "/" cfg.home;
+          message = "services.hermes-agent.home must be an absolute path (got ${cfg.home}).";
+        }
+      ];
+    })
+  ];
 }

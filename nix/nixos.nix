@@ -10,16 +10,38 @@ let
   inherit (lib) mkOption mkIf mkDefault types literalExpression optionalAttrs;
   cfg = config.services.hermes-agent;
   homes = cfg.build.homes;
+  state = "/var/lib/nixos/hermes-agent-homes";
+  path = [ pkgs.coreutils pkgs.util-linux config.nix.package ];
   activation = cfg.build.mkActivationScript {
-    extraArgs = [ "--run-as" "${cfg.user}:${cfg.group}" "--state" "/var/lib/nixos/hermes-agent-homes" ];
-    path = [ pkgs.coreutils pkgs.util-linux config.nix.package ];
+    extraArgs = [ "--run-as" "${cfg.user}:${cfg.group}" "--state" state ];
+    inherit path;
+  };
+  # Disabled: no --run-as (the module's user may be gone); activate.sh releases each home as its owner.
+  release = cfg.build.mkReleaseScript { inherit state path; };
+
+  # systemd's StateDirectory= is relative to /var/lib; a stateDir elsewhere is made by tmpfiles.
+  stateDirectory = if lib.hasPrefix "/var/lib/" cfg.stateDir then lib.removePrefix "/var/lib/" cfg.stateDir else null;
+
+  snippet = script: {
+    # update-users-groups (the `users` snippet) makes the user and group first.
+    deps = [ "users" ];
+    # `switch-to-configuration dry-activate` prints each home's plan and writes nothing.
+    supportsDryActivation = true;
+    text = ''
+      if [ "''${NIXOS_ACTION:-}" = dry-activate ]; then
+        ${script} --dry-run
+      else
+        ${script}
+      fi
+    '';
   };
 
   hardening = {
     NoNewPrivileges = true;
     ProtectSystem = "strict";
     ProtectHome = true;
-    ReadWritePaths = homes;
+    # The working directory and the homes (StateDirectory= alone covers only a stateDir under /var/lib).
+    ReadWritePaths = lib.unique ([ cfg.stateDir ] ++ homes);
     PrivateTmp = true;
     PrivateDevices = true;
     ProtectKernelTunables = true;
@@ -40,7 +62,8 @@ let
     AmbientCapabilities = "";
     RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
     SystemCallArchitectures = "native";
-    SystemCallFilter = [ "@system-service" "~@privileged" "~@resources" ];
+    # Node calls pkey_alloc (memory protection keys), outside @system-service.
+    SystemCallFilter = [ "@system-service" "@pkey" "~@privileged" "~@resources" ];
   };
 in
 {
@@ -92,64 +115,73 @@ in
     };
   };
 
-  config = mkIf cfg.enable {
-    users.users = optionalAttrs cfg.createUser {
-      ${cfg.user} = {
-        isSystemUser = true;
-        inherit (cfg) group;
-        home = cfg.stateDir;
-        createHome = true;
-        homeMode = "750";
-        description = "Hermes agent (hermes-kit)";
-        packages = cfg.extraPackages;
+  config = lib.mkMerge [
+    (mkIf cfg.enable {
+      users.users = optionalAttrs cfg.createUser {
+        ${cfg.user} = {
+          isSystemUser = true;
+          inherit (cfg) group;
+          home = cfg.stateDir;
+          createHome = true;
+          homeMode = "750";
+          description = "Hermes agent (hermes-kit)";
+          packages = cfg.extraPackages;
+        };
       };
-    };
-    users.groups = optionalAttrs cfg.createUser { ${cfg.group} = { }; };
+      users.groups = optionalAttrs cfg.createUser { ${cfg.group} = { }; };
 
-    systemd.tmpfiles.rules = [ "d ${cfg.stateDir} 0750 ${cfg.user} ${cfg.group} - -" ];
+      systemd.tmpfiles.rules = [ "d ${cfg.stateDir} 0750 ${cfg.user} ${cfg.group} - -" ];
 
-    environment.systemPackages = lib.optional cfg.addToSystemPackages cfg.package;
+      environment.systemPackages = lib.optional cfg.addToSystemPackages cfg.package;
 
-    system.activationScripts.hermes-agent = {
-      # update-users-groups (the `users` snippet) makes the user and group first.
-      deps = [ "users" ];
-      # `switch-to-configuration dry-activate` prints each home's plan and writes nothing.
-      supportsDryActivation = true;
-      text = ''
-        if [ "''${NIXOS_ACTION:-}" = dry-activate ]; then
-          ${activation} --dry-run
-        else
-          ${activation}
-        fi
-      '';
-    };
-
-    systemd.services.hermes-agent = mkIf cfg.service.enable {
-      description = "Hermes agent (hermes-kit)";
-      wantedBy = [ "multi-user.target" ];
-      wants = [ "network-online.target" ];
-      after = [ "network-online.target" ];
-      path = cfg.extraPackages;
-      environment = {
-        HERMES_HOME = cfg.home;
-        HERMES_MANAGED = "nixos";
-      } // cfg.service.environment;
-      # A new spec (plugins, settings) restarts the agent after the activation compiled it.
-      restartTriggers = map (s: s.spec) cfg.build.specs;
-      serviceConfig = lib.mkMerge [
+      assertions = [
         {
-          User = cfg.user;
-          Group = cfg.group;
-          ExecStart = "${cfg.package}/bin/hermes --home ${lib.escapeShellArg cfg.home} ${lib.escapeShellArgs cfg.service.args}";
-          WorkingDirectory = cfg.stateDir;
-          Restart = "on-failure";
-          RestartSec = 5;
-          UMask = "0007";
+          assertion = cfg.createUser || config.users.users ? ${cfg.user};
+          message = "services.hermes-agent.createUser is false, but services.hermes-agent.user = \"${cfg.user}\" is not declared in users.users.<name> (users.users.${cfg.user}); declare that account or set createUser = true.";
         }
-        (mkIf (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; })
-        (mkIf cfg.service.hardening (lib.mapAttrs (_: mkDefault) hardening))
-        cfg.service.serviceConfig
+        {
+          assertion = cfg.createUser || config.users.groups ? ${cfg.group};
+          message = "services.hermes-agent.createUser is false, but services.hermes-agent.group = \"${cfg.group}\" is not declared in users.groups.<name> (users.groups.${cfg.group}); declare that group or set createUser = true.";
+        }
       ];
-    };
-  };
+
+      system.activationScripts.hermes-agent = snippet activation;
+      services.hermes-agent.build.activation = activation;
+
+      systemd.services.hermes-agent = mkIf cfg.service.enable {
+        description = "Hermes agent (hermes-kit)";
+        wantedBy = [ "multi-user.target" ];
+        wants = [ "network-online.target" ];
+        after = [ "network-online.target" ];
+        path = cfg.extraPackages;
+        environment = {
+          HERMES_HOME = cfg.home;
+          HERMES_MANAGED = "nixos";
+        } // cfg.service.environment;
+        # A new spec (plugins, settings) restarts the agent after the activation compiled it.
+        restartTriggers = map (s: s.spec) cfg.build.specs;
+        serviceConfig = lib.mkMerge [
+          {
+            User = cfg.user;
+            Group = cfg.group;
+            ExecStart = "${cfg.package}/bin/hermes --home ${lib.escapeShellArg cfg.home} ${lib.escapeShellArgs cfg.service.args}";
+            WorkingDirectory = cfg.stateDir;
+            Restart = "on-failure";
+            RestartSec = 5;
+            UMask = "0007";
+          }
+          (mkIf (stateDirectory != null) { StateDirectory = stateDirectory; StateDirectoryMode = "0750"; })
+          (mkIf (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; })
+          (mkIf cfg.service.hardening (lib.mapAttrs (_: mkDefault) hardening))
+          cfg.service.serviceConfig
+        ];
+      };
+    })
+
+    # Disabled: release every home the state file lists (unless keepHomesWhenDisabled).
+    (mkIf (!cfg.enable && !cfg.keepHomesWhenDisabled) {
+      system.activationScripts.hermes-agent = snippet release;
+      services.hermes-agent.build.activation = release;
+    })
+  ];
 }

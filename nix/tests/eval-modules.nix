@@ -1,26 +1,31 @@
-# Evaluate the NixOS and home-manager modules with nixpkgs' `lib` alone: stub options stand in
-# for what NixOS / home-manager declare (users, systemd, activation, home.*), and a stub `pkgs`
-# makes real (unbuilt) derivations so store paths look as they will. No nixpkgs, no network.
+# Evaluate nix/nixos.nix and nix/home-manager.nix with nixpkgs' `lib` alone: typed stub options
+# (nix/tests/stubs/) stand in for NixOS and home-manager, and a stub `pkgs` makes real, unbuilt
+# derivations. test/nix/modules.test.ts runs it (with the vendored lib) for many configurations.
 #
 #   nix-instantiate --eval --strict --json --read-write-mode nix/tests/eval-modules.nix \
-#     --arg lib 'import /path/to/nixpkgs/lib' [--arg duplicate true]
+#     --arg lib 'import /path/to/nixpkgs/lib'
 #
-# Prints the rendered specs, the activation script(s) and the service units (see nix/README.md).
-# The flake's `checks.<system>.module-eval` does the same against the real NixOS module system.
+# Without `configurations` it prints a sample of each kind and the option rows nix/README.md's table
+# is generated from (nix/tests/options-table.mjs). With `configurations = { pkgs }: { <name> = { kind
+# = "nixos" | "home-manager"; config = <module>; darwin ? false; }; }` it prints one report per name.
 { lib
-, duplicate ? false # declare two plugins with one key: the assertion must name them
-, service ? true
+, configurations ? null
 }:
 let
   system = "x86_64-linux";
   hermesLib = import ../lib.nix;
+  hmLib = import ./stubs/hm-lib.nix lib;
 
   # --- stub pkgs: real derivations (instantiated, never built) -------------------------------
   drv = name: derivation { inherit name system; builder = "/bin/sh"; args = [ "-c" "echo stub > $out" ]; };
+  # Text that refers only to sources (paths) becomes a real store file, so a test can compile the
+  # rendered specs; text naming derivation outputs stays an unbuilt derivation.
+  sourcesOnly = text: builtins.all (c: c == { path = true; }) (builtins.attrValues (builtins.getContext text));
   writeTextFile = { name, text, checkPhase ? "", executable ? false, destination ? "" }:
-    derivation { inherit name system text checkPhase; builder = "/bin/sh"; args = [ "-c" "echo \"$text\" > $out" ]; }
+    (if sourcesOnly text then { outPath = builtins.toFile name text; type = "derivation"; inherit name; }
+     else derivation { inherit name system text checkPhase; builder = "/bin/sh"; args = [ "-c" "echo \"$text\" > $out" ]; })
     // { inherit text checkPhase; };
-  pkgs = {
+  mkPkgs = darwin: {
     inherit system writeTextFile;
     writeText = name: text: writeTextFile { inherit name text; };
     writeShellScript = name: text: writeTextFile { inherit name; text = "#!/bin/sh\n${text}"; executable = true; };
@@ -28,21 +33,79 @@ let
     bash = drv "bash-5.2";
     coreutils = drv "coreutils-9.5";
     util-linux = drv "util-linux-2.40";
+    nix = drv "nix-2.24";
     ripgrep = drv "ripgrep-14.1";
-    stdenv.hostPlatform = { isDarwin = false; isLinux = true; };
+    stdenv.hostPlatform = { isDarwin = darwin; isLinux = !darwin; };
   };
 
-  # A plugin folder as a path and one as a derivation (as fetchFromGitHub would give).
-  weather = drv "source";
-  plugins = [
-    ../../plugins/hello-world
-    { package = weather; key = "weather"; grants = [ "tools.override" ]; settings.units = "metric"; required = true; }
-    { package = drv "hermes-lcm-1.2.0"; key = "hermes-lcm"; enable = false; }
-  ] ++ lib.optional duplicate { package = drv "source"; key = "weather"; };
+  evalKind = { kind, config, darwin ? false }:
+    let
+      pkgs = mkPkgs darwin;
+      useLib = if kind == "nixos" then lib else hmLib;
+      stubs = if kind == "nixos" then ./stubs/nixos.nix else ./stubs/home-manager.nix;
+      module = if kind == "nixos" then ../nixos.nix else ../home-manager.nix;
+    in useLib.evalModules { modules = [ stubs module config { _module.args = { inherit pkgs; }; } ]; };
 
-  common = {
+  failedAssertions = cfg: map (a: a.message) (lib.filter (a: !a.assertion) cfg.assertions);
+
+  # What `system.build.toplevel` / home-manager's activation package do first: refuse the whole
+  # configuration with the failed assertions' messages.
+  checked = cfg:
+    let failed = failedAssertions cfg;
+    in if failed == [ ] then cfg
+    else throw "\nFailed assertions:\n${lib.concatMapStringsSep "\n" (m: "- ${m}") failed}";
+
+  # home.activation in the order home-manager runs it (a topological sort of the DAG).
+  dagOrder = dag:
+    let
+      entries = lib.mapAttrsToList (name: e: e // { inherit name; }) dag;
+      sorted = lib.toposort (a: b: lib.elem a.name b.after || lib.elem b.name a.before) entries;
+    in if sorted ? result then map (e: e.name) sorted.result else throw "home.activation has a cycle: ${builtins.toJSON sorted}";
+
+  scriptReport = s: if s == null then null else { text = s.text; activateArgs = s.activateArgs or null; };
+
+  report = { kind, ... }@c:
+    let
+      ev = evalKind c;
+      cfg = ev.config;
+      h = cfg.services.hermes-agent;
+      failed = failedAssertions cfg;
+    in
+    { failedAssertions = failed; inherit (cfg) warnings; }
+    // lib.optionalAttrs (failed == [ ]) ({
+      specs = lib.optionals h.enable (map (s: {
+        inherit (s) name home;
+        spec = builtins.fromJSON (builtins.unsafeDiscardStringContext s.spec.text);
+        specPath = "${s.spec}";
+        checkPhase = s.spec.checkPhase;
+      }) h.build.specs);
+      keys = lib.optionals h.enable (map (a: hermesLib.pluginKeys (a.plugins ++ a.npmPackages)) h.build.specArgs);
+      activation = scriptReport (h.build.activation or null);
+    } // (if kind == "nixos" then {
+      activationSnippet = cfg.system.activationScripts.hermes-agent or null;
+      users = lib.mapAttrs (_: u: { inherit (u) isSystemUser group home createHome homeMode; packages = map (p: p.name) u.packages; }) cfg.users.users;
+      groups = lib.attrNames cfg.users.groups;
+      tmpfiles = cfg.systemd.tmpfiles.rules;
+      systemPackages = map (p: p.name) cfg.environment.systemPackages;
+      service = cfg.systemd.services.hermes-agent or null;
+    } else {
+      activationEntry = cfg.home.activation.hermesAgent or null;
+      activationOrder = dagOrder cfg.home.activation;
+      packages = map (p: p.name) cfg.home.packages;
+      sessionVariables = cfg.home.sessionVariables;
+      service = cfg.systemd.user.services.hermes-agent or null;
+      launchd = cfg.launchd.agents.hermes-agent or null;
+    }));
+
+  # --- the sample (no arguments): what nix/README.md shows ------------------------------------
+  pkgs = mkPkgs false;
+  sample = {
     enable = true;
-    extraPlugins = plugins;
+    extraPlugins = [
+      ../../plugins/hello-world
+      { package = drv "source"; key = "weather"; grants = [ "tools.override" ]; settings.units = "metric"; required = true; }
+      { package = drv "hermes-lcm-1.2.0"; key = "hermes-lcm"; enable = false; }
+    ];
     extraNodePackages = [ "${drv "hermes-plugin-search-0.3.0"}/lib/node_modules/hermes-plugin-search" ];
     settings = { model.default = "anthropic/claude-sonnet-4"; plugins.disabled = [ "legacy" ]; };
     profiles.work = {
@@ -52,54 +115,8 @@ let
     };
     environmentFile = "/run/secrets/hermes-agent.env";
     extraPackages = [ pkgs.ripgrep ];
-    service.enable = service;
+    service.enable = true;
   };
-
-  # --- stub option declarations --------------------------------------------------------------
-  anything = lib.mkOption { type = lib.types.anything; default = { }; };
-  listOfAnything = lib.mkOption { type = lib.types.listOf lib.types.anything; default = [ ]; };
-  assertionsModule = {
-    options.assertions = listOfAnything;
-    options.warnings = lib.mkOption { type = lib.types.listOf lib.types.str; default = [ ]; };
-  };
-  nixosStubs = {
-    imports = [ assertionsModule ];
-    options = {
-      users.users = lib.mkOption { type = lib.types.attrsOf lib.types.anything; default = { }; };
-      users.groups = lib.mkOption { type = lib.types.attrsOf lib.types.anything; default = { }; };
-      systemd.tmpfiles.rules = listOfAnything;
-      systemd.services = lib.mkOption { type = lib.types.attrsOf (lib.types.submodule {
-        freeformType = lib.types.attrsOf lib.types.anything;
-        options.serviceConfig = lib.mkOption { type = lib.types.attrsOf lib.types.anything; default = { }; };
-      }); default = { }; };
-      environment.systemPackages = listOfAnything;
-      system.activationScripts = lib.mkOption { type = lib.types.attrsOf lib.types.anything; default = { }; };
-      nix.package = lib.mkOption { type = lib.types.package; default = drv "nix-2.24"; };
-    };
-  };
-  hmStubs = {
-    imports = [ assertionsModule ];
-    options = {
-      home.homeDirectory = lib.mkOption { type = lib.types.str; default = "/home/alice"; };
-      home.profileDirectory = lib.mkOption { type = lib.types.str; default = "/home/alice/.nix-profile"; };
-      home.packages = listOfAnything;
-      home.sessionVariables = anything;
-      home.activation = lib.mkOption { type = lib.types.attrsOf lib.types.anything; default = { }; };
-      xdg.stateHome = lib.mkOption { type = lib.types.str; default = "/home/alice/.local/state"; };
-      nix.package = lib.mkOption { type = lib.types.nullOr lib.types.package; default = null; };
-      systemd.user.services = anything;
-      launchd.agents = anything;
-    };
-  };
-  # home-manager extends lib with lib.hm (its DAG helpers).
-  hmLib = lib.extend (_: _: { hm.dag.entryAfter = after: data: { inherit after data; before = [ ]; }; });
-
-  eval = { modules, specialLib ? lib }: specialLib.evalModules {
-    modules = modules ++ [ { _module.args = { inherit pkgs; }; } ];
-  };
-
-  nixos = eval { modules = [ nixosStubs ../nixos.nix { services.hermes-agent = common; } ]; };
-  hm = eval { specialLib = hmLib; modules = [ hmStubs ../home-manager.nix { services.hermes-agent = common; } ]; };
 
   # services.hermes-agent.* as documentation rows (what nix/README.md's option table shows).
   optionsDoc = opts: map (o: {
@@ -110,30 +127,15 @@ let
   }) (lib.filter (o: lib.hasPrefix "services.hermes-agent." o.name && o.visible && !o.internal)
         (lib.optionAttrSetToDocList opts.services.hermes-agent));
 
-  failed = cfg: map (a: a.message) (lib.filter (a: !a.assertion) cfg.assertions);
-
-  report = cfg: extra: {
-    failedAssertions = failed cfg;
-  } // lib.optionalAttrs (failed cfg == [ ]) ({
-    specs = map (s: { inherit (s) name home; spec = builtins.fromJSON (builtins.unsafeDiscardStringContext s.spec.text); specPath = "${s.spec}"; checkPhase = s.spec.checkPhase; }) cfg.services.hermes-agent.build.specs;
-    keys = map (a: hermesLib.pluginKeys a.plugins) cfg.services.hermes-agent.build.specArgs;
-  } // extra cfg);
+  sampleConfig = { services.hermes-agent = sample; };
 in
-{
-  options = { nixos = optionsDoc nixos.options; home-manager = optionsDoc hm.options; };
-  nixos = report nixos.config (cfg: {
-    activationSnippet = cfg.system.activationScripts.hermes-agent;
-    activationScript = (cfg.services.hermes-agent.build.mkActivationScript {
-      extraArgs = [ "--run-as" "hermes:hermes" "--state" "/var/lib/nixos/hermes-agent-homes" ];
-      path = [ pkgs.coreutils pkgs.util-linux cfg.nix.package ];
-    }).text;
-    users = { inherit (cfg.users) users groups; };
-    tmpfiles = cfg.systemd.tmpfiles.rules;
-    service = cfg.systemd.services.hermes-agent or null;
-  });
-  home-manager = report hm.config (cfg: {
-    activation = cfg.home.activation.hermesAgent;
-    packages = map (p: p.name) cfg.home.packages;
-    service = cfg.systemd.user.services.hermes-agent or null;
-  });
+if configurations == null then {
+  options = {
+    nixos = optionsDoc (evalKind { kind = "nixos"; config = sampleConfig; }).options;
+    home-manager = optionsDoc (evalKind { kind = "home-manager"; config = sampleConfig; }).options;
+  };
+  nixos = report { kind = "nixos"; config = sampleConfig; };
+  home-manager = report { kind = "home-manager"; config = sampleConfig; };
 }
+else lib.mapAttrs (_: c: if c.strict or false then (checked (evalKind c).config).services.hermes-agent.enable else report c)
+  (configurations { pkgs = mkPkgs false; inherit drv; })

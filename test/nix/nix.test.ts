@@ -189,7 +189,9 @@ suite("Nix: parse and evaluate (real nix-instantiate)", () => {
     const full = evalJson<SpecJson>(`${lib}.mkDeploySpec ${cases["full entry"]}`);
     expect(full.plugins[0]).toMatchObject({ enable: false, grants: ["tools.override"], settings: { depth: 2, tags: ["a"] }, required: true });
     expect(full.plugins[0]!.path).toMatch(/^\/nix\/store\/[0-9a-z]{32}-alpha$/);
-    expect(full.npmPackages[0]).toEqual({ path: "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-pkg/lib/node_modules/p", enable: true, grants: [], settings: {}, required: false });
+    expect(full.npmPackages[0]).toEqual({ path: "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-pkg/lib/node_modules/p", key: "p", enable: true, grants: [], settings: {}, required: false });
+    // No stated key, no `key` in the spec.
+    expect(full.plugins[0]).not.toHaveProperty("key");
     expect(full).toMatchObject({ listPolicy: "replace", home: "/var/lib/hermes/.hermes", settings: { model: { default: "llama" }, flag: null } });
   });
 
