@@ -29,6 +29,8 @@
       nixosModules.hermes-agent = self.nixosModules.default;
       homeManagerModules.default = withPackage ./nix/home-manager.nix;
       homeManagerModules.hermes-agent = self.homeManagerModules.default;
+      # The name home-manager's flake-parts module reads.
+      homeModules = self.homeManagerModules;
 
       checks = forAllSystems (pkgs:
         let
@@ -90,7 +92,7 @@
 
       devShells = forAllSystems (pkgs: {
         default = pkgs.mkShell {
-          packages = [ pkgs.nodejs_20 pkgs.nix pkgs.git ];
+          packages = [ (pkgs.nodejs_20 or pkgs.nodejs) pkgs.nix pkgs.git ];
           shellHook = ''
             echo "hermes-kit: npm ci && npx vitest run (test/nix needs a writable single-user /nix/store)"
           '';

@@ -9,7 +9,8 @@
 { lib
 , buildNpmPackage
 , importNpmLock
-, nodejs_20
+, nodejs_20 ? null
+, nodejs
 , pnpm ? null
 , npmRegistry ? null
 }:
@@ -42,23 +43,17 @@ let
 
   src = lib.fileset.toSource {
     root = ../.;
-    fileset = lib.fileset.unions [
-      ../package.json
-      ../package-lock.json
-      ../tsconfig.json
-      ../src
-      ../schemas
-      ../plugins
-      ../scripts
-      ../docs
-    ];
+    fileset = import ./source.nix { inherit lib; };
   };
+
+  # Node 20 is end-of-life: newer nixpkgs drop nodejs_20, so fall back to the default nodejs.
+  node = if nodejs_20 != null then nodejs_20 else nodejs;
 in
 buildNpmPackage {
   pname = "hermes-kit";
   inherit (packageJSON) version;
   inherit src;
-  nodejs = nodejs_20;
+  nodejs = node;
 
   npmDeps = importNpmLock {
     package = packageJSON;
@@ -78,6 +73,8 @@ buildNpmPackage {
     # bundled manifests in packaging): count them.
     test "$(find $out/lib/node_modules/hermes-kit/plugins -name plugin.yaml | wc -l)" -ge 1
     test -f $out/lib/node_modules/hermes-kit/schemas/deploy-spec.schema.json
+    # The bundled index: `plugins search` works offline.
+    HOME=$TMPDIR $out/bin/hermes --home "$TMPDIR/home" plugins search >/dev/null
     HOME=$TMPDIR $out/bin/hermes --home "$TMPDIR/home" plugins list >/dev/null
     runHook postInstallCheck
   '';

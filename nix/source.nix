@@ -1,0 +1,18 @@
+# The files nix/package.nix builds from: what `npm pack` ships (package.json's `files`: schemas,
+# plugins, docs, data) plus what `npm run build` needs to make dist/. test/nix/package.test.ts
+# keeps this equal to `npm pack --dry-run` (README.md is left to npm: the registry shows it).
+{ lib }:
+lib.fileset.unions [
+  # the build: tsc (src, tsconfig.json) and scripts/postbuild.mjs; the lock for the dependencies
+  ../package.json
+  ../package-lock.json
+  ../tsconfig.json
+  ../src
+  ../scripts
+  # shipped as they are
+  ../schemas
+  ../plugins
+  ../docs
+  # the bundled plugin index: offline `hermes plugins search`
+  ../data
+]
