@@ -10,8 +10,6 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = join(ROOT, "dist", "cli", "main.js");
-/** ../shared beside the checkout, as on a developer machine and in CI. */
-export const FIXTURES = join(ROOT, "..", "shared", "fixtures");
 
 export interface RunOptions {
   /** Extra environment (merged over a scrubbed copy of process.env). `undefined` values delete. */
