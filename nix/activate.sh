@@ -79,7 +79,7 @@ run_hermes() {
 # The most useful line of a refused compile's stderr: the first error that is not the summary.
 first_error() {
   local f=$1 line
-  line=$(grep -m1 -E '^error ' "$f" | grep -v 'E_COMPILE_REFUSED' || true)
+  line=$(grep -E '^error ' "$f" | grep -v -m1 'E_COMPILE_REFUSED' || true)
   [ -n "$line" ] || line=$(grep -m1 -E '^error' "$f" || true)
   [ -n "$line" ] || line=$(grep -m1 -v -E '^[[:space:]]*$' "$f" || true)
   printf '%s' "${line:-no error output}"

@@ -38,7 +38,7 @@ let
     stdenv.hostPlatform = { isDarwin = darwin; isLinux = !darwin; };
   };
 
-  evalKind = { kind, config, darwin ? false }:
+  evalKind = { kind, config, darwin ? false, ... }:
     let
       pkgs = mkPkgs darwin;
       useLib = if kind == "nixos" then lib else hmLib;

@@ -5,53 +5,28 @@
  * `hermes compile`, locked, trusted by `hermes lock verify`, kept alive by GC roots; removing a
  * plugin from the Nix expression removes its link; a bad entry changes nothing.
  *
- * What needs nixpkgs (nix/module.nix, the flake) is not evaluated here: see nix/README.md.
+ * The modules (which need nixpkgs' lib) are evaluated by modules.test.ts; the package's files and
+ * the flake lock by package.test.ts.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateSchema } from "../../src/core/schema.js";
 import { CLI, ROOT, runCli, Scratch, writePlugin, writeText } from "../e2e/cli.js";
+import { checkNix, nixEnv as nixEnvFor, nixRun } from "./helpers.js";
 
 const NIX_DIR = join(ROOT, "nix");
 const LIB = join(NIX_DIR, "lib.nix");
 const ACTIVATE = join(NIX_DIR, "activate.sh");
-/** Single-user, offline: never ask a substituter, never sandbox (Debian's Nix cannot). */
-const NIX_OPTS = ["--option", "sandbox", "false", "--option", "substituters", ""];
 
-/** Why Nix cannot be used here, or undefined when it can (the store must be writable: root or single-user owner). */
-function nixUnavailable(): string | undefined {
-  const v = spawnSync("nix-instantiate", ["--version"], { encoding: "utf8" });
-  if (v.error || v.status !== 0) return `nix-instantiate is not installed (${v.error?.message ?? v.stderr.trim()}); .ci/run installs Debian's nix-bin`;
-  try {
-    mkdirSync("/nix/store", { recursive: true });
-    accessSync("/nix/store", constants.W_OK);
-    accessSync("/nix/var/nix", constants.W_OK);
-  } catch (e) {
-    return `the Nix store is not writable by this user (${(e as Error).message}); these tests need a single-user Nix they own`;
-  }
-  return undefined;
-}
-
-const unavailable = nixUnavailable();
-if (unavailable && process.env.CI) {
-  // CI installs nix-bin (.ci/run): missing Nix there is a broken CI, never a skip.
-  throw new Error(`test/nix: Nix is required in CI: ${unavailable}`);
-}
-if (unavailable) console.warn(`test/nix skipped: ${unavailable}`);
+const unavailable = checkNix("test/nix");
 
 const scratch = new Scratch("hermes-nix-");
 afterAll(() => scratch.cleanup());
 
-function nixEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, NIX_PATH: "", HOME: join(scratch.root, ".user-home"), NIX_CONFIG: "sandbox = false\nsubstituters =" };
-}
-
-function nix(cmd: string, args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(cmd, [...args, ...NIX_OPTS], { encoding: "utf8", env: nixEnv() });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
+const nixEnv = () => nixEnvFor(join(scratch.root, ".user-home"));
+const nix = (cmd: string, args: string[]) => nixRun(cmd, args, join(scratch.root, ".user-home"));
 
 /** `nix-instantiate --eval --strict --json` of an expression; read-write so builtins.path really adds to the store. */
 function evalJson<T = unknown>(expr: string): T {
@@ -344,8 +319,9 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
 suite("Nix: nix/activate.sh (what the modules run at activation)", () => {
   const isRoot = process.getuid?.() === 0;
 
-  function activate(args: string[]) {
-    const env = { ...nixEnv(), NO_COLOR: "1" };
+  function activate(args: string[], pathPrefix?: string) {
+    const env: NodeJS.ProcessEnv = { ...nixEnv(), NO_COLOR: "1" };
+    if (pathPrefix) env.PATH = `${pathPrefix}:${env.PATH}`;
     for (const k of Object.keys(env)) if (k.startsWith("HERMES_")) delete env[k];
     const r = spawnSync("bash", [ACTIVATE, "--hermes", CLI, "--kind", "nixos", ...args], { encoding: "utf8", env });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -403,9 +379,57 @@ suite("Nix: nix/activate.sh (what the modules run at activation)", () => {
     const r = activate(["--home", "bad", bad, badSpec, "--home", "good", good, goodSpec]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("has no plugin.yaml");
-    expect(r.stderr).toContain(`hermes-agent: bad: hermes compile refused ${badSpec}; ${bad} keeps the generation it had`);
+    // The summary names the home, the spec and the first error of hermes' output (which is shown too).
+    const emptyPath = JSON.parse(readFileSync(badSpec, "utf8")).plugins[1].path as string;
+    expect(r.stderr).toMatch(/^error E_COMPILE_REFUSED/m);
+    expect(r.stderr).toContain(`hermes-agent: bad: hermes compile refused ${badSpec}; ${bad} keeps the generation it had: error E_SPEC_NO_MANIFEST ${badSpec}:`);
+    expect(r.stderr).toContain(`plugins[1].path: ${emptyPath} has no plugin.yaml\n`);
     expect(snapshot(bad)).toEqual(before);
     expect(lstatSync(join(good, "plugins", "nix-managed-beta")).isSymbolicLink()).toBe(true);
+  });
+
+  it("a GC root that cannot be registered fails the activation, names the generation and store path, and leaves no .done", () => {
+    const src = samples();
+    const root = scratch.dir("activate-gcroot");
+    const home = join(root, "home");
+    const specFile = join(root, "spec.json");
+    const alpha = renderSpec(specFile, `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`).plugins[0]!.path;
+    // A nix-store that refuses --add-root (a read-only gcroots folder, a daemon that says no); the rest is the real one.
+    const real = spawnSync("sh", ["-c", "command -v nix-store"], { encoding: "utf8" }).stdout.trim();
+    const bin = join(root, "bin");
+    writeText(join(bin, "nix-store"), `#!/bin/sh\ncase " $* " in *" --add-root "*) echo "error: cannot add root: permission denied" >&2; exit 1 ;; esac\nexec ${real} "$@"\n`);
+    chmodSync(join(bin, "nix-store"), 0o755);
+    const gen = join(home, "generations", "1");
+
+    const r = activate(["--home", "main", home, specFile], bin);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`hermes-agent: GC root failed for generation ${gen}: ${alpha} is not rooted (nix-store --add-root: error: cannot add root: permission denied)`);
+    expect(existsSync(join(gen, "gcroots", ".done"))).toBe(false);
+    // The compile itself stood: the home is on its new generation.
+    expect(realpathSync(join(home, "plugins", "nix-managed-alpha"))).toBe(alpha);
+
+    // The next activation (a working nix-store) roots what was missed.
+    const again = activate(["--home", "main", home, specFile]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(existsSync(join(gen, "gcroots", ".done"))).toBe(true);
+    expect(readlinkSync(join(gen, "gcroots", "plugins%2Fnix-managed-alpha"))).toBe(alpha);
+  });
+
+  it("with no --home, every home of the state file is released and the state file goes (a disabled module)", () => {
+    const src = samples();
+    const root = scratch.dir("activate-off");
+    const home = join(root, "home");
+    const state = join(root, "state", "homes");
+    const specFile = join(root, "spec.json");
+    renderSpec(specFile, `{ plugins = [ ${inStore(`${src}/beta`)} ]; settings.model.default = "m"; }`);
+    expect(activate(["--state", state, "--home", "main", home, specFile]).code).toBe(0);
+    expect(readFileSync(state, "utf8")).toBe(`${home}\n`);
+    const r = activate(["--state", state]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`releasing ${home}`);
+    expect(existsSync(join(home, "plugins", "nix-managed-beta"))).toBe(false);
+    expect(existsSync(join(home, ".managed"))).toBe(false);
+    expect(existsSync(state)).toBe(false);
   });
 
   it("--dry-run prints the plans and writes nothing", () => {

@@ -1,0 +1,68 @@
+/**
+ * Shared by the test/nix files: real Nix (Debian's nix-bin, single-user, no daemon, no
+ * substituters) and nixpkgs' `lib` from the vendored tarball beside the checkout.
+ */
+import { spawnSync } from "node:child_process";
+import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { SHARED_DIR } from "../shared-dir.js";
+
+/** Single-user, offline: never ask a substituter, never sandbox (Debian's Nix cannot). */
+export const NIX_OPTS = ["--option", "sandbox", "false", "--option", "substituters", ""];
+
+/** Why Nix cannot be used here, or undefined when it can (the store must be writable: root or single-user owner). */
+export function nixUnavailable(): string | undefined {
+  const v = spawnSync("nix-instantiate", ["--version"], { encoding: "utf8" });
+  if (v.error || v.status !== 0) return `nix-instantiate is not installed (${v.error?.message ?? v.stderr.trim()}); .ci/run installs Debian's nix-bin`;
+  try {
+    mkdirSync("/nix/store", { recursive: true });
+    accessSync("/nix/store", constants.W_OK);
+    accessSync("/nix/var/nix", constants.W_OK);
+  } catch (e) {
+    return `the Nix store is not writable by this user (${(e as Error).message}); these tests need a single-user Nix they own`;
+  }
+  return undefined;
+}
+
+/** nixUnavailable(), except that in CI (which installs nix-bin) missing Nix is a failure, never a skip. */
+export function checkNix(what: string): string | undefined {
+  const unavailable = nixUnavailable();
+  if (unavailable && process.env.CI) throw new Error(`${what}: Nix is required in CI: ${unavailable}`);
+  if (unavailable) console.warn(`${what} skipped: ${unavailable}`);
+  return unavailable;
+}
+
+export function nixEnv(userHome: string): NodeJS.ProcessEnv {
+  return { ...process.env, NIX_PATH: "", HOME: userHome, NIX_CONFIG: "sandbox = false\nsubstituters =" };
+}
+
+export interface NixResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function nixRun(cmd: string, args: string[], userHome: string): NixResult {
+  const r = spawnSync(cmd, [...args, ...NIX_OPTS], { encoding: "utf8", env: nixEnv(userHome), maxBuffer: 64 << 20 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** nixpkgs' lib/ (MIT), vendored beside the checkout; never part of the repository. */
+export const NIXPKGS_LIB_TARBALL = join(SHARED_DIR, "vendor", "nixpkgs-lib.tar.gz");
+
+/**
+ * Unpack the vendored nixpkgs lib into `dir` and return the folder to import, or undefined (with
+ * the reason printed) when it is absent: a fresh clone has no ../shared. In CI its absence fails.
+ */
+export function vendoredNixpkgsLib(dir: string, what: string): string | undefined {
+  if (!existsSync(NIXPKGS_LIB_TARBALL)) {
+    const why = `${NIXPKGS_LIB_TARBALL} is absent (../shared is not beside this checkout, as in a fresh clone)`;
+    if (process.env.CI) throw new Error(`${what}: the vendored nixpkgs lib is required in CI: ${why}`);
+    console.warn(`${what} skipped: ${why}; CI runs it`);
+    return undefined;
+  }
+  mkdirSync(dir, { recursive: true });
+  const r = spawnSync("tar", ["-xzf", NIXPKGS_LIB_TARBALL, "-C", dir], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`cannot unpack ${NIXPKGS_LIB_TARBALL}: ${r.stderr}`);
+  return join(dir, "lib");
+}
