@@ -1,0 +1,116 @@
+/**
+ * What the Nix package installs and how the flake is pinned, checked without nixpkgs:
+ * - nix/source.nix (the package's source fileset), listed by the vendored nixpkgs lib's
+ *   lib.fileset, holds every file `npm pack` ships, plus the inputs of dist/ (buildNpmPackage runs
+ *   `npm run build` and then `npm pack` on it, so the installed files are exactly npm's);
+ * - flake.lock is a version-7 lock whose root inputs are flake.nix's, and the flake exports
+ *   homeModules beside homeManagerModules.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, Scratch, writeText } from "../e2e/cli.js";
+import { checkNix, nixRun, vendoredNixpkgsLib } from "./helpers.js";
+
+const scratch = new Scratch("hermes-nix-package-");
+afterAll(() => scratch.cleanup());
+const userHome = join(scratch.root, ".user-home");
+
+const noNix = checkNix("test/nix/package.test.ts");
+const libDir = noNix ? undefined : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/package.test.ts (lib.fileset, flake outputs)");
+const withLib = libDir ? describe : describe.skip;
+
+/** Shipped by npm and deliberately not by Nix: README.md is what the npm registry page shows. */
+const NPM_ONLY = new Set(["README.md"]);
+
+function evalJson<T>(expr: string): T {
+  const file = writeText(join(scratch.dir("expr"), "e.nix"), expr);
+  const r = nixRun("nix-instantiate", ["--eval", "--strict", "--json", file], userHome);
+  if (r.code !== 0) throw new Error(`nix-instantiate failed:\n${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+const importLib = () => `(import ${join(ROOT, "nix", "tests", "nixpkgs-lib.nix")} ${libDir})`;
+
+/** The source file a dist/ file is built from. */
+function buildInputOf(dist: string): string {
+  const m = /^dist\/core\/schema-validators\/([\w-]+\.schema\.json)[^/]*\.cjs$/.exec(dist);
+  if (m) return `schemas/${m[1]}`; // scripts/precompile-schemas.mjs
+  return `src/${dist.slice("dist/".length).replace(/(\.d\.ts\.map|\.d\.ts|\.js\.map|\.js)$/, "")}.ts`;
+}
+
+withLib("Nix package: its files are npm's", () => {
+  let npmFiles: string[] = [];
+  let fileset: string[] = [];
+
+  beforeAll(() => {
+    // --ignore-scripts: list what is there; `prepare` would rebuild dist/.
+    const r = spawnSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    npmFiles = (JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path).sort();
+    fileset = evalJson<string[]>(`map toString (${importLib()}.fileset.toList (import ${join(ROOT, "nix", "source.nix")} { lib = ${importLib()}; }))`)
+      .map((p) => relative(ROOT, p))
+      .sort();
+  });
+
+  it("every file npm ships is in nix/source.nix, or built into dist/ from files that are", () => {
+    expect(npmFiles.some((f) => f.startsWith("dist/"))).toBe(true);
+    expect(npmFiles).toContain("data/plugin_index.json");
+    const inSet = new Set(fileset);
+    const missing = npmFiles.filter((f) => !f.startsWith("dist/") && !NPM_ONLY.has(f) && !inSet.has(f));
+    expect(missing, "add these to nix/source.nix").toEqual([]);
+    const noInput = npmFiles.filter((f) => f.startsWith("dist/") && !inSet.has(buildInputOf(f)));
+    expect(noInput, "dist/ files whose source is not in nix/source.nix").toEqual([]);
+    for (const f of ["tsconfig.json", "package.json", "package-lock.json", "scripts/postbuild.mjs", "scripts/precompile-schemas.mjs"]) expect(inSet.has(f), f).toBe(true);
+  });
+
+  it("nix/source.nix holds nothing npm does not ship except the build's inputs", () => {
+    const shipped = new Set(npmFiles);
+    const buildOnly = (f: string) => f.startsWith("src/") || f.startsWith("scripts/") || f === "tsconfig.json" || f === "package-lock.json";
+    expect(fileset.filter((f) => !shipped.has(f) && !buildOnly(f))).toEqual([]);
+    for (const f of NPM_ONLY) expect(shipped.has(f), `${f} is no longer shipped by npm: drop it from NPM_ONLY`).toBe(true);
+  });
+});
+
+describe.skipIf(noNix)("flake.lock and the flake's outputs", () => {
+  it("flake.lock is version 7 and pins exactly flake.nix's inputs", () => {
+    const lock = JSON.parse(readFileSync(join(ROOT, "flake.lock"), "utf8")) as {
+      version: number;
+      root: string;
+      nodes: Record<string, { inputs?: Record<string, string>; locked?: Record<string, unknown>; original?: Record<string, unknown> }>;
+    };
+    expect(lock.version).toBe(7);
+    const inputs = evalJson<Record<string, { url: string }>>(`(import ${join(ROOT, "flake.nix")}).inputs`);
+    const rootInputs = lock.nodes[lock.root]!.inputs!;
+    expect(Object.keys(rootInputs).sort()).toEqual(Object.keys(inputs).sort());
+    for (const [name, { url }] of Object.entries(inputs)) {
+      const node = lock.nodes[rootInputs[name]!]!;
+      const m = /^github:([^/]+)\/([^/]+)\/(.+)$/.exec(url);
+      expect(m, url).not.toBeNull();
+      expect(node.original).toEqual({ type: "github", owner: m![1], repo: m![2], ref: m![3] });
+      expect(node.locked).toMatchObject({ type: "github", owner: m![1], repo: m![2] });
+      expect(node.locked!.rev).toMatch(/^[0-9a-f]{40}$/);
+      expect(node.locked!.narHash).toMatch(/^sha256-[A-Za-z0-9+/]{43}=$/);
+      expect(typeof node.locked!.lastModified).toBe("number");
+    }
+  });
+
+  it.skipIf(!libDir)("the flake exports homeModules (what home-manager's flake-parts module reads) beside homeManagerModules", () => {
+    const out = evalJson<Record<string, string[]>>(`
+      let
+        flake = import ${join(ROOT, "flake.nix")};
+        self = flake.outputs { inherit self; nixpkgs = { lib = ${importLib()}; }; };
+      in {
+        homeModules = builtins.attrNames self.homeModules;
+        homeManagerModules = builtins.attrNames self.homeManagerModules;
+        nixosModules = builtins.attrNames self.nixosModules;
+        lib = builtins.attrNames self.lib;
+      }`);
+    expect(out.homeModules).toEqual(["default", "hermes-agent"]);
+    expect(out.homeManagerModules).toEqual(out.homeModules);
+    expect(out.nixosModules).toEqual(["default", "hermes-agent"]);
+    expect(out.lib).toContain("mkDeploySpec");
+    expect(existsSync(join(ROOT, "flake.lock"))).toBe(true);
+  });
+});
