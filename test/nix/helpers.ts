@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { SHARED_DIR } from "../shared-dir.js";
+import { hasShared, SHARED_DIR } from "../shared-dir.js";
 
 /** Single-user, offline: never ask a substituter, never sandbox (Debian's Nix cannot). */
 export const NIX_OPTS = ["--option", "sandbox", "false", "--option", "substituters", ""];
@@ -47,16 +47,17 @@ export function nixRun(cmd: string, args: string[], userHome: string): NixResult
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** nixpkgs' lib/ (MIT), vendored beside the checkout; never part of the repository. */
+/** nixpkgs' lib/ (MIT), vendored in the shared folder beside the checkout; never part of the repository. */
 export const NIXPKGS_LIB_TARBALL = join(SHARED_DIR, "vendor", "nixpkgs-lib.tar.gz");
 
 /**
- * Unpack the vendored nixpkgs lib into `dir` and return the folder to import, or undefined (with
- * the reason printed) when it is absent: a fresh clone has no ../shared. In CI its absence fails.
+ * Unpack the vendored nixpkgs lib into `dir` and return the folder to import, or undefined when the
+ * shared folder is absent (a fresh clone: hasShared prints why; in CI it throws).
  */
 export function vendoredNixpkgsLib(dir: string, what: string): string | undefined {
+  if (!hasShared(what)) return undefined;
   if (!existsSync(NIXPKGS_LIB_TARBALL)) {
-    const why = `${NIXPKGS_LIB_TARBALL} is absent (../shared is not beside this checkout, as in a fresh clone)`;
+    const why = `${NIXPKGS_LIB_TARBALL} is missing from the shared folder`;
     if (process.env.CI) throw new Error(`${what}: the vendored nixpkgs lib is required in CI: ${why}`);
     console.warn(`${what} skipped: ${why}; CI runs it`);
     return undefined;
