@@ -2,6 +2,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { readTextIfExists } from "../core/atomic-fs.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
+import { sortKeys } from "../core/canonical-json.js";
 import { SourceDoc } from "../core/yaml-source.js";
 
 export type ListPolicy = "union" | "replace";
@@ -13,6 +14,8 @@ export interface SpecPlugin {
   grants: string[];
   settings: Record<string, unknown>;
   required: boolean;
+  /** The key the entry expects, checked against the manifest. */
+  key?: string;
   /** JSON path of the entry in the spec, for positioned errors. */
   at: Array<string | number>;
 }
@@ -28,6 +31,10 @@ export interface DeploySpec {
   listPolicy: ListPolicy;
 }
 
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
 function entries(raw: unknown, base: string, field: "plugins" | "npmPackages"): SpecPlugin[] {
   if (!Array.isArray(raw)) return [];
   return raw.flatMap((e, i) => {
@@ -39,8 +46,10 @@ function entries(raw: unknown, base: string, field: "plugins" | "npmPackages"): 
         path: isAbsolute(p) ? p : resolve(base, p),
         enable: o.enable !== false,
         grants: Array.isArray(o.grants) ? o.grants.filter((g): g is string => typeof g === "string") : [],
-        settings: o.settings && typeof o.settings === "object" && !Array.isArray(o.settings) ? (o.settings as Record<string, unknown>) : {},
+        // Declaration order never reaches config.yaml or the lock: settings keys are kept sorted.
+        settings: isMapping(o.settings) ? (sortKeys(o.settings) as Record<string, unknown>) : {},
         required: o.required === true,
+        key: typeof o.key === "string" ? o.key : undefined,
         at: [field, i],
       },
     ];
@@ -68,7 +77,7 @@ export function parseDeploySpec(text: string, file: string): { spec?: DeploySpec
     home: typeof o.home === "string" ? (isAbsolute(o.home) ? o.home : resolve(base, o.home)) : undefined,
     plugins: entries(o.plugins, base, "plugins"),
     npmPackages: entries(o.npmPackages, base, "npmPackages"),
-    settings: o.settings && typeof o.settings === "object" && !Array.isArray(o.settings) ? (o.settings as Record<string, unknown>) : {},
+    settings: isMapping(o.settings) ? (sortKeys(o.settings) as Record<string, unknown>) : {},
     listPolicy: o.listPolicy === "replace" ? "replace" : "union",
   };
   return { spec, diagnostics };

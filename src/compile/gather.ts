@@ -86,6 +86,13 @@ async function resolveSpecTargets(spec: DeploySpec, paths: HomePaths): Promise<{
   const diagnostics: Diagnostic[] = [];
   const seen = new Map<string, SpecTarget>();
   const add = (t: SpecTarget) => {
+    if (t.entry.key !== undefined && t.entry.key !== t.candidate.key) {
+      const from = t.candidate.manifestFile ?? t.entry.path;
+      diagnostics.push(
+        diagnostic("E_SPEC_KEY_MISMATCH", `entry ${t.entry.path} declares key '${t.entry.key}', but ${from} gives the key '${t.candidate.key}'`, spec.source.locate([...t.entry.at, "key"])),
+      );
+      return;
+    }
     const prev = seen.get(t.candidate.key);
     if (prev) {
       diagnostics.push(
@@ -130,6 +137,8 @@ async function resolveSpecTargets(spec: DeploySpec, paths: HomePaths): Promise<{
     const link = `node_modules/${r.packageName}`;
     add({ entry, kind: "npm", link, candidate: { ...r.candidate, path: join(paths.home, link), linkTarget: entry.path } });
   }
+  // By key: the order of the spec's entries never changes what is compiled (only plugins.order does).
+  targets.sort((a, b) => (a.candidate.key < b.candidate.key ? -1 : a.candidate.key > b.candidate.key ? 1 : 0));
   return { targets, diagnostics };
 }
 

@@ -1,6 +1,7 @@
 import { readTextIfExists } from "../core/atomic-fs.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
+import { sortKeys } from "../core/canonical-json.js";
 
 export const LOCK_SCHEMA = "hermes.lock.v1";
 
@@ -86,16 +87,6 @@ export interface Lock {
   chains: { hooks: Record<string, string[]>; middleware: Record<string, string[]> };
   deployment: LockDeployment;
   plugins: LockPlugin[];
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === "object") {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v as Record<string, unknown>).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
-    return out;
-  }
-  return v;
 }
 
 /** Deterministic bytes: sorted keys, two-space indent, trailing newline. */

@@ -63,6 +63,28 @@ export function mergeDeclared(target: Record<string, unknown>, add: Record<strin
   return target;
 }
 
+/** Deletes for the mappings that only the deployment's deleted leaves kept non-empty (no `model: {}` left behind). */
+function pruneEmptied(config: Record<string, unknown>, deleted: readonly string[][]): YamlEdit[] {
+  if (!deleted.length) return [];
+  const after = structuredClone(config);
+  const edits: YamlEdit[] = [];
+  const remove = (path: readonly string[]) => {
+    const parent = getIn(after, path.slice(0, -1));
+    if (isMapping(parent)) delete parent[path[path.length - 1]!];
+  };
+  for (const leaf of deleted) remove(leaf);
+  for (const leaf of deleted) {
+    for (let n = leaf.length - 1; n >= 1; n--) {
+      const path = leaf.slice(0, n);
+      const node = getIn(after, path);
+      if (!isMapping(node) || Object.keys(node).length > 0) break;
+      remove(path);
+      edits.push({ op: "delete", path });
+    }
+  }
+  return edits;
+}
+
 const itemKey = (v: unknown) => JSON.stringify(v);
 export const listId = (path: readonly string[]) => JSON.stringify(path);
 
@@ -115,6 +137,7 @@ export function planOverlay(config: Record<string, unknown>, declared: Record<st
   visit(declared, []);
 
   const stillOwned = new Set(owned.leaves.map((p) => listId(p)));
+  const deleted: string[][] = [];
   for (const leaf of previous.leaves) {
     if (stillOwned.has(listId(leaf)) || owned.items[listId(leaf)]) continue;
     // A leaf that became an inner mapping of a newer declaration is still the deployment's.
@@ -122,8 +145,10 @@ export function planOverlay(config: Record<string, unknown>, declared: Record<st
     if (hasPath(config, leaf)) {
       edits.push({ op: "delete", path: leaf });
       changes.push({ op: "delete", path: leaf, from: getIn(config, leaf) });
+      deleted.push(leaf);
     }
   }
+  edits.push(...pruneEmptied(config, deleted));
   for (const [id, items] of Object.entries(previous.items)) {
     if (owned.items[id] || stillOwned.has(id)) continue;
     const path = JSON.parse(id) as string[];

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { canonicalJson } from "../core/canonical-json.js";
 import { diagnostic, hasErrors, type Diagnostic } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
@@ -162,7 +163,8 @@ function lockPlugin(
   if (view.verdict.state === "enabled" || spec) {
     for (const d of c.diagnostics) diagnostics.push(spec || d.severity === "warning" ? d : { ...d, severity: "warning" });
   }
-  const specGrants = dep?.grants;
+  // The spec's own order, so that an error points at the grant as written.
+  const specGrants = spec ? spec.entry.grants : dep?.grants;
   const { grants, diagnostics: gd } = resolveGrants({
     key: c.key,
     declared: m?.capabilities ?? [],
@@ -231,7 +233,7 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
   diagnostics.push(...set.diagnostics.filter((d) => !inputs.discovery.diagnostics.includes(d)));
   const specByKey = new Map(inputs.specTargets.map((t) => [t.candidate.key, t]));
   const depPlugins: Record<string, { grants: string[]; required: boolean }> = inputs.spec
-    ? Object.fromEntries(inputs.specTargets.map((t) => [t.candidate.key, { grants: [...t.entry.grants], required: t.entry.required }]))
+    ? Object.fromEntries(inputs.specTargets.map((t) => [t.candidate.key, { grants: [...t.entry.grants].sort(byKey), required: t.entry.required }]))
     : { ...(inputs.previous?.deployment.plugins ?? {}) };
   const plugins = set.views.map((v) => lockPlugin(v, inputs, config, specByKey.get(v.candidate.key), depPlugins[v.candidate.key], diagnostics));
   const loading = new Map(plugins.filter((p) => p.action !== "skip").map((p) => [p.key, p]));
@@ -260,7 +262,8 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     // What a link resolves to counts, not how it is spelled (a deployment link reads differently
     // before and after it is placed).
     .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null]);
-  const inputsHash = `sha256:${sha(JSON.stringify({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
+  // Canonical: a deployment parsed back from the lock (sorted keys) hashes like the one built here.
+  const inputsHash = `sha256:${sha(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
   const lock: Lock = {
     schema: LOCK_SCHEMA,
     inputs_hash: inputsHash,

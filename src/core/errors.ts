@@ -169,6 +169,10 @@ export const ERROR_CATALOG = {
     title: "two deploy spec entries have the same plugin key",
     hint: "remove one of the entries, or rename one plugin; link names are nix-managed-<key>",
   },
+  E_SPEC_KEY_MISMATCH: {
+    title: "a deploy spec entry states a key its manifest does not have",
+    hint: "set `key` to the manifest's `name` (or drop `key`); the key names the link and every config entry of the plugin",
+  },
   E_GRANT_UNKNOWN_CAPABILITY: {
     title: "a grant names a capability id that does not exist",
     hint: "use a known capability id (tools.override, llm.*_override, gateway.platform_actions, gateway.plugin_status)",

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import { canonicalJson } from "../../core/canonical-json.js";
 
 export type ApprovalChoice = "once" | "session" | "always" | "deny";
 
@@ -40,18 +41,6 @@ const decisions = new WeakSet<object>();
 
 export function isApprovalDecision(v: unknown): v is ApprovalDecision {
   return v !== null && typeof v === "object" && decisions.has(v);
-}
-
-/** Sorted keys, no spaces: the same object always hashes the same. */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (v && typeof v === "object") {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(v ?? null);
 }
 
 export function createApprovalRequest(init: ApprovalRequestInit): ApprovalRequest {

@@ -8,6 +8,8 @@
  * ```
  */
 
+import { sortKeys } from "../../core/canonical-json.js";
+
 export const BUNDLE_FORMAT = "hermes-bundle/1";
 export const MANIFEST_FILE = "hermes-bundle.json";
 export const PACK_FILE = "hermes-pack.yaml";
@@ -47,19 +49,6 @@ const HEX40 = /^[0-9a-f]{40}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const FOLDER = /^(?!\.)[^/\\\u0000-\u001f]{1,200}$/;
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === "object") {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v as Record<string, unknown>).sort()) {
-      const x = (v as Record<string, unknown>)[k];
-      if (x !== undefined) out[k] = sortKeys(x);
-    }
-    return out;
-  }
-  return v;
-}
 
 export function serializeManifest(m: BundleManifest): string {
   return `${JSON.stringify(sortKeys(m), null, 2)}\n`;
