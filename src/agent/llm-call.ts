@@ -67,6 +67,19 @@ export class LlmCallFailed extends Error {
   }
 }
 
+/** The longest Retry-After honoured; a longer one ends the call (retrying sooner would only be refused again). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * Exponential backoff (capped at 30 s) with equal jitter, so clients that failed together do not
+ * retry together; never sooner than the server's Retry-After.
+ */
+export function retryDelay(backoffMs: number, retry: number, retryAfterMs: number | null, random: () => number = Math.random): number {
+  const base = Math.min(backoffMs * 2 ** retry, 30_000);
+  const jittered = Math.round(base / 2 + (random() * base) / 2);
+  return Math.max(jittered, retryAfterMs ?? 0);
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -223,7 +236,10 @@ export async function callModel(c: LlmCallContext): Promise<LlmCallResult> {
       const results = await c.hooks.fire("transform_api_error_classification", classificationPayload(failure, { provider: provider.name, model: request.model, approx_tokens: approx, num_messages: request.messages?.length ?? 0 }));
       cls = combineClassification(failure, results, c.log);
     }
-    const canRetry = !interrupted && cls.retryable && retry < c.retry.maxRetries;
+    const retryAfter = isProviderError(failure) ? failure.retry_after_ms : null;
+    // A server asking for a longer pause than a person would wait at a prompt gets a clear give-up instead.
+    const waitTooLong = retryAfter !== null && retryAfter > MAX_RETRY_AFTER_MS;
+    const canRetry = !interrupted && cls.retryable && retry < c.retry.maxRetries && !waitTooLong;
     const canFallback = !interrupted && !canRetry && cls.should_fallback && !!c.provider.fallback && !c.provider.fellBack;
     const code = interrupted ? "E_AGENT_INTERRUPTED" : failure instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : isProviderError(failure) ? failure.code : "E_PROVIDER_MALFORMED";
     await c.hooks.fire(
@@ -243,13 +259,22 @@ export async function callModel(c: LlmCallContext): Promise<LlmCallResult> {
       },
       `reason=${interrupted ? "interrupted" : cls.reason}`,
     );
-    const next = interrupted ? "turn interrupted" : canRetry ? `retry ${retry + 1}/${c.retry.maxRetries}` : canFallback ? "fall back" : "give up";
+    const delay = canRetry ? retryDelay(c.retry.backoffMs, retry, retryAfter) : 0;
+    const next = interrupted
+      ? "turn interrupted"
+      : canRetry
+        ? `retry ${retry + 1}/${c.retry.maxRetries} in ${delay} ms${retryAfter !== null ? " (Retry-After)" : ""}`
+        : canFallback
+          ? "fall back"
+          : waitTooLong
+            ? `give up (the server asked to wait ${Math.ceil(retryAfter / 1000)} s, over the ${MAX_RETRY_AFTER_MS / 1000} s limit)`
+            : "give up";
     c.emit({ type: "llm_error", code, message: errorMessage(failure), reason: interrupted ? "interrupted" : cls.reason, retryable: cls.retryable, next });
     if (interrupted) throw new InterruptedError();
     const level = canRetry || canFallback ? "warn" : "error";
     c.log[level]({ code, reason: cls.reason, retryable: cls.retryable, classified_by: cls.classified_by, status_code: isProviderError(failure) ? failure.status_code : null, retry_count: retry, api_request_id }, `model call failed (${cls.reason}): ${errorMessage(failure)}; ${next}`);
     if (canRetry) {
-      await sleep(Math.min(c.retry.backoffMs * 2 ** retry, 30_000), c.signal);
+      await sleep(delay, c.signal);
       continue;
     }
     if (canFallback) {

@@ -19,14 +19,17 @@ export class ProviderError extends Error {
   readonly status_code: number | null;
   readonly error_code: string | null;
   readonly body: unknown;
+  /** How long the server asked to wait before the next attempt (its Retry-After header), if it said. */
+  readonly retry_after_ms: number | null;
 
-  constructor(kind: ProviderErrorKind, message: string, init: { status_code?: number | null; error_code?: string | null; body?: unknown; cause?: unknown } = {}) {
+  constructor(kind: ProviderErrorKind, message: string, init: { status_code?: number | null; error_code?: string | null; body?: unknown; cause?: unknown; retry_after_ms?: number | null } = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = "ProviderError";
     this.kind = kind;
     this.status_code = init.status_code ?? null;
     this.error_code = init.error_code ?? null;
     this.body = init.body;
+    this.retry_after_ms = init.retry_after_ms ?? null;
   }
 
   get code(): ErrorCode {
@@ -47,4 +50,13 @@ export function errorTypeName(e: unknown): string {
 
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** A Retry-After header in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3); null when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
+  const v = value?.trim();
+  if (!v) return null;
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }

@@ -1,5 +1,5 @@
 import type { LlmRequest, LlmResponse, Provider, ProviderCallOptions } from "../types.js";
-import { ProviderError } from "./errors.js";
+import { parseRetryAfter, ProviderError } from "./errors.js";
 import { checkResponse } from "./shape.js";
 import { ChunkAssembler, SseParser } from "./sse.js";
 
@@ -109,7 +109,7 @@ export class OpenAiCompatibleProvider implements Provider {
         } catch {
           /* not JSON: keep the text */
         }
-        throw new ProviderError("http", `HTTP ${res.status} from ${this.endpoint}: ${message}`, { status_code: res.status, error_code: code, body });
+        throw new ProviderError("http", `HTTP ${res.status} from ${this.endpoint}: ${message}`, { status_code: res.status, error_code: code, body, retry_after_ms: parseRetryAfter(res.headers.get("retry-after")) });
       }
       const type = res.headers.get("content-type") ?? "";
       if (request.stream && !/application\/json/i.test(type)) return await this.readStream(res, opts, arm, failure);

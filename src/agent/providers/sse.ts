@@ -1,49 +1,31 @@
+import { createParser, type EventSourceParser } from "eventsource-parser";
 import type { LlmResponse, ToolCall, Usage } from "../types.js";
 import { ProviderError } from "./errors.js";
 
 /**
- * Server-sent events: `data:` lines accumulate until a blank line ends the event; comments (`:`)
- * and other fields are ignored. Feed text as it arrives; complete events come back.
+ * Server-sent events through `eventsource-parser` (spec line endings: CRLF, LF and bare CR;
+ * comments and non-data fields dropped). Feed text as it arrives; complete events' data come back.
  */
 export class SseParser {
-  private buffer = "";
-  private data: string[] = [];
+  private pending: string[] = [];
+  private readonly parser: EventSourceParser = createParser({ onEvent: (e) => this.pending.push(e.data) });
 
   push(text: string): string[] {
-    this.buffer += text;
-    const out: string[] = [];
-    let nl: number;
-    while ((nl = this.buffer.search(/\r?\n/)) >= 0) {
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(this.buffer[nl] === "\r" ? nl + 2 : nl + 1);
-      this.line(line, out);
-    }
-    return out;
+    this.parser.feed(text);
+    return this.take();
   }
 
-  /** The stream ended: a last event without its blank line still counts. */
+  /** The stream ended: a last event without its blank line still counts (servers often omit it). */
   end(): string[] {
-    const out: string[] = [];
-    if (this.buffer) this.line(this.buffer, out);
-    this.buffer = "";
-    if (this.data.length) out.push(this.data.join("\n"));
-    this.data = [];
-    return out;
+    this.parser.feed("\n\n");
+    this.parser.reset();
+    return this.take();
   }
 
-  private line(line: string, out: string[]): void {
-    if (line === "") {
-      if (this.data.length) out.push(this.data.join("\n"));
-      this.data = [];
-      return;
-    }
-    if (line.startsWith(":")) return;
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    if (field !== "data") return;
-    let value = colon < 0 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    this.data.push(value);
+  private take(): string[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
   }
 }
 
