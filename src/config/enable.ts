@@ -38,14 +38,22 @@ function assertList(cur: LoadedConfig, field: "enabled" | "disabled"): void {
  * `enable`: add the key to the allow-list; drop key and name from the deny-list. (The original
  * also dropped the bare leaf of a category key, which can be another plugin's key.)
  */
-export async function enablePlugin(configFile: string, p: PluginRef, guard: OwnershipGuard = noGuard): Promise<ToggleResult> {
+export async function enablePlugin(
+  configFile: string,
+  p: PluginRef,
+  guard: OwnershipGuard = noGuard,
+  /** More edits made in the same write (grants of `enable --grant`), so a kill never splits them. */
+  extra?: (cur: LoadedConfig) => YamlEdit[],
+): Promise<ToggleResult> {
   const drop = new Set([p.key, p.name]);
+  let toggled = false;
   const res = await editConfig(configFile, (cur) => {
     assertList(cur, "enabled");
     assertList(cur, "disabled");
     const lists = readPluginLists(cur.value);
     const edits: YamlEdit[] = [];
     const on = lists.enabled?.includes(p.key) || lists.enabled?.includes(p.name);
+    toggled = !on || lists.disabled.some((d) => drop.has(d));
     if (!on) {
       guard(["plugins", "enabled"]);
       edits.push({ op: "append", path: ["plugins", "enabled"], value: p.key });
@@ -53,9 +61,10 @@ export async function enablePlugin(configFile: string, p: PluginRef, guard: Owne
     const undisable = lists.disabled.filter((d) => drop.has(d));
     for (const d of undisable) guard(["plugins", "disabled"], d);
     if (undisable.length) edits.push({ op: "remove", path: ["plugins", "disabled"], match: (v) => typeof v === "string" && drop.has(v) });
+    if (extra) edits.push(...extra(cur));
     return edits;
   });
-  return { key: p.key, changed: res.changed, message: res.changed ? `✓ Plugin ${p.key} enabled.` : `Plugin '${p.key}' is already enabled.` };
+  return { key: p.key, changed: res.changed, message: toggled && res.changed ? `✓ Plugin ${p.key} enabled.` : `Plugin '${p.key}' is already enabled.` };
 }
 
 /** `disable`: remove key and name from the allow-list and add the key to the deny-list. */

@@ -60,6 +60,34 @@ function sortIds(ids: Iterable<CapabilityId>): CapabilityId[] {
  * and `granted`; `capabilities_consent` = hash of the declared set the person saw, when, and how;
  * each grant mirrored to its legacy key. Comments and layout of config.yaml are kept.
  */
+/** The config edits of a consent, against the config as it is now (shared with `enable --grant`). */
+export function consentEdits(
+  config: ConfigValue,
+  key: string,
+  granted: readonly CapabilityId[],
+  declared: readonly CapabilityId[],
+  via: ConsentVia,
+  guard: OwnershipGuard = () => undefined,
+): { edits: YamlEdit[]; union: CapabilityId[] } {
+  const entry = pluginEntry(config, key);
+  const st = consentState(entry, knownCapabilities(declared));
+  const union = sortIds([...st.recorded, ...knownCapabilities(granted)]);
+  const base = ["plugins", "entries", key];
+  const viaNow = granted.length ? via : (st.storedVia ?? via);
+  const edits: YamlEdit[] = [
+    { op: "set", path: [...base, "granted_capabilities"], value: union },
+    { op: "set", path: [...base, "capabilities_consent"], value: { hash: consentHash(knownCapabilities(declared)), granted_at: utcSeconds(), granted_via: viaNow } },
+  ];
+  for (const cap of union) edits.push({ op: "set", path: [...base, ...CAPABILITIES[cap].legacy], value: true });
+  for (const e of edits) guard(e.path.map(String));
+  return { edits, union };
+}
+
+/**
+ * Record a consent (runtime spec §7.5): `granted_capabilities` = sorted union of the prior grants
+ * and `granted`; `capabilities_consent` = hash of the declared set the person saw, when, and how;
+ * each grant mirrored to its legacy key. Comments and layout of config.yaml are kept.
+ */
 export async function recordConsent(
   configFile: string,
   key: string,
@@ -70,18 +98,9 @@ export async function recordConsent(
 ): Promise<CapabilityId[]> {
   let union: CapabilityId[] = [];
   await editConfig(configFile, (cur) => {
-    const entry = pluginEntry(cur.value, key);
-    const st = consentState(entry, knownCapabilities(declared));
-    union = sortIds([...st.recorded, ...knownCapabilities(granted)]);
-    const base = ["plugins", "entries", key];
-    const viaNow = granted.length ? via : (st.storedVia ?? via);
-    const edits: YamlEdit[] = [
-      { op: "set", path: [...base, "granted_capabilities"], value: union },
-      { op: "set", path: [...base, "capabilities_consent"], value: { hash: consentHash(knownCapabilities(declared)), granted_at: utcSeconds(), granted_via: viaNow } },
-    ];
-    for (const cap of union) edits.push({ op: "set", path: [...base, ...CAPABILITIES[cap].legacy], value: true });
-    for (const e of edits) guard(e.path.map(String));
-    return edits;
+    const r = consentEdits(cur.value, key, granted, declared, via, guard);
+    union = r.union;
+    return r.edits;
   });
   return union;
 }

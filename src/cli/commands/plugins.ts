@@ -1,6 +1,9 @@
 import { Command, Option } from "commander";
 import { formatDiagnostic, hasErrors, HermesError } from "../../core/errors.js";
 import { disablePlugin, enablePlugin } from "../../config/enable.js";
+import type { LoadedConfig } from "../../config/config-file.js";
+import { knownCapabilities } from "../../consent/capabilities.js";
+import { consentEdits } from "../../consent/flow.js";
 import { explain, type Explanation } from "../../discovery/explain.js";
 import { findPlugin, type PluginView } from "../../discovery/plugin-set.js";
 import { validatePluginDir } from "../../manifest/validate-dir.js";
@@ -132,9 +135,17 @@ export function pluginsCommand(): Command {
         const ref = { key: view.candidate.key, name: view.candidate.name };
         const guard = await ownershipGuard(paths);
         const grants = verb === "enable" ? enableGrants(view, o.grant) : undefined;
-        const res = verb === "enable" ? await enablePlugin(paths.config, ref, guard) : await disablePlugin(paths.config, ref, guard);
+        const declared = knownCapabilities(view.candidate.manifest?.capabilities ?? []);
+        // --grant is written in the same config write as the enable: a kill never leaves one without the other.
+        const withGrants = grants?.length ? (cur: LoadedConfig) => consentEdits(cur.value, ref.key, grants, declared, "flag", guard).edits : undefined;
+        const res = verb === "enable" ? await enablePlugin(paths.config, ref, guard, withGrants) : await disablePlugin(paths.config, ref, guard);
         if (!o.json) out(res.message + (res.changed ? " Takes effect on next session." : ""));
-        const consented = verb === "enable" && (await consentOnEnable(paths, view, grants, guard, o.json));
+        if (grants?.length && !o.json) {
+          const pending = declared.filter((c) => !grants.includes(c));
+          out(`✓ Granted: ${grants.join(", ")} (plugins.entries.${ref.key}.granted_capabilities, via --grant)`);
+          if (pending.length) out(`  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${ref.key} --grant ${pending.join(",")}`);
+        }
+        const consented = verb === "enable" && !grants?.length && (await consentOnEnable(paths, view, undefined, guard, o.json));
         // One truth: the lock follows every edit of the enable lists and grants.
         const compiled = res.changed || consented ? await compile({ home: paths.home }) : undefined;
         if (o.json) return json({ ...res, generation: compiled?.generation ?? null });
