@@ -77,7 +77,8 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
           hint: `run \`${fix}\` (or re-run the deployment); a managed home is only compiled by its deployment`,
         });
       }
-      log.info(`lock is stale (${what}); recompiling`);
+      // A changed plugin in an unmanaged home is recompiled, but never silently (default level is warn).
+      log.warn(`lock is stale: ${plan.pluginChanges.length ? `plugin(s) changed since the last compile: ${what}` : what}; recompiling`);
       const res = await compile({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
       lock = res.plan.lock;
       log.info(`recompiled: generation ${res.generation}`);

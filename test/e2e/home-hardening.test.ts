@@ -26,7 +26,7 @@ const cfg = (h: string) => (parse(readFileSync(join(h, "config.yaml"), "utf8")) 
 describe("enable --grant", () => {
   it("enables and grants in one config write: a kill at any fault point leaves both or neither", async () => {
     const t = home();
-    for (let k = 1; k <= 6; k++) {
+    for (let k = 1; k <= 4; k++) {
       writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: []\n");
       const r = await t.cli(["plugins", "enable", "cap", "--grant", "tools.override"], { HERMES_FAULT_KILL_AT: String(k) });
       const c = cfg(t.h);
@@ -40,5 +40,17 @@ describe("enable --grant", () => {
     expect(ok.stdout).toContain("✓ Plugin cap enabled.");
     expect(ok.stdout).toContain("✓ Granted: tools.override");
     expect(cfg(t.h).plugins?.entries?.cap?.granted_capabilities).toEqual(["tools.override"]);
+  });
+});
+
+describe("runtime start in an unmanaged home", () => {
+  it("says on stderr which plugin changed when it recompiles a tampered home", async () => {
+    const t = home("plugins:\n  enabled: [cap]\n");
+    const first = await t.cli(["compile"]);
+    expect(first.code, first.stderr).toBe(0);
+    writeText(join(t.h, "plugins", "cap", "index.js"), "export function register(ctx) { /* tampered */ }\n");
+    const r = await t.cli(["plugins", "chain"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("lock is stale: plugin(s) changed since the last compile: ~ cap (files changed); recompiling");
   });
 });

@@ -118,7 +118,7 @@ describe("runtime core through the CLI", () => {
     writeFileSync(join(t.home, "plugins", "beta", "index.js"), `${"// edited\n"}export function register(ctx) { ctx.register_hook("post_tool_call", () => { (globalThis.__trace ??= []).push("hook:beta-edited"); }); }\n`);
     const r = await t.cli("order-demo");
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/lock is stale \(~ beta \(files changed\)\); recompiling/);
+    expect(r.stderr).toContain("lock is stale: plugin(s) changed since the last compile: ~ beta (files changed); recompiling");
     expect((JSON.parse(r.stdout) as Demo).trace).toContain("hook:beta-edited");
   });
 
