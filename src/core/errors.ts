@@ -487,7 +487,16 @@ export const ERROR_CATALOG = {
   },
   E_INSTALL_EXISTS: {
     title: "a plugin of that name is already installed",
-    hint: "use --force to reinstall it, or `hermes plugins update <name>`",
+    hint: "unpinned: `hermes plugins update <name>`; pinned: `hermes plugins install <source> --force --ref <40-character commit SHA>`; --force reinstalls",
+  },
+  E_INSTALL_LOCAL_PATH: {
+    title: "the local path to install from does not exist or is not a folder",
+    hint: "give the path of the plugin's folder (the one with plugin.yaml) or of its git repository; owner/repo names a GitHub repository",
+  },
+  E_INSTALL_LOCAL_NOT_GIT: {
+    title: "--ref was given for a local folder that is not in a git repository",
+    hint: "drop --ref (the folder is copied as it is), or commit the folder to a git repository and install from that",
+    exit: 2,
   },
   E_INSTALL_PINNED: {
     title: "the installed plugin is pinned and the reinstall names no revision",
@@ -567,7 +576,7 @@ export const ERROR_CATALOG = {
   },
   E_GIT_FAILED: {
     title: "a git command failed",
-    hint: "see git's message above",
+    hint: "fix what git's message (quoted in the error) names: the repository path or URL, its permissions, or an empty repository; then run the command again",
   },
   E_SCAN_DIR_UNREADABLE: {
     title: "the folder to scan does not exist or cannot be read",

@@ -1,7 +1,7 @@
 import { promises as fsp } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { HermesError } from "../core/errors.js";
-import { cloneHint, gitOrThrow, gitTimeoutMs, remoteRefs, revParse, runGit, type GitRunOptions } from "./git.js";
+import { cloneHint, gitMessage, gitOrThrow, gitTimeoutMs, indent, remoteRefs, revParse, runGit, type GitRunOptions } from "./git.js";
 import { isFullSha, scrubUrl } from "./identifier.js";
 
 /**
@@ -82,7 +82,7 @@ export async function cloneInto(cwd: string, dirName: string, req: CloneRequest)
   if (!r.ok) {
     if (r.timedOut) throw new HermesError("E_GIT_TIMEOUT", { message: `git clone of ${clean} timed out after ${Math.round(gitTimeoutMs(req.env) / 1000)} seconds` });
     const hint = cloneHint(r.error, req.url);
-    throw new HermesError("E_GIT_CLONE_FAILED", { message: `git clone of ${clean} failed:\n  ${r.error.split("\n").join("\n  ")}`, ...(hint ? { hint } : {}) });
+    throw new HermesError("E_GIT_CLONE_FAILED", { message: `git clone of ${clean} failed; git said:\n${indent(r.error || "(git printed nothing)")}`, ...(hint ? { hint } : {}) });
   }
   const dir = join(cwd, dirName);
   if (req.revision) {
@@ -96,7 +96,11 @@ export async function cloneInto(cwd: string, dirName: string, req: CloneRequest)
     return sha;
   }
   const head = await revParse(dir, "HEAD", req.env);
-  if (!head) throw new HermesError("E_GIT_FAILED", { message: "could not determine the installed git revision (is the repository empty?)" });
+  if (!head) {
+    // The clone itself succeeded: what git said while cloning (an empty repository, …) is the reason.
+    const why = gitMessage([r.stderr, (await runGit(["rev-parse", "HEAD"], gitOpts(dir, req, {}))).error].filter(Boolean).join("\n"));
+    throw new HermesError("E_GIT_FAILED", { message: `${clean} was cloned but has no commit to install; git said:\n${indent(why || "(git printed nothing)")}` });
+  }
   return head;
 }
 

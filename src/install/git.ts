@@ -169,11 +169,31 @@ export async function runGit(args: string[], opts: GitRunOptions): Promise<GitRe
   } catch (e) {
     const timedOut = ac.signal.aborted;
     const raw = e instanceof Error ? e.message : String(e);
-    const error = redactSecrets(raw.trim(), urls);
+    const error = redactSecrets(gitMessage(raw), urls);
     return { ok: false, stdout: "", stderr: error, error: timedOut ? "" : error, timedOut };
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Progress chatter git prints before the line that matters. */
+const GIT_NOISE_RE = /^(?:Cloning into |remote: (?:Counting|Compressing|Enumerating|Total)|Receiving objects|Resolving deltas|Unpacking objects|Updating files)/;
+const GIT_MESSAGE_LINES = 20;
+const GIT_MESSAGE_CHARS = 2000;
+
+/** git's stderr as shown in an error: progress lines dropped, blank runs collapsed, the tail kept. */
+export function gitMessage(text: string): string {
+  const lines = text
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .map((l) => l.trimEnd())
+    .filter((l) => !GIT_NOISE_RE.test(l))
+    .filter((l, i, all) => l !== "" || (i > 0 && all[i - 1] !== ""));
+  let kept = lines.join("\n").trim().split("\n");
+  if (kept.length > GIT_MESSAGE_LINES) kept = ["…", ...kept.slice(-GIT_MESSAGE_LINES)];
+  let out = kept.join("\n");
+  if (out.length > GIT_MESSAGE_CHARS) out = `…${out.slice(-GIT_MESSAGE_CHARS)}`;
+  return out;
 }
 
 /** Run git and turn a failure into a HermesError with the scrubbed git text. */
@@ -182,10 +202,10 @@ export async function gitOrThrow(args: string[], opts: GitRunOptions & { code?: 
   if (r.ok) return r.stdout;
   const ms = opts.timeoutMs ?? timeoutMs(opts.env ?? process.env, GIT_TIMEOUT_MS);
   if (r.timedOut) throw new HermesError("E_GIT_TIMEOUT", { message: `${opts.what} timed out after ${Math.round(ms / 1000)} seconds` });
-  throw new HermesError(opts.code ?? "E_GIT_FAILED", { message: `${opts.what} failed:\n${indent(r.error || "(git printed nothing)")}` });
+  throw new HermesError(opts.code ?? "E_GIT_FAILED", { message: `${opts.what} failed; git said:\n${indent(r.error || "(git printed nothing)")}` });
 }
 
-function indent(s: string): string {
+export function indent(s: string): string {
   return s
     .split("\n")
     .map((l) => `  ${l}`)

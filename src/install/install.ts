@@ -1,5 +1,5 @@
 import { promises as fsp } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { basename, join, relative, sep } from "node:path";
 import { compile, type CompileResult } from "../compile/compile.js";
 import { loadConfig, type ConfigValue } from "../config/config-file.js";
 import { enablePlugin, type OwnershipGuard } from "../config/enable.js";
@@ -13,10 +13,11 @@ import { SUPPORTED_MANIFEST_VERSION, type PluginManifest } from "../manifest/par
 import { cloneInto, resolveSubdir, resolveTreePath, snapshotSubdir } from "./checkout.js";
 import { envFileNames, setEnvValue } from "./env-file.js";
 import { isFullSha, parseIdentifier, parseRef, repoNameOf, scrubUrl, type Identifier } from "./identifier.js";
+import { localSourceOf, type LocalSource } from "./local-source.js";
 import { INDEX_TRUST_NOTE, installIdentifierOf, loadIndex, resolveIndexName } from "./index/load.js";
 import { readMetadata, type InstallMetadata, type InstallRecord } from "./metadata.js";
 import { installScanGate } from "./scan-gate.js";
-import { commitStage, createStage, discardStage, recoverInterrupted, renameStageName } from "./stage.js";
+import { commitStage, createStage, discardStage, recoverInterrupted, renameStageName, type Stage } from "./stage.js";
 
 export interface InstallOptions {
   paths: HomePaths;
@@ -31,6 +32,8 @@ export interface InstallOptions {
   io: Io;
   guard?: OwnershipGuard;
   env?: NodeJS.ProcessEnv;
+  /** Where relative local paths are resolved (default: the process's working directory). */
+  cwd?: string;
 }
 
 export interface InstallResult {
@@ -128,7 +131,12 @@ interface Target {
   pinnedBy?: string;
 }
 
-async function resolveIdentifier(o: InstallOptions, config: ConfigValue): Promise<{ id: Exclude<Identifier, { kind: "index" }>; indexPin?: string; display: string }> {
+async function resolveIdentifier(o: InstallOptions, config: ConfigValue, local: LocalSource | undefined): Promise<{ id: Exclude<Identifier, { kind: "index" }>; indexPin?: string; display: string }> {
+  if (local?.kind === "git") {
+    o.io.out(`Installing from the local git repository ${local.url.slice("file://".length)}${local.subdir ? ` (subdir: ${local.subdir})` : ""}`);
+    if (local.dirty) o.io.warn(`warning: ${local.path} has uncommitted changes; only what is committed is installed`);
+    return { id: { kind: "git", url: local.url, ...(local.subdir ? { subdir: local.subdir } : {}) }, display: o.identifier };
+  }
   const id = parseIdentifier(o.identifier);
   if (id.kind !== "index") return { id, display: o.identifier };
   const idx = await loadIndex(o.paths, config, { warn: (l) => o.io.warn(l), env: o.env });
@@ -213,6 +221,151 @@ async function showAfterInstall(io: Io, dir: string, name: string, display: stri
   }
 }
 
+/** The one way forward for an installed plugin: a pin moves only with --ref, a branch install updates. */
+function existsError(name: string, target: string, rec: InstallRecord | undefined): HermesError {
+  if (rec?.pinned) {
+    return new HermesError("E_INSTALL_EXISTS", {
+      message: `plugin '${name}' is already installed at ${target}, pinned to ${rec.revision} from ${rec.source}; nothing was cloned`,
+      hint: `to move the pin run \`hermes plugins install ${rec.source} --force --ref <40-character commit SHA>\` (with --force alone it is reinstalled at ${rec.revision.slice(0, 12)})`,
+    });
+  }
+  return new HermesError("E_INSTALL_EXISTS", {
+    message: `plugin '${name}' is already installed at ${target}${rec ? ` from ${rec.source}` : ""}; nothing was cloned`,
+    hint: rec
+      ? `run \`hermes plugins update ${name}\` to pull its latest revision, or add --force to reinstall it`
+      : `add --force to replace it (it has no git record, so \`hermes plugins update\` cannot update it)`,
+  });
+}
+
+async function refuseInstalledSource(paths: HomePaths, meta: InstallMetadata, source: string): Promise<void> {
+  for (const [name, rec] of Object.entries(meta)) {
+    if (rec.source !== source) continue;
+    const target = join(paths.plugins, ...name.split("/"));
+    if (await fsp.lstat(target).then(() => true, () => false)) throw existsError(name, target, rec);
+  }
+}
+
+/**
+ * A local folder outside any git repository: copied as it is, scanned and placed like a clone,
+ * with no revision and no metadata record (nothing to pin or pull).
+ */
+async function installFolder(o: InstallOptions, folder: string, meta: InstallMetadata): Promise<InstallResult> {
+  const { io, paths } = o;
+  if (o.ref !== undefined) {
+    throw new HermesError("E_INSTALL_LOCAL_NOT_GIT", { message: `--ref needs a git repository; ${folder} is a plain folder (not in a git repository)` });
+  }
+  io.out(`Installing from the local folder ${folder} (not a git repository: copied as it is, no revision recorded)`);
+  const stage = await createStage(paths, "install", "");
+  try {
+    await fsp.cp(folder, stage.plugin, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+    return await placeCandidate(o, stage, { display: folder, source: folder, revision: "local", fallback: basename(folder), meta, record: undefined });
+  } finally {
+    await discardStage(stage).catch(() => undefined);
+  }
+}
+
+interface Placement {
+  display: string;
+  source: string;
+  /** 40-hex commit, or `local` for a plain folder. */
+  revision: string;
+  /** Folder name used when the manifest names none. */
+  fallback: string;
+  subdir?: string;
+  meta: InstallMetadata;
+  /** The metadata record to write (none for a plain local folder). */
+  record: InstallRecord | undefined;
+}
+
+/** From a filled stage to a placed, scanned, recorded plugin: shared by clones and local folders. */
+async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Promise<InstallResult> {
+  const { io, paths } = o;
+  // The manifest decides the name; a folder without one is not installed (issues theme: "✓ Installed" then unusable).
+  let cand: Candidate | undefined = await candidateFromFolder(stage.plugin, "user", { dirName: p.fallback });
+  if (!cand) {
+    const found = await manifestFolders(stage.plugin);
+    throw new HermesError("E_INSTALL_NO_MANIFEST", {
+      message: `${p.display} has no plugin.yaml${p.subdir ? ` in '${p.subdir}'` : " at the top of the repository"}; nothing was installed`,
+      hint: found.length
+        ? `plugin folders in this repository: ${found.join(", ")}; install one with ${p.display.replace(/\/+$/, "")}/${found[0]} (or <url>#${found[0]})`
+        : "a plugin needs a plugin.yaml at the top of its folder; point the identifier at the folder that has one",
+    });
+  }
+  const where = `${p.display}${p.subdir && !p.display.includes(p.subdir) ? `#${p.subdir}` : ""}`;
+  // The name becomes a folder: refuse an unusable one by name before the manifest's other problems.
+  validatePluginName(cand.name);
+  const errors = cand.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length || (!cand.manifest && cand.status !== "portable")) {
+    throw new HermesError("E_INSTALL_MANIFEST_INVALID", {
+      message: `the plugin in ${where} cannot load (${errors.length} problem(s) in its manifest or files); nothing was installed`,
+      diagnostics: relocate(errors, stage.plugin, cand.name),
+    });
+  }
+  const name = cand.name;
+  validatePluginName(name);
+  await renameStageName(stage, name);
+  const target = join(paths.plugins, name);
+  for (const d of relocate(cand.diagnostics, stage.plugin, name)) if (d.severity === "warning") io.warn(`warning ${d.code}: ${d.message}`);
+  if (cand.manifest && cand.manifest.manifest_version > SUPPORTED_MANIFEST_VERSION) {
+    io.warn(`warning: ${name} declares manifest_version ${cand.manifest.manifest_version}; this hermes-kit supports up to ${SUPPORTED_MANIFEST_VERSION} and loads it with the fields it knows`);
+  }
+
+  const targetStat = await fsp.lstat(target).catch(() => undefined);
+  const prior = p.meta[name];
+  if (targetStat) {
+    if (!o.force) throw existsError(name, target, prior);
+    if (targetStat.isDirectory() && !prior && !(await isPluginFolder(target))) {
+      throw new HermesError("E_INSTALL_EXISTS", {
+        message: `${target} exists and is not a plugin folder (a category of plugins?); --force will not replace it`,
+        hint: "move the folder away, or install the plugin under another name",
+      });
+    }
+    if (!p.record?.pinned && prior?.pinned) {
+      throw new HermesError("E_INSTALL_PINNED", {
+        message: `plugin '${name}' is pinned to ${prior.revision}; reinstall it with an explicit --ref <40-character commit SHA> to change its source or revision`,
+      });
+    }
+  }
+  const key = cand.key;
+  const declared = knownCapabilities(cand.manifest?.capabilities ?? []);
+  const grants = o.grants && o.grants.length ? parseGrantFlag(o.grants, declared, key) : undefined;
+
+  await installScanGate(io, { dir: stage.plugin, displayDir: target, pluginKey: key, revision: p.revision, source: p.source, configFile: paths.config }, { force: o.force });
+  await copyExamples(stage.plugin, io, targetStat ? target : undefined);
+
+  // The one-time v21 migration runs before the new folder exists, so a fresh install is never grandfathered.
+  await migrateEnabledList(paths.home, o.env);
+  await commitStage(paths, stage, p.record, { expectTarget: Boolean(targetStat) });
+  cand = await candidateFromFolder(target, "user", { dirName: name });
+  const manifest = cand?.manifest;
+
+  if (cand?.status === "python") io.warn(`warning: ${name} is a Python plugin of the original Hermes: installed, but not loadable by this runtime`);
+  if (cand?.status === "portable") io.warn(`warning: ${name} is a portable plugin.json package: listed, but not loaded by this runtime yet`);
+  const missingEnv = manifest ? await promptEnv(o, name, manifest) : [];
+  if (manifest?.python_dependencies.length) {
+    io.out(`${name} declares Python dependencies (not installed automatically):`);
+    for (const d of manifest.python_dependencies) io.out(`  - ${d}`);
+  }
+  await showAfterInstall(io, target, name, p.display);
+
+  let enable = o.enable;
+  if (enable === undefined) enable = io.interactive ? await io.confirm(`  Enable '${name}' now? [y/N] `) : false;
+  let enabled = false;
+  if (enable) {
+    const res = await enablePlugin(paths.config, { key, name }, o.guard);
+    enabled = true;
+    io.out(res.message);
+  } else {
+    io.out(`Plugin installed but not enabled. Run \`hermes plugins enable ${key}\` to activate.`);
+  }
+  const cfgNow = (await loadConfig(paths.config)).value;
+  const consent = await runConsent({ configFile: paths.config, config: cfgNow, key, declared, context: "install", io, grants, guard: o.guard });
+  const compiled = await compile({ home: paths.home, env: o.env });
+  if (compiled.applied) io.out(`lock updated: generation ${compiled.generation}`);
+  if (enabled) io.out("Takes effect on next session.");
+  return { name, key, dir: target, source: p.source, revision: p.revision, pinned: p.record?.pinned ?? false, enabled, granted: consent.granted, pending: consent.pending, missingEnv, compile: compiled };
+}
+
 /** `hermes plugins install <identifier>` (install spec §4, with the deviations of DESIGN.md). */
 export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
   const io = o.io;
@@ -222,7 +375,9 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
   const config = (await loadConfig(paths.config)).value;
   // A corrupt metadata file is refused before any work: it is rewritten at placement.
   const meta = await readMetadata(paths.installMetadata);
-  const { id, indexPin, display } = await resolveIdentifier(o, config);
+  const local = await localSourceOf(o.identifier, o.cwd ?? process.cwd(), o.env);
+  if (local?.kind === "folder") return installFolder(o, local.path, meta);
+  const { id, indexPin, display } = await resolveIdentifier(o, config, local);
 
   const t: Target = { url: id.url, subdir: id.subdir };
   if (requested) t.revision = requested;
@@ -240,6 +395,8 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
       if (tr.revision && !t.revision) t.revision = tr.revision;
     }
     const source = canonicalSource(t.url, t.subdir);
+    // Known before any clone: reinstalling an installed source needs --force (say so without cloning).
+    if (!o.force) await refuseInstalledSource(paths, meta, source);
     if (!t.revision) {
       const inherited = inheritPin(meta, source);
       if (inherited) {
@@ -248,7 +405,7 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
       }
     }
     const lower = t.url.toLowerCase();
-    if (lower.startsWith("http://") || lower.startsWith("file://") || lower.startsWith("git://")) {
+    if (!local && (lower.startsWith("http://") || lower.startsWith("file://") || lower.startsWith("git://"))) {
       io.warn("Warning: Using an insecure or local URL scheme. Consider https:// or ssh for production installs.");
     }
     io.out(`Cloning ${scrubUrl(t.url)}${t.branch ? ` (branch: ${t.branch})` : ""}${t.subdir ? ` (subdir: ${t.subdir})` : ""}${t.revision ? ` @ ${t.revision}` : ""}...`);
@@ -261,94 +418,8 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
       await fsp.rename(cloneDir, stage.plugin);
     }
 
-    // The manifest decides the name; a folder without one is not installed (issues theme: "✓ Installed" then unusable).
     const fallback = t.subdir ? t.subdir.split("/").filter(Boolean).pop()! : repoNameOf(t.url);
-    let cand: Candidate | undefined = await candidateFromFolder(stage.plugin, "user", { dirName: fallback });
-    if (!cand) {
-      const found = await manifestFolders(stage.plugin);
-      throw new HermesError("E_INSTALL_NO_MANIFEST", {
-        message: `${display} has no plugin.yaml${t.subdir ? ` in '${t.subdir}'` : " at the top of the repository"}; nothing was installed`,
-        hint: found.length
-          ? `plugin folders in this repository: ${found.join(", ")}; install one with ${display.replace(/\/+$/, "")}/${found[0]} (or <url>#${found[0]})`
-          : "a plugin needs a plugin.yaml at the top of its folder; point the identifier at the folder that has one",
-      });
-    }
-    const where = `${display}${t.subdir && !display.includes(t.subdir) ? `#${t.subdir}` : ""}`;
-    // The name becomes a folder: refuse an unusable one by name before the manifest's other problems.
-    validatePluginName(cand.name);
-    const errors = cand.diagnostics.filter((d) => d.severity === "error");
-    if (errors.length || (!cand.manifest && cand.status !== "portable")) {
-      throw new HermesError("E_INSTALL_MANIFEST_INVALID", {
-        message: `the plugin in ${where} cannot load (${errors.length} problem(s) in its manifest or files); nothing was installed`,
-        diagnostics: relocate(errors, stage.plugin, cand.name),
-      });
-    }
-    const name = cand.name;
-    validatePluginName(name);
-    await renameStageName(stage, name);
-    const target = join(paths.plugins, name);
-    for (const d of relocate(cand.diagnostics, stage.plugin, name)) if (d.severity === "warning") io.warn(`warning ${d.code}: ${d.message}`);
-    if (cand.manifest && cand.manifest.manifest_version > SUPPORTED_MANIFEST_VERSION) {
-      io.warn(`warning: ${name} declares manifest_version ${cand.manifest.manifest_version}; this hermes-kit supports up to ${SUPPORTED_MANIFEST_VERSION} and loads it with the fields it knows`);
-    }
-
-    const targetStat = await fsp.lstat(target).catch(() => undefined);
-    const prior = meta[name];
-    if (targetStat) {
-      if (!o.force) {
-        throw new HermesError("E_INSTALL_EXISTS", { message: `plugin '${name}' already exists at ${target}`, hint: `use --force to reinstall, or run \`hermes plugins update ${name}\`` });
-      }
-      if (targetStat.isDirectory() && !prior && !(await isPluginFolder(target))) {
-        throw new HermesError("E_INSTALL_EXISTS", {
-          message: `${target} exists and is not a plugin folder (a category of plugins?); --force will not replace it`,
-          hint: "move the folder away, or install the plugin under another name",
-        });
-      }
-      if (!t.revision && prior?.pinned) {
-        throw new HermesError("E_INSTALL_PINNED", {
-          message: `plugin '${name}' is pinned to ${prior.revision}; reinstall it with an explicit --ref <40-character commit SHA> to change its source or revision`,
-        });
-      }
-    }
-    const key = cand.key;
-    const declared = knownCapabilities(cand.manifest?.capabilities ?? []);
-    const grants = o.grants && o.grants.length ? parseGrantFlag(o.grants, declared, key) : undefined;
-
-    await installScanGate(io, { dir: stage.plugin, displayDir: target, pluginKey: key, revision, source, configFile: paths.config }, { force: o.force });
-    await copyExamples(stage.plugin, io, targetStat ? target : undefined);
-
-    // The one-time v21 migration runs before the new folder exists, so a fresh install is never grandfathered.
-    await migrateEnabledList(paths.home, o.env);
-    const record: InstallRecord = { pinned: Boolean(t.revision), revision, source };
-    await commitStage(paths, stage, record, { expectTarget: Boolean(targetStat) });
-    cand = await candidateFromFolder(target, "user", { dirName: name });
-    const manifest = cand?.manifest;
-
-    if (cand?.status === "python") io.warn(`warning: ${name} is a Python plugin of the original Hermes: installed, but not loadable by this runtime`);
-    if (cand?.status === "portable") io.warn(`warning: ${name} is a portable plugin.json package: listed, but not loaded by this runtime yet`);
-    const missingEnv = manifest ? await promptEnv(o, name, manifest) : [];
-    if (manifest?.python_dependencies.length) {
-      io.out(`${name} declares Python dependencies (not installed automatically):`);
-      for (const d of manifest.python_dependencies) io.out(`  - ${d}`);
-    }
-    await showAfterInstall(io, target, name, display);
-
-    let enable = o.enable;
-    if (enable === undefined) enable = io.interactive ? await io.confirm(`  Enable '${name}' now? [y/N] `) : false;
-    let enabled = false;
-    if (enable) {
-      const res = await enablePlugin(paths.config, { key, name }, o.guard);
-      enabled = true;
-      io.out(res.message);
-    } else {
-      io.out(`Plugin installed but not enabled. Run \`hermes plugins enable ${key}\` to activate.`);
-    }
-    const cfgNow = (await loadConfig(paths.config)).value;
-    const consent = await runConsent({ configFile: paths.config, config: cfgNow, key, declared, context: "install", io, grants, guard: o.guard });
-    const compiled = await compile({ home: paths.home, env: o.env });
-    if (compiled.applied) io.out(`lock updated: generation ${compiled.generation}`);
-    if (enabled) io.out("Takes effect on next session.");
-    return { name, key, dir: target, source, revision, pinned: record.pinned, enabled, granted: consent.granted, pending: consent.pending, missingEnv, compile: compiled };
+    return await placeCandidate(o, stage, { display, source, revision, fallback, subdir: t.subdir, meta, record: { pinned: Boolean(t.revision), revision, source } });
   } finally {
     await discardStage(stage).catch(() => undefined);
   }

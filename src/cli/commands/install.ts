@@ -16,7 +16,7 @@ const collect = (v: string, prev: string[]) => [...prev, v];
 
 export function installCommand(): Command {
   return new Command("install")
-    .argument("<identifier>", "owner/repo[/subdir], a git URL (https, ssh, git@, file://, #subdir, GitHub /tree/<branch>/<path>) or an exact index name")
+    .argument("<identifier>", "owner/repo[/subdir], a git URL (https, ssh, git@, file://, #subdir, GitHub /tree/<branch>/<path>), a local path (git repository or folder) or an exact index name")
     .description("install a plugin from git into the home's plugins folder (scanned, staged, atomic)")
     .option("--ref <sha>", "install exactly this 40-character commit SHA (pins the plugin)")
     .option("-f, --force", "replace an installed plugin of the same name; accept a 'caution' scan verdict")
