@@ -1,11 +1,49 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * Two suites over one set of settings:
+ * - `npm test` (this file): the fast suite, every test file except SLOW_TESTS; a few minutes on 2 cores.
+ * - `npm run test:slow` (vitest.slow.config.ts): SLOW_TESTS, the kill matrices and the other long suites.
+ * CI (.ci/run) runs both. test/project/suites.test.ts checks that every test file is in exactly one.
+ */
+export const SLOW_TESTS = [
+  // Kill matrices: a SIGKILL at every fault point of compile, and of install/update/remove, each
+  // followed by recovery checks.
+  "test/compile/crash.test.ts",
+  "test/install/crash.test.ts",
+  // Property tests: many permutations of a deploy spec, each compiled and started.
+  "test/compile/spec-order.test.ts",
+  // Stress: twenty CLI processes enabling plugins in one config.yaml at once (the --profile checks
+  // of the same file come along).
+  "test/e2e/plugins-profile-concurrency.test.ts",
+  // Many real git installs, exports and bundle round trips.
+  "test/pack/pack-install.test.ts",
+  // Batteries of bad input, each case its own CLI process (clones, agent turns, plugin loads, usage).
+  "test/install/bad-input.test.ts",
+  "test/e2e/agent-bad-input.test.ts",
+  "test/e2e/runtime-bad-input.test.ts",
+  "test/e2e/usage.test.ts",
+  // Real Nix: evaluation, builtins.path, store links, activation (skipped where Nix is missing).
+  "test/nix/**/*.test.ts",
+  // Every test file that reads ../shared, run again in a child vitest with the folder missing.
+  "test/project/fresh-clone-run.test.ts",
+];
+
+/** What both suites share. */
+export const baseTest = {
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  pool: "forks" as const,
+  // Most files wait on spawned CLIs, git and servers rather than compute: two files at a time keep
+  // a 2-core machine busy (vitest's default on 2 cores is one).
+  maxWorkers: 2,
+  globalSetup: ["test/global-setup.ts"],
+};
 
 export default defineConfig({
   test: {
+    ...baseTest,
     include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: "forks",
-    globalSetup: ["test/global-setup.ts"],
+    exclude: [...configDefaults.exclude, ...SLOW_TESTS],
   },
 });
