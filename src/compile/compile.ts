@@ -8,7 +8,7 @@ import { applyYamlEdits } from "../core/yaml-edit.js";
 import { parseConfigText } from "../config/config-file.js";
 import { writeManaged } from "../config/managed.js";
 import { migrateEnabledList } from "../config/migrate.js";
-import { gatherInputs, type GatherOptions } from "./gather.js";
+import { gatherInputs, type CompileInputs, type GatherOptions } from "./gather.js";
 import {
   assertLinkSlotsFree,
   currentGeneration,
@@ -22,10 +22,11 @@ import {
 } from "./generations.js";
 import { planOverlay } from "./overlay.js";
 import { KIT_VERSION, planCompile, type CompilePlan } from "./plan.js";
-import { baseFingerprint, quickUpToDate, recordQuick } from "./quick-check.js";
+import { baseFingerprint, quickUpToDate, recordQuick, type ReadBytes } from "./quick-check.js";
 import type { Lock } from "./lock.js";
 import { sourceRoots } from "../discovery/discover.js";
 import { envFlag } from "../core/env-flag.js";
+import { faultHold } from "../core/fault.js";
 
 export interface CompileOptions extends GatherOptions {
   /** Plan only; write nothing. */
@@ -94,7 +95,7 @@ async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: stri
 }
 
 /** The fingerprint of everything but plugin trees, for the no-op fast path (quick-check.ts). */
-export function compileBase(paths: HomePaths, opts: GatherOptions): string {
+export function compileBase(paths: HomePaths, opts: GatherOptions, read?: ReadBytes): string {
   const env = opts.env ?? process.env;
   return baseFingerprint(paths, {
     kit: KIT_VERSION,
@@ -102,7 +103,13 @@ export function compileBase(paths: HomePaths, opts: GatherOptions): string {
     managed: opts.managed ?? null,
     roots: sourceRoots({ home: paths.home, cwd: opts.cwd, env }).map((r) => `${r.source}:${r.dir}`),
     env: { project: envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env) },
+    read,
   });
+}
+
+/** The bytes a compile planned from, so its no-op record describes exactly those inputs. */
+export function inputBytes(inputs: CompileInputs): ReadBytes {
+  return { config: inputs.configExists ? inputs.configText : null, metadata: inputs.metadataText ?? null };
 }
 
 /** A plan that says "nothing to do", for a home the quick check found unchanged. */
@@ -149,6 +156,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
       await migrateEnabledList(home, opts.env).catch(() => undefined);
     }
     const inputs = await gatherInputs({ ...opts, home });
+    faultHold("compile-gathered");
     const plan = planCompile(inputs);
     if (!plan.ok) refuse(plan);
     if (opts.dryRun) return { plan, applied: false, home };
@@ -156,7 +164,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
     if (opts.managed) await writeManaged(paths, opts.managed);
     await inputs.cache.save().catch(() => undefined);
-    await recordQuick(paths, compileBase(paths, opts), inputs.watch).catch(() => undefined);
+    await recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch).catch(() => undefined);
     return { plan, applied: plan.changed, generation, home };
   };
   if (opts.dryRun) return run();

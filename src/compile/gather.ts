@@ -39,6 +39,8 @@ export interface CompileInputs {
   gitOrigins: Record<string, { source: string; revision: string; pinned: boolean }>;
   /** Raw bytes of the lock in force, to detect a no-op. */
   previousText?: string;
+  /** The bytes of `.install-metadata.json` this compile read (absent: undefined), for the no-op fingerprint. */
+  metadataText?: string;
   /**
    * Ownership recorded by a generation newer than the current one: a compile killed after
    * writing config.yaml but before switching. Items it put in config.yaml are the deployment's.
@@ -62,10 +64,11 @@ export interface GatherOptions {
   env?: NodeJS.ProcessEnv;
   /** Hash every tree, even immutable store paths and unchanged stat fingerprints. */
   fullHash?: boolean;
+  /** Plan against this config.yaml text instead of the file (a dry run of the migration, an edit checked before it is written). */
+  configText?: string;
 }
 
-async function readGitOrigins(paths: HomePaths): Promise<CompileInputs["gitOrigins"]> {
-  const text = await readTextIfExists(paths.installMetadata).catch(() => undefined);
+function readGitOrigins(text: string | undefined): CompileInputs["gitOrigins"] {
   if (!text) return {};
   try {
     const raw = JSON.parse(text) as Record<string, unknown>;
@@ -157,7 +160,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
       diagnostics.push(...t.diagnostics);
     }
   }
-  const configText = await readTextIfExists(paths.config);
+  const configText = opts.configText ?? (await readTextIfExists(paths.config));
   const previousText = await readTextIfExists(paths.lock).catch(() => undefined);
   let previous: Lock | undefined;
   try {
@@ -218,6 +221,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
       // a torn generation is ignored; it was never current
     }
   }
+  const metadataText = await readTextIfExists(paths.installMetadata).catch(() => undefined);
   const pointers = {
     lock: await fsp.readlink(paths.lock).catch(() => undefined),
     current: await fsp.readlink(join(paths.generations, "current")).catch(() => undefined),
@@ -250,7 +254,8 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     discovery,
     integrity,
     env: { roots: sourceRoots({ home: paths.home, cwd: opts.cwd, env }).map((r) => `${r.source}:${r.dir}`), projectPlugins: envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env) },
-    gitOrigins: await readGitOrigins(paths),
+    gitOrigins: readGitOrigins(metadataText),
+    metadataText,
     diagnostics: [...diagnostics, ...discovery.diagnostics],
     cache,
   };

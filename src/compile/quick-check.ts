@@ -62,19 +62,32 @@ function link(p: string): string {
   }
 }
 
-/** Everything besides plugin trees that a compile result depends on. */
-export function baseFingerprint(paths: HomePaths, parts: { kit: string; specFile?: string; managed?: string | null; roots: readonly string[]; env: unknown }): string {
+/** What a compile read of config.yaml and the install metadata (null: absent). */
+export interface ReadBytes {
+  config: string | null;
+  metadata: string | null;
+}
+
+/**
+ * Everything besides plugin trees that a compile result depends on. After a compile, `read` is
+ * what it actually read: re-reading the disk then would vouch for a config written meanwhile.
+ */
+export function baseFingerprint(
+  paths: HomePaths,
+  parts: { kit: string; specFile?: string; managed?: string | null; roots: readonly string[]; env: unknown; read?: ReadBytes },
+): string {
+  const bytes = (v: string | null | undefined, file: string) => (v === undefined ? readOr(file) : v === null ? "\0absent" : Buffer.from(v, "utf8"));
   return sha(
     JSON.stringify({
       kit: parts.kit,
-      config: sha(readOr(paths.config)),
+      config: sha(bytes(parts.read?.config, paths.config)),
       spec: parts.specFile ? sha(readOr(parts.specFile)) : null,
       specFile: parts.specFile ?? null,
       managed: parts.managed ?? null,
       marker: sha(readOr(paths.managed)),
       roots: parts.roots,
       env: parts.env,
-      metadata: sha(readOr(paths.installMetadata)),
+      metadata: sha(bytes(parts.read?.metadata, paths.installMetadata)),
       pointers: [link(paths.lock), link(join(paths.generations, "current"))],
     }),
   );

@@ -4,7 +4,7 @@ import { HermesError } from "../core/errors.js";
 import { logger } from "../core/log.js";
 import { homePaths } from "../core/paths.js";
 import { readManaged } from "../config/managed.js";
-import { compile, compileBase } from "../compile/compile.js";
+import { compile, compileBase, inputBytes } from "../compile/compile.js";
 import { quickUpToDate, recordQuick } from "../compile/quick-check.js";
 import { gatherInputs } from "../compile/gather.js";
 import { parseTrustedLockText, readLock, type Lock } from "../compile/lock.js";
@@ -84,7 +84,7 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
       log.info(`recompiled: generation ${res.generation}`);
     } else {
       await inputs.cache.save().catch(() => undefined);
-      await recordQuick(paths, baseNow(), inputs.watch).catch(() => undefined);
+      await recordQuick(paths, compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }, inputBytes(inputs)), inputs.watch).catch(() => undefined);
     }
   }
   const runtime = new Runtime(paths.home, lock!, { log });

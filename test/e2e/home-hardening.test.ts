@@ -54,3 +54,30 @@ describe("runtime start in an unmanaged home", () => {
     expect(r.stderr).toContain("lock is stale: plugin(s) changed since the last compile: ~ cap (files changed); recompiling");
   });
 });
+
+describe("the no-op record of a compile", () => {
+  it("describes the config the compile read, not one written while it ran (compile --check then says stale)", async () => {
+    const t = home("plugins:\n  enabled: [cap]\n");
+    writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
+    const hold = writeText(join(t.root, "hold"), "");
+    const { spawn } = await import("node:child_process");
+    const { CLI } = await import("./cli.js");
+    const child = spawn(process.execPath, [CLI, "--home", t.h, "compile"], {
+      env: { ...process.env, HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
+      stdio: "ignore",
+    });
+    const done = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const { existsSync, rmSync } = await import("node:fs");
+    for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(`${hold}.reached`), "compile never reached the point after gathering its inputs").toBe(true);
+    // Another process's enable lands after this compile read config.yaml.
+    writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [cap, other]\n");
+    rmSync(hold);
+    expect(await done).toBe(0);
+    const check = await t.cli(["compile", "--check"]);
+    expect(check.code, `${check.stdout}\n${check.stderr}`).toBe(1);
+    const fixed = await t.cli(["compile"]);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect((JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order).toEqual(["cap", "other"]);
+  });
+});
