@@ -1,3 +1,4 @@
+import { Option, type Command } from "commander";
 import { formatDiagnostic, formatGithub, type Diagnostic } from "../core/errors.js";
 
 const useColor = (stream: NodeJS.WriteStream) => Boolean(stream.isTTY) && !process.env.NO_COLOR && process.env.TERM !== "dumb";
@@ -42,6 +43,35 @@ export function table(headers: string[], rows: string[][], maxWidth = 60): strin
 }
 
 export type DiagnosticFormat = "text" | "json" | "github";
+
+export interface ValidatorOptions {
+  format: DiagnosticFormat;
+  json?: boolean;
+  strict?: boolean;
+}
+
+/** The options every validator shares: `--json` (alias of `--format json`), `--format`, `--strict`. */
+export function validatorOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option("--format <format>", "output format (github: workflow annotations)").choices(["text", "json", "github"]).default("text"))
+    .option("--json", "same as --format json")
+    .option("--strict", "warnings fail too (exit 1), for CI");
+}
+
+/** Print a validator's findings and set the exit code: 1 on an error, or on a warning with --strict. */
+export function finishValidation(label: string, ds: readonly Diagnostic[], o: ValidatorOptions, okLabel = label): void {
+  const format: DiagnosticFormat = o.json ? "json" : o.format;
+  printDiagnostics(ds, format);
+  const errors = ds.filter((d) => d.severity === "error").length;
+  const warnings = ds.length - errors;
+  const failed = errors > 0 || (o.strict === true && warnings > 0);
+  if (format === "text") {
+    if (!failed) out(`${okLabel}: ok${warnings ? ` (${warnings} warning(s))` : ""}`);
+    else if (errors) err(`${label}: ${errors} error(s)${warnings ? `, ${warnings} warning(s)` : ""}`);
+    else err(`${label}: ${warnings} warning(s) (--strict)`);
+  }
+  if (failed) process.exitCode = 1;
+}
 
 export function printDiagnostics(ds: readonly Diagnostic[], format: DiagnosticFormat = "text"): void {
   if (format === "json") return json(ds);

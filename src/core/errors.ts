@@ -61,6 +61,23 @@ export const ERROR_CATALOG = {
     title: "a config value is out of range and is clamped",
     hint: "set a value within the documented range",
   },
+  W_CONFIG_UNKNOWN_KEY: {
+    title: "a top-level config key is read neither by hermes-kit nor by the original Hermes",
+    hint: "correct its spelling (the nearest known key is named when there is one) or remove it",
+  },
+  W_CONFIG_UNKNOWN_PROVIDER: {
+    title: "model.provider names a provider hermes-kit's agent does not have",
+    hint: "use openai-compatible (or its aliases openai, custom) with model.base_url, or scripted with model.script",
+  },
+  E_CONFIG_IS_MANIFEST: {
+    title: "the file given as config.yaml is a plugin manifest",
+    hint: "check a plugin folder with `hermes plugins validate <dir>`; give `config validate` the home's config.yaml",
+  },
+  E_LOG_LEVEL: {
+    title: "HERMES_LOG_LEVEL names no log level",
+    hint: "set HERMES_LOG_LEVEL to one of trace, debug, info, warn, error, fatal, silent (or unset it), or use --verbose / --quiet",
+    exit: 2,
+  },
   E_CONFIG_MANAGED_KEY: {
     title: "this config key is owned by the deployment",
     hint: "change it in the deployment (Nix module or deploy spec) and re-run its activation",
@@ -84,6 +101,10 @@ export const ERROR_CATALOG = {
   W_MANIFEST_UNKNOWN_HOOK: {
     title: "a manifest declares a hook name that is not in the hook catalog",
     hint: "correct the name (see docs/hooks.md); the declaration gets no slot in the lock's hook chains",
+  },
+  W_PLUGIN_REQUIRES_HERMES: {
+    title: "a plugin's requires_hermes is not met by this hermes-kit",
+    hint: "install a version of the plugin made for this hermes-kit, or upgrade hermes-kit; the plugin is not loaded",
   },
   W_MANIFEST_VERSION_NEWER: {
     title: "the manifest declares a newer manifest_version than this runtime supports",

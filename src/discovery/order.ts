@@ -97,7 +97,7 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
   explicitOrder.forEach((k, i) => {
     const key = keySet.has(k) ? k : byName.get(k);
     if (!key) {
-      diagnostics.push(diagnostic("W_ORDER_UNKNOWN_KEY", `plugins.order names '${k}', which is not a loading plugin${didYouMean(k, keys)}`, { path: `plugins.order[${i}]` }));
+      diagnostics.push(diagnostic("W_ORDER_UNKNOWN_KEY", `plugins.order names '${k}', which is not a loading plugin${didYouMean(k, keys, { fragments: true })}`, { path: `plugins.order[${i}]` }));
       return;
     }
     if (listed.includes(key)) {

@@ -106,7 +106,7 @@ export function findPlugin(set: PluginSet, name: string, opts: { includeLosers?:
   if (leaf.length > 1) {
     throw new HermesError("E_PLUGIN_AMBIGUOUS", { message: `'${name}' matches ${leaf.map((v) => v.candidate.key).join(", ")}` });
   }
-  const close = nearest(name, pool.flatMap((v) => [v.candidate.key, v.candidate.name]));
+  const close = nearest(name, pool.flatMap((v) => [v.candidate.key, v.candidate.name]), { fragments: true });
   throw new HermesError("E_PLUGIN_NOT_FOUND", {
     message: `plugin '${name}' is not installed or bundled${close ? `; did you mean '${close}'?` : ""}`,
   });

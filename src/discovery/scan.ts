@@ -33,6 +33,8 @@ export interface Candidate {
   entry?: string;
   status: CandidateStatus;
   diagnostics: Diagnostic[];
+  /** Unknown fields of a version-1 manifest: ignored at load (as the original), reported by `plugins validate`. */
+  ignoredFields?: Diagnostic[];
 }
 
 export interface ScanOptions {
@@ -210,6 +212,7 @@ export async function candidateFromFolder(
     entry,
     status,
     diagnostics,
+    ...(parsed.ignoredFields.length ? { ignoredFields: parsed.ignoredFields } : {}),
   };
 }
 

@@ -46,7 +46,7 @@ export async function locateInstalled(paths: HomePaths, name: string): Promise<I
       return { dir, rel: n, key: n, name: n };
     }
     const installed = candidates.map(relOf);
-    const close = nearest(n, [...installed, ...candidates.map((x) => x.key)]);
+    const close = nearest(n, [...installed, ...candidates.map((x) => x.key)], { fragments: true });
     throw new HermesError("E_PLUGIN_NOT_FOUND", {
       message: `plugin '${name}' not found in ${paths.plugins}${close ? `; did you mean '${close}'?` : ""}\ninstalled plugins: ${installed.join(", ") || "(none)"}`,
     });

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { diagnostic, type Diagnostic } from "../core/errors.js";
+import { logger } from "../core/log.js";
 import { validateSchema } from "../core/schema.js";
 import { didYouMean } from "../core/suggest.js";
 import { SourceDoc } from "../core/yaml-source.js";
@@ -73,10 +74,15 @@ export interface ManifestParse {
   sha256: string;
   manifest?: PluginManifest;
   diagnostics: Diagnostic[];
+  /** Unknown fields of a version-1 manifest: not problems at load time, shown by `plugins validate`. */
+  ignoredFields: Diagnostic[];
 }
 
 /** config_schema type names and their aliases (runtime spec §1.3), lowercased. */
 const CONFIG_SCHEMA_TYPES = new Set(["str", "string", "int", "integer", "float", "number", "bool", "boolean", "list", "array", "dict", "object"]);
+
+/** Fields the original's own plugins ship that its loader ignores (memory plugins' `profile_clone`). */
+const ORIGINAL_EXTRA_FIELDS = new Set(["profile_clone"]);
 
 /** Fields whose schema errors make the manifest unusable; every other field is coerced with a warning. */
 const FATAL_FIELDS = new Set(["name", "main"]);
@@ -136,6 +142,14 @@ export function isContainedRelativePath(p: string): boolean {
   return !p.split(/[\\/]+/).some((seg) => seg === "..");
 }
 
+/** Version-control folders: their content is the VCS's, not the plugin's, so nothing may load from them. */
+export const VCS_DIRS: ReadonlySet<string> = new Set([".git", ".hg", ".svn"]);
+
+/** The VCS folder a relative path runs through (case-insensitive: some filesystems are), if any. */
+export function vcsFolderOf(p: string): string | undefined {
+  return p.split(/[\\/]+/).find((seg) => VCS_DIRS.has(seg.toLowerCase()));
+}
+
 /** Manifest file names, in the order a plugin folder is searched. */
 export const MANIFEST_FILES = ["plugin.yaml", "plugin.yml"] as const;
 
@@ -161,7 +175,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
   const sha256 = manifestSha256(text);
   const src = new SourceDoc(text, file);
   const diagnostics: Diagnostic[] = [...src.errors];
-  if (!src.ok) return { file, sha256, diagnostics };
+  if (!src.ok) return { file, sha256, diagnostics, ignoredFields: [] };
   const raw = src.value ?? {};
   if (typeof raw !== "object" || Array.isArray(raw)) {
     diagnostics.push(
@@ -171,12 +185,22 @@ export function parseManifestText(text: string, file: string, dirName: string): 
         col: 1,
       }),
     );
-    return { file, sha256, diagnostics };
+    return { file, sha256, diagnostics, ignoredFields: [] };
   }
   const data = raw as Record<string, unknown>;
 
+  const manifestVersion = data.manifest_version === undefined ? 1 : (intOrNull(data.manifest_version) ?? 1);
+  const quietFields: string[] = [];
+  const ignoredFields: Diagnostic[] = [];
   for (const d of validateSchema("plugin-manifest", data, { source: src })) {
     const field = d.path?.split(/[.[]/)[0] ?? "";
+    // As the original: unknown top-level fields of a version-1 manifest, and fields the original's
+    // own plugins carry, are not problems; they are logged at debug only.
+    if (d.code === "W_SCHEMA_UNKNOWN_FIELD" && d.path === field && (manifestVersion < 2 || ORIGINAL_EXTRA_FIELDS.has(field))) {
+      quietFields.push(field);
+      if (!ORIGINAL_EXTRA_FIELDS.has(field)) ignoredFields.push(d);
+      continue;
+    }
     // kind gets one sentence of its own below; the schema's pattern message says nothing useful.
     if (field === "kind" && d.severity === "error") continue;
     if (d.severity === "error" && !FATAL_FIELDS.has(field)) {
@@ -184,10 +208,9 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     } else diagnostics.push(d);
   }
 
-  let manifestVersion = 1;
+  if (quietFields.length) logger().debug({ file }, `unknown manifest field(s) ignored: ${quietFields.join(", ")} (newer manifest schema or typo; plugin still loads)`);
   if (data.manifest_version !== undefined) {
     const mv = intOrNull(data.manifest_version);
-    manifestVersion = mv ?? 1;
     if (mv !== null && mv > SUPPORTED_MANIFEST_VERSION) {
       diagnostics.push(
         diagnostic("W_MANIFEST_VERSION_NEWER", `manifest_version ${mv} is newer than this runtime supports (${SUPPORTED_MANIFEST_VERSION}); loading anyway`, src.locate(["manifest_version"])),
@@ -210,7 +233,12 @@ export function parseManifestText(text: string, file: string, dirName: string): 
 
   let main: string | undefined;
   if (typeof data.main === "string") {
-    if (isContainedRelativePath(data.main.trim())) main = data.main.trim();
+    const vcs = vcsFolderOf(data.main.trim());
+    if (vcs) {
+      diagnostics.push(
+        diagnostic("E_MANIFEST_ENTRY_IN_VCS", `main ${JSON.stringify(data.main)} is inside ${vcs}/, version-control metadata, not part of the plugin`, src.locate(["main"])),
+      );
+    } else if (isContainedRelativePath(data.main.trim())) main = data.main.trim();
     else {
       diagnostics.push(
         diagnostic("E_MANIFEST_PATH_ESCAPE", `main ${JSON.stringify(data.main)} must be a path inside the plugin folder`, src.locate(["main"])),
@@ -289,7 +317,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     main,
     required: data.required === true,
   };
-  return { file, sha256, manifest, diagnostics };
+  return { file, sha256, manifest, diagnostics, ignoredFields };
 }
 
 /** Marker scan of an entry file when `kind` is absent (runtime spec §1.3). */

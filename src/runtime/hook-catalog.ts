@@ -631,5 +631,6 @@ export function isMiddlewareKind(s: string): s is MiddlewareKind {
 
 /** The nearest middleware kind, e.g. `llm_request` for the original's `api_request` alias. */
 export function suggestMiddlewareKind(name: string): string | undefined {
-  return nearest(name, MIDDLEWARE_KINDS);
+  const alias = /^api_(request|execution)$/.exec(name);
+  return alias ? `llm_${alias[1]}` : nearest(name, MIDDLEWARE_KINDS);
 }

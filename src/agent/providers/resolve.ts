@@ -1,11 +1,12 @@
 import { isAbsolute, resolve } from "node:path";
 import { HermesError } from "../../core/errors.js";
 import { didYouMean } from "../../core/suggest.js";
+import { PROVIDER_NAMES } from "../../config/model-providers.js";
 import type { Provider } from "../types.js";
 import { OpenAiCompatibleProvider } from "./openai-compatible.js";
 import { loadScript, ScriptedProvider } from "./scripted.js";
 
-export const PROVIDER_NAMES = ["openai-compatible", "scripted"] as const;
+export { PROVIDER_NAMES } from "../../config/model-providers.js";
 
 export interface ProviderFlags {
   provider?: string;

@@ -1,5 +1,5 @@
-import { Command, Option } from "commander";
-import { formatDiagnostic, hasErrors, HermesError } from "../../core/errors.js";
+import { Command } from "commander";
+import { formatDiagnostic, HermesError } from "../../core/errors.js";
 import { disablePlugin, enablePlugin } from "../../config/enable.js";
 import type { LoadedConfig } from "../../config/config-file.js";
 import { knownCapabilities } from "../../consent/capabilities.js";
@@ -14,7 +14,7 @@ import { scanCommand } from "./scan.js";
 import { packCommand, searchCommand } from "./pack.js";
 import { capabilitiesCommand, consentOnEnable, enableGrants, installCommand, removeCommand, updateCommand } from "./install.js";
 import { ownershipGuard, pluginState, reportConfigProblems } from "../context.js";
-import { err, json, out, printDiagnostics, style, table, type DiagnosticFormat } from "../output.js";
+import { err, finishValidation, json, out, style, table, validatorOptions, type ValidatorOptions } from "../output.js";
 
 const STATUS_LABEL = { enabled: "enabled", disabled: "disabled", "not-enabled": "not enabled" } as const;
 
@@ -205,18 +205,12 @@ export function pluginsCommand(): Command {
 
   plugins
     .command("validate <dir>")
-    .description("validate one plugin folder (for CI); exit 1 on any error")
-    .addOption(new Option("--format <format>", "output format").choices(["text", "json", "github"]).default("text"))
-    .action(async (dir: string, o: { format: DiagnosticFormat }) => {
+    .description("validate one plugin folder (for CI); exit 1 on any error (--strict: on any warning too)")
+    .action(async (dir: string, o: ValidatorOptions) => {
       const { candidate, diagnostics } = await validatePluginDir(dir);
-      printDiagnostics(diagnostics, o.format);
-      const failed = hasErrors(diagnostics);
-      if (o.format === "text") {
-        if (candidate && !failed) out(`${candidate.key}: ok${diagnostics.length ? ` (${diagnostics.length} warning(s))` : ""}`);
-        else err(`${dir}: ${diagnostics.filter((d) => d.severity === "error").length} error(s)`);
-      }
-      if (failed) process.exitCode = 1;
+      finishValidation(dir, diagnostics, o, candidate?.key);
     });
+  validatorOptions(plugins.commands.find((c) => c.name() === "validate")!);
 
   plugins.addCommand(chainCommand());
   plugins.addCommand(scanCommand());
