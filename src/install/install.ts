@@ -67,6 +67,11 @@ export function validatePluginName(name: string): void {
   if (name.length > 200) throw bad("it is longer than 200 characters");
 }
 
+/** Where a tree the scan blocked is kept so that its findings can be opened. */
+export function scanReviewDir(paths: HomePaths, key: string): string {
+  return join(paths.cache, "scan-review", ...key.split("/"));
+}
+
 function relocate(ds: readonly Diagnostic[], from: string, to: string): Diagnostic[] {
   return ds.map((d) => (d.file && d.file.startsWith(from) ? { ...d, file: to + d.file.slice(from.length) } : d));
 }
@@ -330,7 +335,7 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
   const declared = knownCapabilities(cand.manifest?.capabilities ?? []);
   const grants = o.grants && o.grants.length ? parseGrantFlag(o.grants, declared, key) : undefined;
 
-  await installScanGate(io, { dir: stage.plugin, displayDir: target, pluginKey: key, revision: p.revision, source: p.source, configFile: paths.config }, { force: o.force });
+  await installScanGate(io, { dir: stage.plugin, displayDir: target, pluginKey: key, revision: p.revision, source: p.source, configFile: paths.config, reviewDir: scanReviewDir(paths, key) }, { force: o.force });
   await copyExamples(stage.plugin, io, targetStat ? target : undefined);
 
   // The one-time v21 migration runs before the new folder exists, so a fresh install is never grandfathered.

@@ -1,3 +1,5 @@
+import { promises as fsp } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { loadConfig } from "../config/config-file.js";
 import { HermesError } from "../core/errors.js";
 import type { Io } from "../consent/flow.js";
@@ -19,6 +21,8 @@ export interface ScanSubject {
   revision: string;
   source: string;
   configFile: string;
+  /** Where a blocked tree is copied for review, so that the error's path names a file that exists. */
+  reviewDir?: string;
 }
 
 async function scan(s: ScanSubject): Promise<ScanReport | undefined> {
@@ -40,12 +44,27 @@ function printText(io: Io, report: ScanReport, decision: Decision): void {
   for (const line of renderText(report, { decision }).replace(/\n+$/, "").split("\n")) io.out(line);
 }
 
-function blocked(report: ScanReport, decision: Decision, s: ScanSubject, code: "E_INSTALL_SCAN_BLOCKED" | "E_INSTALL_SCAN_CAUTION" | "E_UPDATE_SCAN_BLOCKED", message: string): HermesError {
+/** A copy of the blocked tree (without .git) at `reviewDir`; undefined when there is none or it fails. */
+async function keepForReview(s: ScanSubject): Promise<string | undefined> {
+  if (!s.reviewDir) return undefined;
+  try {
+    await fsp.rm(s.reviewDir, { recursive: true, force: true });
+    await fsp.mkdir(dirname(s.reviewDir), { recursive: true });
+    await fsp.cp(s.dir, s.reviewDir, { recursive: true, verbatimSymlinks: true, filter: (src) => basename(src) !== ".git" || dirname(src) !== s.dir });
+    return s.reviewDir;
+  } catch {
+    return undefined;
+  }
+}
+
+async function blocked(report: ScanReport, decision: Decision, s: ScanSubject, code: "E_INSTALL_SCAN_BLOCKED" | "E_INSTALL_SCAN_CAUTION" | "E_UPDATE_SCAN_BLOCKED", message: string): Promise<HermesError> {
   const top = report.deciding[0];
+  // Nothing was placed: the paths of the findings name the review copy, which exists.
+  const review = await keepForReview(s);
   return new HermesError(code, {
-    message: `${message} (${decision.reason})`,
+    message: `${message} (${decision.reason})${review ? `\nThe scanned files are kept for review in ${review}` : ""}`,
     hint: blockHint(report),
-    file: top && top.file !== "." ? `${s.displayDir}/${top.file}` : undefined,
+    file: top && top.file !== "." && review ? join(review, top.file) : undefined,
     line: top?.line || undefined,
     col: top?.col || undefined,
   });
@@ -70,11 +89,11 @@ export async function installScanGate(io: Io, s: ScanSubject, opts: { force?: bo
   if (decision.action === "confirm") {
     printText(io, report, decision);
     if (await io.confirm("  Install anyway? [y/N] ")) return report;
-    throw blocked(report, decision, s, "E_INSTALL_SCAN_CAUTION", `the scan verdict for ${s.pluginKey} is 'caution' and was declined; nothing was installed`);
+    throw await blocked(report, decision, s, "E_INSTALL_SCAN_CAUTION", `the scan verdict for ${s.pluginKey} is 'caution' and was declined; nothing was installed`);
   }
   printText(io, report, decision);
-  if (report.verdict === "dangerous") throw blocked(report, decision, s, "E_INSTALL_SCAN_BLOCKED", `the security scan blocked ${s.pluginKey}; nothing was installed`);
-  throw blocked(report, decision, s, "E_INSTALL_SCAN_CAUTION", `the scan verdict for ${s.pluginKey} is 'caution' and nobody accepted it; nothing was installed`);
+  if (report.verdict === "dangerous") throw await blocked(report, decision, s, "E_INSTALL_SCAN_BLOCKED", `the security scan blocked ${s.pluginKey}; nothing was installed`);
+  throw await blocked(report, decision, s, "E_INSTALL_SCAN_CAUTION", `the scan verdict for ${s.pluginKey} is 'caution' and nobody accepted it; nothing was installed`);
 }
 
 /**
@@ -88,7 +107,7 @@ export async function updateScanGate(io: Io, s: ScanSubject, previous: string | 
   io.out(`⚠ Security scan flagged the updated plugin: ${report.summary}`);
   printText(io, report, decision);
   if (decision.action === "block") {
-    throw blocked(report, decision, s, "E_UPDATE_SCAN_BLOCKED", `the update of ${s.pluginKey} to ${s.revision} was blocked by the security scan; the previous revision ${previous ?? "(unknown)"} stays in place, enabled and consented as before`);
+    throw await blocked(report, decision, s, "E_UPDATE_SCAN_BLOCKED", `the update of ${s.pluginKey} to ${s.revision} was blocked by the security scan; the previous revision ${previous ?? "(unknown)"} stays in place, enabled and consented as before`);
   }
   return report;
 }

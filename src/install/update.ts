@@ -11,7 +11,7 @@ import { candidateFromFolder } from "../discovery/scan.js";
 import { pullCheckout, upstreamRevision } from "./checkout.js";
 import { revParse, runGit } from "./git.js";
 import { readMetadata } from "./metadata.js";
-import { copyExamples } from "./install.js";
+import { copyExamples, scanReviewDir } from "./install.js";
 import { locateInstalled } from "./locate.js";
 import { updateScanGate } from "./scan-gate.js";
 import { commitStage, createStage, discardStage, recoverInterrupted } from "./stage.js";
@@ -145,7 +145,7 @@ export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
     const key = cand?.key ?? found.key;
     const revision = pulled.revision ?? before ?? "";
     if (moved) {
-      await updateScanGate(io, { dir: stage.plugin, displayDir: found.dir, pluginKey: key, revision, source: rec?.source ?? found.rel, configFile: paths.config }, before);
+      await updateScanGate(io, { dir: stage.plugin, displayDir: found.dir, pluginKey: key, revision, source: rec?.source ?? found.rel, configFile: paths.config, reviewDir: scanReviewDir(paths, key) }, before);
       await copyExamples(stage.plugin, io);
       await commitStage(paths, stage, rec ? { ...rec, revision } : undefined, { expectTarget: true });
     }

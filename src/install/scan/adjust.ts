@@ -178,7 +178,45 @@ export function applyRule(spec: PatternSpec, f: Finding, ctx: HitContext): Findi
       return invisibleExcused(ctx.line, ctx.index, ctx.lineNo) ? null : f;
     case "env-exfil":
       return envExfil(f, ctx);
+    case "command-mention":
+      return commandMentioned(ctx) ? null : f;
+    case "joined-module":
+      return joinedModule(ctx.match[0]) ? f : null;
   }
+}
+
+// ── commands named in prose strings ───────────────────────────────────────────────────────────
+
+const EXEC_CALL_RE = /\b(?:exec|execSync|execFile|execFileSync|spawn|spawnSync|execa\w*|system|popen|Popen|run|call|check_output|check_call|getoutput)\s*\(|(?<![\w$])\$`/;
+
+/**
+ * In JavaScript and Python a command word inside a string literal is a mention ("no sudo here")
+ * unless the string starts with it, a shell separator precedes it, or the line runs a command.
+ */
+function commandMentioned(ctx: HitContext): boolean {
+  if (ctx.cls.lang !== "js" && ctx.cls.lang !== "py") return false;
+  if (EXEC_CALL_RE.test(ctx.line)) return false;
+  const at = ctx.index + ctx.match[0].search(/[A-Za-z]/);
+  const before = ctx.line.slice(0, at);
+  const open = /(["'`])([^"'`]*)$/.exec(before);
+  if (!open) return false;
+  const inString = open[2]!;
+  // The quote before is an opening one when the quotes before it pair up.
+  const quotes = (before.slice(0, open.index).match(new RegExp(open[1]!, "g")) ?? []).length;
+  if (quotes % 2 !== 0) return false;
+  return /\w/.test(inString) && !/(?:[;&|]|\$\(|`)\s*$/.test(inString);
+}
+
+// ── module names spelled in pieces ────────────────────────────────────────────────────────────
+
+/** Modules whose name is never built from pieces by honest code. */
+const GUARDED_MODULES = new Set(["child_process", "vm", "net", "dgram", "worker_threads", "subprocess", "socket", "pty", "ctypes", "os"]);
+
+/** Whether the concatenated string literals of `text` spell a guarded module name. */
+export function joinedModule(text: string): boolean {
+  const parts = [...text.matchAll(/(["'`])((?:(?!\1)[^\\\n])*)\1/g)].map((m) => m[2]!);
+  if (parts.length < 2) return false;
+  return GUARDED_MODULES.has(parts.join("").replace(/^node:/, ""));
 }
 
 function envExfil(f: Finding, ctx: HitContext): Finding | null {

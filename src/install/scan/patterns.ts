@@ -37,7 +37,11 @@ export type AdjustRule =
   /** Drop zero-width joiners inside emoji and joiners in scripts that need them; a BOM on line 1. */
   | "invisible"
   /** Drop when every URL on the line is a loopback address. */
-  | "loopback";
+  | "loopback"
+  /** JS/Python: drop a command word that a string literal only mentions (see adjust.ts). */
+  | "command-mention"
+  /** Keep only when the concatenated string literals spell a guarded module name. */
+  | "joined-module";
 
 export interface PatternSpec {
   readonly id: string;
@@ -125,6 +129,8 @@ const TEMP_ROOTS = String.raw`(?:tmp|var/tmp|dev/shm|run)(?:[/\s"'\x60*]|$)`;
 // Options are "-x…" or "--x…" with the word starting right after the dashes: one way to split them (no backtracking blow-up).
 const RM_RECURSIVE = String.raw`\brm\s+(?:-{1,2}\w[\w-]*\s+)*?-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-{1,2}\w[\w-]*\s+)*`;
 const JS_FS_REMOVE = String.raw`(?:\b(?:fs|fsp|fse|promises|fs\.promises)\.(?:rm|rmdir|rmSync|rmdirSync|remove|removeSync|emptyDir|emptyDirSync)|\b(?:rmSync|rmdirSync|rimraf(?:Sync)?|rimraf\.sync|removeSync|emptyDirSync))\s*\(\s*`;
+/** `rm` with a recursive flag as an argument vector: spawn("rm", ["-rf", …]), subprocess.run(["rm", "-r", …]). */
+const RM_ARGV = String.raw`(?:\b(?:spawn|spawnSync|execFile|execFileSync|execa|execaSync)\s*\(\s*["'\x60]rm["'\x60]\s*,\s*\[|\b(?:subprocess\.\w+|Popen|os\.execvp?)\s*\(\s*\[\s*["']rm["']\s*,)\s*(?:["'\x60]-{1,2}\w[\w-]*["'\x60]\s*,\s*)*?["'\x60]-[a-zA-Z]*[rR][a-zA-Z]*["'\x60]`;
 const HOME_VALUE = String.raw`(?:(?:os\.)?homedir\(\)|process\.env\.HOME\b|Path\.home\(\)|os\.path\.expanduser\(\s*["']~/?["']\s*\)|["'\x60]~/?["'\x60])`;
 
 const INVISIBLE = "[\\u200B-\\u200D\\u2060-\\u2064\\uFEFF\\u202A-\\u202E\\u2066-\\u2069\\u{E0000}-\\u{E007F}]";
@@ -328,7 +334,9 @@ export const SCAN_PATTERNS = [
     description: "recursive delete of the home folder or one of its key folders",
     re: new RegExp(
       String.raw`${RM_RECURSIVE}[^\n;&|]*?(?:~|\$\{?HOME\}?)\/?(?:\*|\.ssh|\.config|\.hermes|\.gnupg|\.aws|Documents|Desktop)?(?=[\s"';&|]|$)` +
-        String.raw`|${JS_FS_REMOVE}${HOME_VALUE}\s*[,)]|\bshutil\.rmtree\s*\(\s*${HOME_VALUE}`,
+        String.raw`|${JS_FS_REMOVE}${HOME_VALUE}\s*[,)]|\bshutil\.rmtree\s*\(\s*${HOME_VALUE}` +
+        // The argument-vector form: spawn("rm", ["-rf", HOME]) / subprocess.run(["rm", "-rf", home]).
+        String.raw`|${RM_ARGV}\s*,\s*(?:[^\n\]]*?,\s*)?(?:${HOME_VALUE}|(?<![\w.])(?:HOME|home|homeDir|HOME_DIR)\b|["'\x60]\/["'\x60]|os\.environ\[\s*["']HOME["']\s*\])\s*[\],]`,
       "i",
     ),
   },
@@ -418,6 +426,16 @@ export const SCAN_PATTERNS = [
   { id: "js_char_code", needles: ["fromcharcode"], severity: "medium", category: "obfuscation", scope: "code", langs: ["js", "other"], description: "string built from character codes", re: /String\.fromCharCode\s*\(\s*(?:\.\.\.|(?:0x[0-9a-f]+|\d+)\s*(?:,\s*(?:0x[0-9a-f]+|\d+)\s*){3,}\))/i },
   { id: "js_base64", needles: ["atob", "base64"], severity: "medium", category: "obfuscation", scope: "code", langs: ["js", "other"], description: "JavaScript base64 decoding (atob, Buffer.from(…, 'base64'))", re: /(?<![.\w$])atob\s*\(|\bBuffer\.from\s*\([^)\n]*,\s*["']base64["']\s*\)/ },
   { id: "js_obfuscator_output", needles: ["_0x"], severity: "high", category: "obfuscation", scope: "code", langs: ["js"], ours: true, description: "output of a JavaScript obfuscator (_0x… identifiers): the code cannot be reviewed", re: /\b_0x[0-9a-f]{4,6}\b[^\n]*\b_0x[0-9a-f]{4,6}\b/ },
+  {
+    id: "module_name_built", needles: ["+"], severity: "critical", category: "obfuscation", scope: "code", langs: ["js", "py"], adjust: "joined-module", ours: true,
+    description: "a module name (child_process, vm, net, subprocess, socket, …) spelled by joining string pieces: hides what is imported",
+    re: /(["'`])[\w:.-]{0,24}\1(?:\s*\+\s*(["'`])[\w:.-]{0,24}\2)+/,
+  },
+  {
+    id: "escaped_module_name", needles: ["\\x", "\\u"], severity: "critical", category: "obfuscation", scope: "code", langs: ["js", "py"], ours: true,
+    description: "an import or require whose module name is written with escape sequences: hides what is imported",
+    re: /\b(?:require|import|__import__|import_module)\s*\(\s*[rbuf]?["'`][^"'`\n]*?\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]+\})|\bfrom\s+["'][^"'\n]*?\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]+\})/,
+  },
   { id: "string_reversal", needles: ["[::-1]", "reverse"], severity: "low", category: "obfuscation", scope: "code", description: "string reversal (possible hidden payload)", re: /\[::-1\]|\.split\(\s*["']{2}\s*\)\.reverse\(\)\.join\(/ },
 
   // ── Process execution ──────────────────────────────────────────────────────────────────────
@@ -437,11 +455,26 @@ export const SCAN_PATTERNS = [
     re: /\b(?:child_process|childProcess|cp)\.(?:spawn|spawnSync|execFile|execFileSync|fork)\s*\(|(?<![.\w$])(?:spawn|spawnSync|execFile|execFileSync|fork|execa|execaSync|execaCommand|execaCommandSync)\s*\(|(?<![\w$])\$`/,
     fileGuard: /\b(?:child_process|execa|zx|cross-spawn)\b/,
   },
+  {
+    id: "process_binding", needles: ["binding"], severity: "critical", category: "execution", scope: "code", langs: ["js"], ours: true,
+    description: "process.binding / process._linkedBinding: Node's internal bindings (process spawning, file descriptors) around the audited APIs",
+    re: /\bprocess\s*(?:\.\s*|\[\s*["'`])(?:binding|_linkedBinding)\b/,
+  },
   { id: "java_runtime_exec", needles: ["runtime"], severity: "high", category: "execution", scope: "code", description: "Java Runtime.exec", re: /\bRuntime\.getRuntime\(\)\.exec\s*\(/ },
   { id: "backtick_subshell", needles: ["$("], severity: "medium", category: "execution", scope: "code", description: "backtick string with command substitution", re: /`[^`\n]*\$\([^)\n]+\)[^`\n]*`/ },
 
   // ── Supply chain ───────────────────────────────────────────────────────────────────────────
   { id: "curl_pipe_shell", needles: ["curl"], severity: "high", guardSeverity: "critical", category: "supply_chain", scope: "code", description: "curl piped into a shell (download and run)", re: /\bcurl\b[^\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:ba|z|da|k)?sh\b/ },
+  {
+    id: "exec_download_pipe_shell", needles: ["curl", "wget"], severity: "critical", category: "supply_chain", scope: "code", ours: true,
+    description: "code that runs a download piped into a shell or interpreter (os.system, subprocess, exec, spawn …): it executes whenever the plugin does",
+    re: /\b(?:os\.system|os\.popen|subprocess\.\w+|Popen|execSync|exec|spawnSync|spawn|execa\w*|system|popen|check_output|run|call)\s*\([^\n]*?\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:(?:ba|z|da|k)?sh|python[23]?|node|perl|ruby)\b/,
+  },
+  {
+    id: "install_script_download_exec", needles: ["curl", "wget"], severity: "critical", category: "supply_chain", scope: "code", files: /^package\.json$/, ours: true,
+    description: "package.json install-time script that pipes a download into a shell (runs on npm install)",
+    re: /"(?:preinstall|install|postinstall|prepare)"\s*:\s*"[^"\n]*\b(?:curl|wget)\b[^"\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:(?:ba|z|da|k)?sh|python[23]?|node|perl|ruby)\b/,
+  },
   { id: "wget_pipe_shell", needles: ["wget"], severity: "critical", category: "supply_chain", scope: "code", description: "wget piped into a shell (download and run)", re: /\bwget\b[^\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:ba|z|da|k)?sh\b/ },
   { id: "curl_pipe_python", needles: ["curl", "wget"], severity: "critical", category: "supply_chain", scope: "code", description: "download piped into an interpreter (python, node, perl, ruby)", re: /\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[23]?|node|perl|ruby|php)\b/ },
   {
@@ -460,7 +493,7 @@ export const SCAN_PATTERNS = [
   { id: "install_script", needles: ["install", "prepare"], severity: "medium", category: "supply_chain", scope: "code", files: /^package\.json$/, ours: true, description: "package.json install-time script (runs on npm install)", re: /"(?:preinstall|install|postinstall|prepare)"\s*:\s*"/ },
 
   // ── Privilege escalation ───────────────────────────────────────────────────────────────────
-  { id: "sudo_usage", needles: ["sudo"], severity: "high", category: "privilege_escalation", scope: "code", description: "runs a command with sudo", re: /(?:^|[\s;&|(`"'])sudo\s+(?!-[lkvV]\b)[\w/-]+/ },
+  { id: "sudo_usage", needles: ["sudo"], severity: "high", category: "privilege_escalation", scope: "code", adjust: "command-mention", description: "runs a command with sudo", re: /(?:^|[\s;&|(`"'])sudo\s+(?!-[lkvV]\b)[\w/-]+/ },
   { id: "setuid_setgid", needles: ["setuid", "setgid", "setreuid", "setregid", "setresuid", "seteuid", "setegid"], severity: "critical", category: "privilege_escalation", scope: "code", description: "changes the process user or group (setuid/setgid)", re: /\b(?:setuid|setgid|setreuid|setregid|setresuid|seteuid|setegid)\s*\(|\bcap_setuid\b/ },
   { id: "nopasswd_sudo", needles: ["nopasswd"], severity: "critical", category: "privilege_escalation", scope: "code", description: "NOPASSWD sudoers entry", re: /\bNOPASSWD\s*:/ },
   { id: "suid_bit", needles: ["chmod"], severity: "critical", category: "privilege_escalation", scope: "code", description: "sets the SUID/SGID bit", re: /\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s|[2467][0-7]{3})\b|\bchmod(?:Sync)?\s*\([^)\n]*,\s*0o?[2467][0-7]{3}\s*\)/ },
