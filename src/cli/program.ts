@@ -1,11 +1,23 @@
 import { Command } from "commander";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { HermesError } from "../core/errors.js";
+import { envLogLevel, LOG_LEVELS, setLogLevel } from "../core/log.js";
 import { PACKAGE_ROOT } from "../core/paths.js";
 import { chatCommand, demoCommand } from "./commands/chat.js";
 import { compileCommand, lockCommand } from "./commands/compile.js";
 import { configCommand } from "./commands/config.js";
 import { pluginsCommand } from "./commands/plugins.js";
+
+/** --verbose / --quiet win over HERMES_LOG_LEVEL; an unknown HERMES_LOG_LEVEL is refused, not ignored. */
+export function applyLogLevel(o: { verbose?: boolean; quiet?: boolean }): void {
+  if (o.verbose && o.quiet) throw new HermesError("E_USAGE", { message: "--verbose and --quiet contradict each other; give one" });
+  if (o.verbose) return setLogLevel("debug");
+  if (o.quiet) return setLogLevel("error");
+  if (envLogLevel() === false) {
+    throw new HermesError("E_LOG_LEVEL", { message: `HERMES_LOG_LEVEL=${JSON.stringify(process.env.HERMES_LOG_LEVEL)} is not a log level (use ${LOG_LEVELS.join(", ")})` });
+  }
+}
 
 function version(): string {
   return (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -17,8 +29,12 @@ export function buildProgram(): Command {
     .version(version(), "-V, --version")
     .option("--home <dir>", "Hermes home (default: $HERMES_HOME or ~/.hermes)")
     .option("-p, --profile <name>", "use the profile <home>/profiles/<name>")
+    .option("--verbose", "log more: debug level (overrides HERMES_LOG_LEVEL)")
+    .option("-q, --quiet", "log errors only (overrides HERMES_LOG_LEVEL)")
     .showHelpAfterError("(run with --help for usage)")
     .enablePositionalOptions(false);
+  // Every command, plugin commands included, starts here: the log level is settled before it runs.
+  program.hook("preAction", () => applyLogLevel(program.opts<{ verbose?: boolean; quiet?: boolean }>()));
   program.addCommand(pluginsCommand());
   program.addCommand(configCommand());
   program.addCommand(compileCommand());

@@ -90,6 +90,10 @@ export const ERROR_CATALOG = {
     title: "a manifest field has an invalid value",
     hint: "correct the field; see schemas/plugin-manifest.schema.json",
   },
+  E_MANIFEST_ENTRY_IN_VCS: {
+    title: "the manifest's main: points into a version-control folder (.git, .hg, .svn)",
+    hint: "move the entry module out of the version-control folder and point main: at its new path",
+  },
   E_MANIFEST_PATH_ESCAPE: {
     title: "a manifest path is absolute or leaves the plugin folder",
     hint: "use a path relative to the plugin folder without '..' segments",
