@@ -17,8 +17,12 @@ export interface TreeEntry {
   linkTarget?: string;
 }
 
-/** Folders that never ship: VCS metadata changes on every fetch. */
-const SKIP = new Set([".git", ".hg", ".svn"]);
+/**
+ * Folders that never ship: git's metadata changes on every fetch and git never checks out files
+ * into it. `.hg`/`.svn` are hashed like any file (hermes-kit never creates them, so one that is
+ * there came with the plugin); nothing may load from any of the three (`main:` and links are refused).
+ */
+const SKIP = new Set([".git"]);
 
 function inside(root: string, p: string): boolean {
   const r = relative(root, p);
@@ -54,6 +58,13 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
         if (!inside(realRoot, real) || !inside(realRoot, resolve(realpathSync(dir), target))) {
           throw new HermesError("E_COMPILE_LINK_ESCAPE", {
             message: `${full} is a symlink to ${target}, outside the plugin folder ${root}`,
+            file: full,
+          });
+        }
+        const relReal = relative(realRoot, real);
+        if (relReal.split(sep).some((seg) => SKIP.has(seg.toLowerCase()))) {
+          throw new HermesError("E_COMPILE_LINK_ESCAPE", {
+            message: `${full} is a symlink into ${relReal}, git metadata the integrity hash does not cover`,
             file: full,
           });
         }

@@ -28,9 +28,8 @@ export interface FileClass {
 
 /** Folders that never ship as part of what runs: skipped entirely (listed once in `skipped`). */
 export const SKIPPED_DIRS: Readonly<Record<string, { reason: "vcs" | "cache"; detail: string }>> = {
+  // Only git's: .hg/.svn are scanned, since hermes-kit never creates them and what a plugin ships can be loaded.
   ".git": { reason: "vcs", detail: "version control metadata" },
-  ".hg": { reason: "vcs", detail: "version control metadata" },
-  ".svn": { reason: "vcs", detail: "version control metadata" },
   __pycache__: { reason: "cache", detail: "Python bytecode cache" },
   ".mypy_cache": { reason: "cache", detail: "tool cache" },
   ".pytest_cache": { reason: "cache", detail: "tool cache" },
