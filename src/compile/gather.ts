@@ -167,7 +167,8 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     previous = await readLock(paths.lock);
   } catch (e) {
     // A broken lock is replaced by the compile; say so rather than refuse.
-    diagnostics.push({ ...diagnostic("E_LOCK_INVALID", `${(e as HermesError).message}; it will be rewritten`, { file: paths.lock }), severity: "warning" });
+    const code = e instanceof HermesError && e.code === "E_LOCK_TAMPERED" ? "E_LOCK_TAMPERED" : "E_LOCK_INVALID";
+    diagnostics.push({ ...diagnostic(code, `${(e as HermesError).message}; it will be rewritten`, { file: paths.lock }), severity: "warning" });
   }
   const managedKind = opts.managed ?? (await readManaged(paths))?.kind ?? null;
   const previousLinks = new Set((previous?.deployment.links ?? []).map((l) => join(paths.home, l.link)));

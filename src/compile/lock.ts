@@ -1,7 +1,8 @@
 import { readTextIfExists } from "../core/atomic-fs.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
-import { sortKeys } from "../core/canonical-json.js";
+import { createHash } from "node:crypto";
+import { canonicalJson, sortKeys } from "../core/canonical-json.js";
 
 export const LOCK_SCHEMA = "hermes.lock.v1";
 
@@ -80,6 +81,8 @@ export interface LockSettings {
 
 export interface Lock {
   schema: typeof LOCK_SCHEMA;
+  /** sha256 over the canonical JSON of every other field: a hand edit of the lock is detected. */
+  checksum?: string;
   inputs_hash: string;
   hook_catalog: string;
   settings: LockSettings;
@@ -89,9 +92,35 @@ export interface Lock {
   plugins: LockPlugin[];
 }
 
-/** Deterministic bytes: sorted keys, two-space indent, trailing newline. */
+/** The lock's own checksum: canonical JSON of everything but the checksum field. */
+export function lockChecksum(lock: Lock): string {
+  const { checksum: _ignored, ...body } = lock;
+  return `sha256:${createHash("sha256").update(canonicalJson(body)).digest("hex")}`;
+}
+
+/** Deterministic bytes: sorted keys, two-space indent, trailing newline, sealed by a fresh checksum. */
 export function serializeLock(lock: Lock): string {
-  return `${JSON.stringify(sortKeys(lock), null, 2)}\n`;
+  return `${JSON.stringify(sortKeys({ ...lock, checksum: lockChecksum(lock) }), null, 2)}\n`;
+}
+
+/** Why a schema-valid lock cannot be trusted (no checksum, or one that does not match), else undefined. */
+export function lockSealProblem(lock: Lock): string | undefined {
+  if (typeof lock.checksum !== "string") return "it carries no checksum (written by hand or by an older hermes-kit)";
+  if (lock.checksum !== lockChecksum(lock)) return "it was edited after it was compiled: its checksum does not match its content";
+  return undefined;
+}
+
+/** Nesting deeper than any lock hermes-kit writes; deeper input is refused before the schema pass recurses. */
+const MAX_LOCK_DEPTH = 64;
+
+function depthExceeds(v: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[v, 0]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (d > max) return true;
+    if (x && typeof x === "object") for (const c of Object.values(x as Record<string, unknown>)) if (c && typeof c === "object") stack.push([c, d + 1]);
+  }
+  return false;
 }
 
 export function parseLockText(text: string, file: string): { lock?: Lock; diagnostics: Diagnostic[] } {
@@ -99,10 +128,15 @@ export function parseLockText(text: string, file: string): { lock?: Lock; diagno
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    return { diagnostics: [diagnostic("E_LOCK_INVALID", `${file} is not valid JSON: ${(e as Error).message}`, { file })] };
+    return { diagnostics: [diagnostic("E_LOCK_INVALID", `not valid JSON: ${(e as Error).message}`, { file })] };
   }
+  if (depthExceeds(raw, MAX_LOCK_DEPTH)) return { diagnostics: [diagnostic("E_LOCK_INVALID", `nested deeper than ${MAX_LOCK_DEPTH} levels`, { file })] };
   const ds = validateSchema("lock", raw, { file, unknownFields: "error" }).map((d) => ({ ...d, code: "E_LOCK_INVALID" as const, severity: "error" as const }));
-  return ds.length ? { diagnostics: ds } : { lock: raw as Lock, diagnostics: [] };
+  if (ds.length) return { diagnostics: ds };
+  const lock = raw as Lock;
+  const seal = lockSealProblem(lock);
+  if (seal) return { diagnostics: [diagnostic("E_LOCK_TAMPERED", `the lock cannot be trusted: ${seal}`, { file })] };
+  return { lock, diagnostics: [] };
 }
 
 /**
@@ -111,7 +145,9 @@ export function parseLockText(text: string, file: string): { lock?: Lock; diagno
  */
 export function parseTrustedLockText(text: string): Lock | undefined {
   try {
-    return JSON.parse(text) as Lock;
+    const lock = JSON.parse(text) as Lock;
+    // The checksum is cheap and still checked: the record vouches for bytes, not for who wrote them.
+    return lock && typeof lock === "object" && lockSealProblem(lock) === undefined ? lock : undefined;
   } catch {
     return undefined;
   }
@@ -122,6 +158,10 @@ export async function readLock(file: string): Promise<Lock | undefined> {
   const text = await readTextIfExists(file);
   if (text === undefined) return undefined;
   const { lock, diagnostics } = parseLockText(text, file);
-  if (!lock) throw new HermesError("E_LOCK_INVALID", { message: diagnostics[0]?.message ?? `${file} is not a valid lock`, file, diagnostics });
+  if (!lock) {
+    // The first problem is the error itself; the rest ride along (printed once each).
+    const [first, ...rest] = diagnostics;
+    throw new HermesError(first?.code ?? "E_LOCK_INVALID", { message: first?.message ?? "not a valid lock", file, line: first?.line, col: first?.col, path: first?.path, diagnostics: rest });
+  }
   return lock;
 }

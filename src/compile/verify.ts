@@ -1,7 +1,7 @@
 import { promises as fsp } from "node:fs";
-import { diagnostic, type Diagnostic } from "../core/errors.js";
+import { diagnostic, isHermesError, type Diagnostic } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
-import { currentGeneration, readGenerationFiles } from "./generations.js";
+import { currentGeneration, LOCK_POINTER, readGenerationFiles } from "./generations.js";
 import { isStorePath } from "./integrity-cache.js";
 import { readLock } from "./lock.js";
 import { hashTree } from "./tree-hash.js";
@@ -18,8 +18,12 @@ export interface PluginDrift {
   detail?: string;
 }
 
+/** What was found, one word per state: each has exactly one message. */
+export type VerifyState = "ok" | "drift" | "missing" | "invalid" | "tampered";
+
 export interface VerifyReport {
   lock: string;
+  state: VerifyState;
   generation?: number;
   plugins: PluginDrift[];
   ok: boolean;
@@ -32,10 +36,28 @@ export interface VerifyReport {
  * unless `full` is set.
  */
 export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?: boolean } = {}): Promise<VerifyReport> {
-  const lock = await readLock(paths.lock);
-  if (!lock) {
-    return { lock: paths.lock, plugins: [], ok: false, diagnostics: [diagnostic("E_LOCK_INVALID", `${paths.lock} does not exist; run hermes compile`, { file: paths.lock })] };
+  const refuse = (state: VerifyState, d: Diagnostic): VerifyReport => ({ lock: paths.lock, state, plugins: [], ok: false, diagnostics: [d] });
+  const home = await fsp.stat(paths.home).catch(() => undefined);
+  if (!home?.isDirectory()) return refuse("missing", diagnostic("E_LOCK_MISSING", `the home ${paths.home} does not exist`, { file: paths.home }));
+  const st = await fsp.lstat(paths.lock).catch(() => undefined);
+  if (!st) return refuse("missing", diagnostic("E_LOCK_MISSING", `${paths.home} has no hermes.lock.json: it was never compiled`, { file: paths.lock }));
+  // A compile only ever writes the lock inside a generation and points this link at it.
+  if (!st.isSymbolicLink()) {
+    return refuse("tampered", diagnostic("E_LOCK_TAMPERED", `hermes.lock.json is a regular file, not the link to ${LOCK_POINTER}: it was replaced after the compile (an in-place edit such as sed -i does this)`, { file: paths.lock }));
   }
+  const pointer = await fsp.readlink(paths.lock);
+  if (pointer !== LOCK_POINTER) {
+    return refuse("tampered", diagnostic("E_LOCK_TAMPERED", `hermes.lock.json points to ${pointer}, not to ${LOCK_POINTER}`, { file: paths.lock }));
+  }
+  let lock: Awaited<ReturnType<typeof readLock>>;
+  try {
+    lock = await readLock(paths.lock);
+  } catch (e) {
+    if (!isHermesError(e)) throw e;
+    const d = e.toDiagnostic();
+    return { ...refuse(e.code === "E_LOCK_TAMPERED" ? "tampered" : "invalid", d), diagnostics: [d, ...e.diagnostics] };
+  }
+  if (!lock) return refuse("missing", diagnostic("E_LOCK_MISSING", `${LOCK_POINTER} does not exist (the current generation has no lock)`, { file: paths.lock }));
   const generation = await currentGeneration(paths);
   // Per-file records are read only when something drifted (they are large and rarely needed).
   let recordedCache: Record<string, Record<string, string>> | undefined;
@@ -90,5 +112,5 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
       diagnostics.push(diagnostic("E_LOCK_DRIFT", `plugin ${p.key} ${drift.status}${parts.length ? `: ${parts.join("; ")}` : ""}`, { file: p.path }));
     }
   }
-  return { lock: paths.lock, generation, plugins, ok: diagnostics.length === 0, diagnostics };
+  return { lock: paths.lock, state: diagnostics.length ? "drift" : "ok", generation, plugins, ok: diagnostics.length === 0, diagnostics };
 }

@@ -238,6 +238,14 @@ export const ERROR_CATALOG = {
     title: "hermes.lock.json is missing or not valid",
     hint: "run `hermes compile` to write it again",
   },
+  E_LOCK_TAMPERED: {
+    title: "hermes.lock.json was changed by something other than hermes compile",
+    hint: "run `hermes compile` to write it again from its inputs (in a managed home: re-run the deployment, `hermes compile --spec FILE --managed KIND`)",
+  },
+  E_LOCK_MISSING: {
+    title: "there is no lock to verify",
+    hint: "check --home / --profile; a home gets its lock from its first `hermes compile`",
+  },
   E_LOCK_DRIFT: {
     title: "files on disk differ from what the lock recorded",
     hint: "run `hermes compile` to accept the change (in a managed home: re-run the deployment's activation)",

@@ -2,6 +2,7 @@ import type { Diagnostic } from "../core/errors.js";
 import { pluginEntry } from "../config/plugin-lists.js";
 import type { ConfigValue } from "../config/config-file.js";
 import { consentHash, knownCapabilities } from "../consent/capabilities.js";
+import { HERMES_COMPAT_VERSION, satisfiesHermes } from "../manifest/requires-hermes.js";
 import type { PluginSet, PluginView } from "./plugin-set.js";
 
 export interface Explanation {
@@ -25,6 +26,8 @@ export interface Explanation {
   shadows: { source: string; path: string; reason: string }[];
   capabilities: { declared: string[]; granted: string[]; consentCurrent: boolean };
   requires: string[];
+  /** The manifest's requires_hermes, or null when it sets none. */
+  requires_hermes: { spec: string; running: string; met: boolean } | null;
   diagnostics: Diagnostic[];
 }
 
@@ -58,6 +61,9 @@ export function explain(set: PluginSet, view: PluginView, config: ConfigValue): 
     shadows: set.losers.filter((l) => l.shadowedBy?.by === c).map((l) => ({ source: l.candidate.source, path: l.candidate.path, reason: l.shadowedBy!.reason })),
     capabilities: { declared, granted, consentCurrent: typeof consent?.hash === "string" && consent.hash === consentHash(declared) },
     requires: c.manifest?.requires_plugins.map((r) => r.id) ?? [],
+    requires_hermes: c.manifest?.requires_hermes
+      ? { spec: c.manifest.requires_hermes, running: HERMES_COMPAT_VERSION, met: satisfiesHermes(c.manifest.requires_hermes) }
+      : null,
     diagnostics: c.diagnostics,
   };
 }

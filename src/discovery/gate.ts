@@ -1,5 +1,6 @@
 import type { PluginLists, EnableState } from "../config/plugin-lists.js";
 import { enableStateOf } from "../config/plugin-lists.js";
+import { requiresHermesProblem } from "../manifest/requires-hermes.js";
 import type { Candidate } from "./scan.js";
 
 export type GateAction = "load" | "load_now" | "defer" | "skip";
@@ -35,6 +36,14 @@ function statusReason(c: Candidate): string | undefined {
  * model-provider → bundled backend/platform → allow-list → load.
  */
 export function gate(c: Candidate, lists: PluginLists, conflict = false): Verdict {
+  const v = gateLists(c, lists, conflict);
+  if (v.action === "skip") return v;
+  // As the original, checked before import: an unmet requires_hermes keeps a plugin that would load out.
+  const tooNew = requiresHermesProblem(c.manifest?.requires_hermes);
+  return tooNew ? { ...v, action: "skip", reason: tooNew } : v;
+}
+
+function gateLists(c: Candidate, lists: PluginLists, conflict: boolean): Verdict {
   const names = [c.key, c.name];
   const state = enableStateOf(names, lists);
   const broken = conflict ? `duplicate key '${c.key}': another plugin of the same source claims it` : statusReason(c);

@@ -6,6 +6,7 @@ import { logger } from "../core/log.js";
 import { validateSchema } from "../core/schema.js";
 import { didYouMean } from "../core/suggest.js";
 import { SourceDoc } from "../core/yaml-source.js";
+import { requiresHermesProblem } from "./requires-hermes.js";
 import { CAPABILITY_IDS, isCapabilityId, type CapabilityId } from "../consent/capabilities.js";
 
 /** One constant for the whole code base (issues theme: several disagreeing copies). */
@@ -317,6 +318,8 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     main,
     required: data.required === true,
   };
+  const tooNew = requiresHermesProblem(manifest.requires_hermes);
+  if (tooNew) diagnostics.push(diagnostic("W_PLUGIN_REQUIRES_HERMES", `${tooNew}; the plugin is not loaded`, src.locate(["requires_hermes"])));
   return { file, sha256, manifest, diagnostics, ignoredFields };
 }
 

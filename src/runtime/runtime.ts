@@ -8,8 +8,9 @@ import { logger } from "../core/log.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { loadConfig, type ConfigValue } from "../config/config-file.js";
 import { readManaged, type Ownership } from "../config/managed.js";
-import { pluginEntry } from "../config/plugin-lists.js";
-import { consentHash } from "../consent/capabilities.js";
+import { enableStateOf, pluginEntry, readPluginLists } from "../config/plugin-lists.js";
+import { consentHash, knownCapabilities } from "../consent/capabilities.js";
+import { resolveGrants } from "../consent/grants.js";
 import { candidateFromFolder } from "../discovery/scan.js";
 import { manifestSha256, parseManifestText, readManifestFile, type PluginManifest } from "../manifest/parse.js";
 import type { Lock, LockPlugin } from "../compile/lock.js";
@@ -199,9 +200,11 @@ export class Runtime implements RuntimeHost {
    */
   async loadAll(): Promise<void> {
     await this.refreshConfig();
+    this.rederiveFromConfig();
     const gen = this.reloadGeneration;
     const deadlineMs = this.lock.settings.load_timeout_seconds * 1000;
-    for (const p of this.lock.plugins) {
+    for (const lp of this.lock.plugins) {
+      const p = this.byKey.get(lp.key) ?? lp;
       if (p.action === "defer") this.status.set(p.key, { key: p.key, name: p.name, state: "deferred", required: p.required, registered: {} });
       else if (p.action === "skip") this.status.set(p.key, { key: p.key, name: p.name, state: "skipped", error: p.reason, required: p.required, registered: {} });
     }
@@ -226,6 +229,36 @@ export class Runtime implements RuntimeHost {
           hint: `fix the plugin (hermes plugins why ${p.key}) or remove required: true; the runtime does not start without it`,
         });
       }
+    }
+  }
+
+  /**
+   * What the lock says a plugin may do is checked against what config.yaml and the deployment
+   * grant now: a capability counts only when both agree, and a plugin config.yaml disables does
+   * not load, so an edited lock alone never widens what runs.
+   */
+  private rederiveFromConfig(): void {
+    const lists = readPluginLists(this.config);
+    for (const p of this.lock.plugins) {
+      const cur = this.byKey.get(p.key) ?? p;
+      const { grants } = resolveGrants({
+        key: p.key,
+        declared: knownCapabilities(p.capabilities.declared),
+        entry: pluginEntry(this.config, p.key),
+        specGrants: this.lock.deployment.plugins[p.key]?.grants,
+      });
+      const granted = cur.capabilities.granted.filter((c) => (grants.granted as string[]).includes(c));
+      let next = cur;
+      if (granted.length !== cur.capabilities.granted.length) {
+        const dropped = cur.capabilities.granted.filter((c) => !granted.includes(c));
+        this.log.warn({ plugin: p.key }, `the lock grants ${dropped.join(", ")} but config.yaml and the deployment do not; not granted (run hermes compile)`);
+        next = { ...next, capabilities: { ...next.capabilities, granted, not_carried: [...next.capabilities.not_carried, ...dropped] } };
+      }
+      if (next.action !== "skip" && enableStateOf([p.key, p.name], lists) === "disabled") {
+        this.log.warn({ plugin: p.key }, `the lock loads ${p.key} but config.yaml disables it; not loaded (run hermes compile)`);
+        next = { ...next, action: "skip", reason: "disabled in config.yaml", load_position: null };
+      }
+      if (next !== cur) this.byKey.set(p.key, next);
     }
   }
 

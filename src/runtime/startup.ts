@@ -7,7 +7,7 @@ import { readManaged } from "../config/managed.js";
 import { compile, compileBase, inputBytes } from "../compile/compile.js";
 import { quickUpToDate, recordQuick } from "../compile/quick-check.js";
 import { gatherInputs } from "../compile/gather.js";
-import { parseTrustedLockText, readLock, type Lock } from "../compile/lock.js";
+import { parseTrustedLockText, readLock, serializeLock, type Lock } from "../compile/lock.js";
 import { planCompile, type PluginChange } from "../compile/plan.js";
 import { Runtime } from "./runtime.js";
 
@@ -67,6 +67,19 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   if ((verify !== "off" || !lock) && !(unchanged && lock)) {
     const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
     const plan = planCompile(inputs);
+    // Same inputs must compile to the same bytes: a lock that differs was edited (its checksum recomputed).
+    if (lock && plan.lock.inputs_hash === lock.inputs_hash && plan.lockText !== serializeLock(lock)) {
+      const edited = "hermes.lock.json differs from what its inputs compile to (edited after the compile)";
+      if (marker) {
+        const spec = lock.deployment.spec;
+        throw new HermesError("E_LOCK_TAMPERED", {
+          message: `the lock of this ${marker.kind}-managed home cannot be trusted: ${edited}`,
+          hint: `run \`${spec ? `hermes compile --spec ${spec} --managed ${marker.kind}` : `the ${marker.kind} activation`}\` to write it again; a managed home is only compiled by its deployment`,
+        });
+      }
+      log.warn(`${edited}; recompiling`);
+      lock = undefined;
+    }
     if (!lock || plan.lock.inputs_hash !== lock.inputs_hash) {
       const what = lock ? describe(plan.pluginChanges) : "no lock yet";
       if (marker) {

@@ -74,7 +74,7 @@ describe("compile golden samples", () => {
       }
       const results: Record<string, string | undefined> = {
         // The inputs hash covers absolute temp paths; everything derived from content is compared.
-        "hermes.lock.json": lockText && unsubst(lockText, vars).replace(/"inputs_hash": "sha256:[0-9a-f]{64}"/, '"inputs_hash": "$INPUTS_HASH"'),
+        "hermes.lock.json": lockText && unsubst(lockText, vars).replace(/"inputs_hash": "sha256:[0-9a-f]{64}"/, '"inputs_hash": "$INPUTS_HASH"').replace(/"checksum": "sha256:[0-9a-f]{64}"/, '"checksum": "$CHECKSUM"'),
         "errors.txt": errors && unsubst(errors, vars),
         "config.yaml": lockText && existsSync(join(expected, "config.yaml")) ? unsubst(readFileSync(join(vars.HOME, "config.yaml"), "utf8"), vars) : undefined,
       };

@@ -105,7 +105,8 @@ export function makeLock(home: string, plugins: TestPlugin[], settings: Partial<
         declared,
         granted: p.granted ?? [],
         consent_hash: consentHash(declared),
-        consent: p.granted?.length ? "flag" : null,
+        // Declarative, as a deploy spec records it: the runtime re-derives grants from the deployment.
+        consent: p.granted?.length ? "declarative" : null,
         not_carried: [],
       },
       hooks: [],
@@ -134,7 +135,15 @@ export function makeLock(home: string, plugins: TestPlugin[], settings: Partial<
       hooks: Object.fromEntries(HOOK_NAMES.map((h) => [h, keys])),
       middleware: Object.fromEntries(MIDDLEWARE_KINDS.map((k) => [k, keys])),
     },
-    deployment: { kind: null, spec: null, list_policy: "union", owned_leaves: [], owned_items: {}, links: [], plugins: {} },
+    deployment: {
+      kind: null,
+      spec: null,
+      list_policy: "union",
+      owned_leaves: [],
+      owned_items: {},
+      links: [],
+      plugins: Object.fromEntries(plugins.filter((p) => p.granted?.length).map((p) => [p.key, { grants: p.granted!, required: p.required ?? false }])),
+    },
     plugins: entries,
   };
 }

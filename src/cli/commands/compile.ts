@@ -94,7 +94,8 @@ export function lockCommand(): Command {
       else {
         for (const p of report.plugins) out(`${p.status === "ok" || p.status === "trusted" ? style.green(p.status.padEnd(12)) : style.red(p.status.padEnd(12))} ${p.key}`);
         for (const d of report.diagnostics) err(formatDiagnostic(d));
-        out(report.ok ? "lock verified: no drift" : `drift in ${report.diagnostics.length} plugin(s)`);
+        const summary = { ok: "lock verified: no drift", drift: `drift in ${report.diagnostics.length} plugin(s)`, missing: "no lock to verify", invalid: "the lock is not valid", tampered: "the lock itself was changed since it was compiled; plugins were not checked" };
+        out(summary[report.state]);
       }
       if (!report.ok) process.exitCode = 1;
     });

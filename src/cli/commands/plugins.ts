@@ -58,6 +58,7 @@ function printExplanation(x: Explanation): void {
   if (x.entry) out(`  entry:     ${x.entry}`);
   if (x.loadPosition) out(`  order:     #${x.loadPosition} in load order`);
   if (x.requires.length) out(`  requires:  ${x.requires.join(", ")}`);
+  if (x.requires_hermes) out(`  hermes:    requires ${x.requires_hermes.spec}; running ${x.requires_hermes.running}${x.requires_hermes.met ? "" : " (not met: not loaded)"}`);
   if (x.capabilities.declared.length || x.capabilities.granted.length) {
     out(`  capabilities declared: ${x.capabilities.declared.join(", ") || "(none)"}; granted: ${x.capabilities.granted.join(", ") || "(none)"}`);
   }
