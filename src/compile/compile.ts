@@ -1,12 +1,12 @@
 import { promises as fsp } from "node:fs";
 import { join, resolve } from "node:path";
 import { readTextIfExists, sweepStaleTemps, writeFileAtomic } from "../core/atomic-fs.js";
-import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
+import { diagnostic, formatLocation, HermesError, type Diagnostic } from "../core/errors.js";
 import { withFileLock } from "../core/file-lock.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
-import { parseConfigText } from "../config/config-file.js";
-import { writeManaged } from "../config/managed.js";
+import { parseConfigText, type EditCheck } from "../config/config-file.js";
+import { readManaged, writeManaged } from "../config/managed.js";
 import { migrateEnabledList } from "../config/migrate.js";
 import { gatherInputs, type CompileInputs, type GatherOptions } from "./gather.js";
 import {
@@ -221,4 +221,37 @@ export async function rollback(opts: { home: string; to?: number; cwd?: string; 
     await inputs.cache.save().catch(() => undefined);
     return { from: cur, to: target, recompiled: plan.changed, generation, diagnostics };
   });
+}
+
+const errorKey = (d: Diagnostic) => `${d.code}\0${d.message}\0${d.file ?? ""}\0${d.path ?? ""}`;
+
+/**
+ * A check for `editConfig`: refuse an imperative edit (enable, disable) that would make this
+ * home fail to compile, before it is written, naming the owner of what it would break. Only
+ * errors the edit adds count; a home that is already broken stays editable.
+ */
+export function editCompileCheck(home: string, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): EditCheck {
+  return async (before, nextText) => {
+    const paths = homePaths(resolve(home));
+    const plan = async (configText: string) => planCompile(await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, configText }));
+    const after = await plan(nextText);
+    const added = after.diagnostics.filter((d) => d.severity === "error");
+    if (!added.length) return;
+    const had = new Set((await plan(before.text)).diagnostics.filter((d) => d.severity === "error").map(errorKey));
+    const fresh = added.filter((d) => !had.has(errorKey(d)));
+    if (!fresh.length) return;
+    const marker = await readManaged(paths);
+    const spec = after.lock.deployment.spec;
+    const owned = marker && spec ? fresh.find((d) => d.file === spec) : undefined;
+    if (owned && marker) {
+      throw new HermesError("E_CONFIG_MANAGED_KEY", {
+        message: `${owned.message.replace(/ will not load: .*$/, "")} is declared by the ${marker.kind} deployment of this home (spec ${spec}); this change would stop every start, so nothing was written`,
+        hint: `change the deployment: drop \`required\` (or the plugin) from ${spec} and re-run its ${marker.kind} activation (\`hermes compile --spec ${spec} --managed ${marker.kind}\`)`,
+      });
+    }
+    // The diagnostics' own hints describe the broken state, which was not written: name where each is declared instead.
+    throw new HermesError("E_CONFIG_EDIT_BREAKS_COMPILE", {
+      message: `this change would make compile fail: ${fresh.map((d) => `${d.message} (${formatLocation(d)})`).join("; ")}; nothing was written`,
+    });
+  };
 }

@@ -150,12 +150,23 @@ function lockPlugin(
     );
   }
   if (required && action === "skip") {
-    const where = dep?.required && spec
-      ? inputs.spec!.source.locate([...spec.entry.at, "required"])
+    const specFile = inputs.spec?.file ?? inputs.previous?.deployment.spec ?? undefined;
+    const where = dep?.required
+      ? spec
+        ? inputs.spec!.source.locate([...spec.entry.at, "required"])
+        : { file: specFile, path: "plugins[].required" }
       : m?.required
         ? { file: c.manifestFile, path: "required" }
         : { file: inputs.paths.config, path: `plugins.entries.${c.key}.required` };
-    diagnostics.push(diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, where));
+    const owner = dep?.required ? `the deploy spec${specFile ? ` ${specFile}` : ""}` : m?.required ? `its manifest (${c.manifestFile})` : `plugins.entries.${c.key}.required in ${inputs.paths.config}`;
+    // The hint names the one edit that fixes this state, not the generic advice.
+    const hint =
+      view.verdict.state === "disabled"
+        ? `remove ${c.key} from plugins.disabled in ${inputs.paths.config} (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
+        : view.verdict.state === "not-enabled"
+          ? `enable it (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
+          : `fix the plugin (\`hermes plugins why ${c.key}\`) or drop the requirement in ${owner}`;
+    diagnostics.push({ ...diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, where), hint });
   } else if (view.verdict.state === "enabled" && !spec && c.status !== "ok") {
     // Enabled but broken: the lock records why; say it here too, with the plugin's own findings.
     diagnostics.push(diagnostic("W_COMPILE_PLUGIN_SKIPPED", `enabled plugin ${c.key} will not load: ${reason}`, { file: c.manifestFile ?? c.path }));

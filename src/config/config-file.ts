@@ -61,7 +61,10 @@ export interface EditResult {
  * config and returns the edits; the file is rewritten atomically only when bytes change.
  * A config that does not parse is refused, never overwritten.
  */
-export async function editConfig(file: string, plan: (current: LoadedConfig) => YamlEdit[] | Promise<YamlEdit[]>): Promise<EditResult> {
+/** Runs under the lock with the text about to be written; throwing refuses the edit (nothing is written). */
+export type EditCheck = (before: LoadedConfig, nextText: string) => Promise<void>;
+
+export async function editConfig(file: string, plan: (current: LoadedConfig) => YamlEdit[] | Promise<YamlEdit[]>, check?: EditCheck): Promise<EditResult> {
   return withFileLock(file, async () => {
     const before = await loadConfig(file);
     const fatal = before.diagnostics.filter((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING");
@@ -78,6 +81,7 @@ export async function editConfig(file: string, plan: (current: LoadedConfig) => 
     if (edits.length === 0) return { changed: false, before, after: before };
     const text = applyYamlEdits(before.text, edits);
     if (text === before.text) return { changed: false, before, after: before };
+    if (check) await check(before, text);
     await writeFileAtomic(file, text);
     return { changed: true, before, after: parseConfigText(text, file) };
   });

@@ -1,6 +1,6 @@
 import { HermesError } from "../core/errors.js";
 import type { YamlEdit } from "../core/yaml-edit.js";
-import { editConfig, type LoadedConfig } from "./config-file.js";
+import { editConfig, type EditCheck, type LoadedConfig } from "./config-file.js";
 import { readPluginLists } from "./plugin-lists.js";
 
 export interface PluginRef {
@@ -44,6 +44,7 @@ export async function enablePlugin(
   guard: OwnershipGuard = noGuard,
   /** More edits made in the same write (grants of `enable --grant`), so a kill never splits them. */
   extra?: (cur: LoadedConfig) => YamlEdit[],
+  check?: EditCheck,
 ): Promise<ToggleResult> {
   const drop = new Set([p.key, p.name]);
   let toggled = false;
@@ -63,12 +64,12 @@ export async function enablePlugin(
     if (undisable.length) edits.push({ op: "remove", path: ["plugins", "disabled"], match: (v) => typeof v === "string" && drop.has(v) });
     if (extra) edits.push(...extra(cur));
     return edits;
-  });
+  }, check);
   return { key: p.key, changed: res.changed, message: toggled && res.changed ? `✓ Plugin ${p.key} enabled.` : `Plugin '${p.key}' is already enabled.` };
 }
 
 /** `disable`: remove key and name from the allow-list and add the key to the deny-list. */
-export async function disablePlugin(configFile: string, p: PluginRef, guard: OwnershipGuard = noGuard): Promise<ToggleResult> {
+export async function disablePlugin(configFile: string, p: PluginRef, guard: OwnershipGuard = noGuard, check?: EditCheck): Promise<ToggleResult> {
   const drop = new Set([p.key, p.name]);
   const res = await editConfig(configFile, (cur) => {
     assertList(cur, "enabled");
@@ -91,6 +92,6 @@ export async function disablePlugin(configFile: string, p: PluginRef, guard: Own
       edits.push({ op: "append", path: ["plugins", "disabled"], value: p.key });
     }
     return edits;
-  });
+  }, check);
   return { key: p.key, changed: res.changed, message: res.changed ? `⊘ Plugin ${p.key} disabled.` : `Plugin '${p.key}' is already disabled.` };
 }

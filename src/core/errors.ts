@@ -82,6 +82,10 @@ export const ERROR_CATALOG = {
     title: "this config key is owned by the deployment",
     hint: "change it in the deployment (Nix module or deploy spec) and re-run its activation",
   },
+  E_CONFIG_EDIT_BREAKS_COMPILE: {
+    title: "the config edit would make the home fail to compile; nothing was written",
+    hint: "fix what the message names, or first drop the requirement it names (plugins.entries.<key>.required, the manifest's required:), then run the command again",
+  },
   E_MANIFEST_NOT_MAPPING: {
     title: "plugin.yaml must be a YAML mapping",
     hint: "make the top level of plugin.yaml a mapping with at least a name",

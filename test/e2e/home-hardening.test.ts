@@ -81,3 +81,42 @@ describe("the no-op record of a compile", () => {
     expect((JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order).toEqual(["cap", "other"]);
   });
 });
+
+describe("imperative edits that would break the home are refused before writing", () => {
+  it("a managed home: disabling a plugin the spec marks required is refused, naming the deployment and its spec", async () => {
+    const t = home("# mine\n");
+    writePlugin(join(t.root, "store", "guard"), "name: guard\nversion: '1'\n");
+    const spec = writeText(join(t.root, "spec.yaml"), `plugins:\n  - path: ${join(t.root, "store", "guard")}\n    required: true\n`);
+    const c = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
+    expect(c.code, c.stderr).toBe(0);
+    const before = readFileSync(join(t.h, "config.yaml"), "utf8");
+    const r = await t.cli(["plugins", "disable", "guard"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).not.toContain("disabled.");
+    expect(r.stderr).toContain("E_CONFIG_MANAGED_KEY");
+    expect(r.stderr).toContain(`required plugin guard is declared by the nixos deployment of this home (spec ${spec})`);
+    expect(r.stderr).toContain(`drop \`required\` (or the plugin) from ${spec}`);
+    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
+    const again = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
+    expect(again.code, again.stderr).toBe(0);
+    // A home already in that state (edited by hand): the error's hint names the edit that fixes it.
+    writeText(join(t.h, "config.yaml"), `${before}  disabled: [guard]\n`);
+    const broken = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain(`hint: remove guard from plugins.disabled in ${join(t.h, "config.yaml")} (\`hermes plugins enable guard\`); it is required by the deploy spec ${spec}`);
+    const fix = await t.cli(["plugins", "enable", "guard"]);
+    expect(fix.code, fix.stderr).toBe(0);
+    expect((await t.cli(["compile", "--spec", spec, "--managed", "nixos"])).code).toBe(0);
+  });
+
+  it("an unmanaged home: disabling a plugin its config marks required is refused with where the requirement is", async () => {
+    const t = home("plugins:\n  enabled: [cap]\n  entries:\n    cap:\n      required: true\n");
+    expect((await t.cli(["compile"])).code).toBe(0);
+    const before = readFileSync(join(t.h, "config.yaml"), "utf8");
+    const r = await t.cli(["plugins", "disable", "cap"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("E_CONFIG_EDIT_BREAKS_COMPILE");
+    expect(r.stderr).toContain(`required plugin cap will not load: disabled via config (plugins.disabled) (${join(t.h, "config.yaml")} plugins.entries.cap.required)`);
+    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
+  });
+});

@@ -7,7 +7,7 @@ import { consentEdits } from "../../consent/flow.js";
 import { explain, type Explanation } from "../../discovery/explain.js";
 import { findPlugin, type PluginView } from "../../discovery/plugin-set.js";
 import { validatePluginDir } from "../../manifest/validate-dir.js";
-import { compile } from "../../compile/compile.js";
+import { compile, editCompileCheck } from "../../compile/compile.js";
 import { readRuntimeStatus } from "../../runtime/runtime.js";
 import { chainCommand } from "./runtime.js";
 import { scanCommand } from "./scan.js";
@@ -139,7 +139,9 @@ export function pluginsCommand(): Command {
         const declared = knownCapabilities(view.candidate.manifest?.capabilities ?? []);
         // --grant is written in the same config write as the enable: a kill never leaves one without the other.
         const withGrants = grants?.length ? (cur: LoadedConfig) => consentEdits(cur.value, ref.key, grants, declared, "flag", guard).edits : undefined;
-        const res = verb === "enable" ? await enablePlugin(paths.config, ref, guard, withGrants) : await disablePlugin(paths.config, ref, guard);
+        // Refused before writing when the edit would leave the home unable to compile (a required plugin).
+        const check = editCompileCheck(paths.home);
+        const res = verb === "enable" ? await enablePlugin(paths.config, ref, guard, withGrants, check) : await disablePlugin(paths.config, ref, guard, check);
         if (!o.json) out(res.message + (res.changed ? " Takes effect on next session." : ""));
         if (grants?.length && !o.json) {
           const pending = declared.filter((c) => !grants.includes(c));
