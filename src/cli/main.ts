@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { CommanderError, type Command } from "commander";
 import { formatDiagnostic, HermesError, isHermesError } from "../core/errors.js";
+import { redactText, redactValue } from "../core/redact.js";
 import { addPluginCliCommands } from "./plugin-commands.js";
 import { buildProgram } from "./program.js";
 
@@ -16,13 +17,14 @@ function configureTree(cmd: Command): void {
   for (const sub of cmd.commands) configureTree(sub);
 }
 
+/** The last filter before a refusal is printed: no secret-shaped value leaves through an error. */
 function report(e: HermesError, json: boolean): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify({ error: e.toJSON() }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ error: redactValue(e.toJSON(), { pairs: false }) }, null, 2)}\n`);
     return;
   }
-  process.stderr.write(`${formatDiagnostic(e.toDiagnostic())}\n`);
-  for (const d of e.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+  process.stderr.write(`${redactText(formatDiagnostic(e.toDiagnostic()), { pairs: false })}\n`);
+  for (const d of e.diagnostics) process.stderr.write(`${redactText(formatDiagnostic(d), { pairs: false })}\n`);
 }
 
 export async function main(argv: string[] = process.argv): Promise<number> {

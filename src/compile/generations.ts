@@ -53,6 +53,12 @@ export async function currentGeneration(paths: HomePaths): Promise<number | unde
   return v && /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
+/** config.yaml's read/write bits; without a config, undefined (a new file: the umask decides). */
+async function generationMode(paths: HomePaths): Promise<number | undefined> {
+  const st = await fsp.stat(paths.config).catch(() => undefined);
+  return st ? st.mode & 0o666 : undefined;
+}
+
 /** Write a complete generation under a temp name and rename it into place (invisible until then). */
 export async function writeGeneration(
   paths: HomePaths,
@@ -66,10 +72,12 @@ export async function writeGeneration(
   const n = Math.max(0, ...(await listGenerationNumbers(paths))) + 1;
   const tmp = join(paths.generations, `.${n}.${randomBytes(4).toString("hex")}.tmp`);
   await fsp.mkdir(join(tmp, "links"), { recursive: true });
-  await writeFileAtomic(join(tmp, "hermes.lock.json"), lockText);
-  await writeFileAtomic(join(tmp, "overlay.json"), `${JSON.stringify({ declared }, null, 2)}\n`);
-  await writeFileAtomic(join(tmp, "files.json"), `${JSON.stringify(files)}\n`);
-  await writeFileAtomic(join(tmp, "meta.json"), `${JSON.stringify({ generation: n, ...meta }, null, 2)}\n`);
+  // The overlay carries the spec's settings (secrets included): no generation file is more readable than config.yaml.
+  const mode = await generationMode(paths);
+  await writeFileAtomic(join(tmp, "hermes.lock.json"), lockText, { mode });
+  await writeFileAtomic(join(tmp, "overlay.json"), `${JSON.stringify({ declared }, null, 2)}\n`, { mode });
+  await writeFileAtomic(join(tmp, "files.json"), `${JSON.stringify(files)}\n`, { mode });
+  await writeFileAtomic(join(tmp, "meta.json"), `${JSON.stringify({ generation: n, ...meta }, null, 2)}\n`, { mode });
   for (const l of links) {
     await fsp.symlink(l.target, join(tmp, "links", farmName(l.link)));
     faultPoint();

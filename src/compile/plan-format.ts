@@ -1,7 +1,20 @@
 import { formatJsonPath } from "../core/yaml-source.js";
+import { holdsSecret, MASK, redactValue } from "../core/redact.js";
+import type { OverlayChange } from "./overlay.js";
 import type { CompilePlan } from "./plan.js";
 
 const show = (v: unknown) => (v === undefined ? "(unset)" : JSON.stringify(v));
+
+/** A change as it may be shown: values under a secret-named key, or secret-shaped, are masked. */
+function shown(c: OverlayChange): OverlayChange {
+  const secret = c.path.some((seg) => holdsSecret(seg));
+  const mask = (v: unknown) => (v === undefined ? undefined : secret ? MASK : redactValue(v));
+  const out: OverlayChange = { ...c };
+  if ("from" in c) out.from = mask(c.from);
+  if ("to" in c) out.to = mask(c.to);
+  if (c.items) out.items = c.items.map((i) => mask(i));
+  return out;
+}
 
 /** The plan as a person reads it: links, config.yaml and lock changes, one line each. */
 export function renderPlan(plan: CompilePlan): string {
@@ -17,7 +30,8 @@ export function renderPlan(plan: CompilePlan): string {
   }
   if (plan.configChanges.length) {
     out.push("config.yaml:");
-    for (const c of plan.configChanges) {
+    for (const change of plan.configChanges) {
+      const c = shown(change);
       const p = formatJsonPath(c.path);
       if (c.op === "set") out.push(`  ~ ${p}: ${show(c.from)} → ${show(c.to)}`);
       else if (c.op === "delete") out.push(`  - ${p} (was ${show(c.from)})`);
@@ -43,7 +57,7 @@ export function planToJson(plan: CompilePlan) {
     ok: plan.ok,
     changed: plan.changed,
     links: plan.linkChanges,
-    config: plan.configChanges.map((c) => ({ ...c, path: formatJsonPath(c.path) })),
+    config: plan.configChanges.map((c) => ({ ...shown(c), path: formatJsonPath(c.path) })),
     plugins: plan.pluginChanges,
     lockChanged: plan.lockChanged,
     repair: plan.repair,

@@ -68,15 +68,16 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
     try {
       mode = (await fsp.stat(target)).mode & 0o7777;
     } catch {
-      mode = 0o644;
+      // A new file: open() with 0666 lets the umask decide (077 gives 0600), and no chmod overrides it.
+      mode = undefined;
     }
   }
   try {
     await fsp.mkdir(dir, { recursive: true });
-    const handle = await fsp.open(tmp, "wx", mode);
+    const handle = await fsp.open(tmp, "wx", mode ?? 0o666);
     try {
-      // open() applies the umask; the file must keep the mode it had (e.g. 0664 for a group).
-      await handle.chmod(mode);
+      // open() applies the umask; a replaced file must keep the mode it had (e.g. 0664 for a group).
+      if (mode !== undefined) await handle.chmod(mode);
       await handle.writeFile(data);
       await handle.sync();
     } finally {

@@ -1,50 +1,8 @@
 import type { ErrorCode } from "../core/errors.js";
+import { isSecretKey } from "../core/redact.js";
 
-/** Split a key into lowercase words: `apiKey` → [api, key], `DB_PASSWORD` → [db, password]. */
-export function keyWords(key: string): string[] {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.toLowerCase());
-}
-
-const SECRET_WORDS = new Set([
-  "token",
-  "secret",
-  "password",
-  "passwd",
-  "passphrase",
-  "credential",
-  "credentials",
-  "apikey",
-  "privatekey",
-  "auth",
-  "authorization",
-  "cookie",
-]);
-const SECRET_PAIRS = [
-  ["api", "key"],
-  ["private", "key"],
-  ["access", "key"],
-  ["secret", "key"],
-  ["client", "secret"],
-  ["signing", "key"],
-];
-
-/**
- * Secret-shaped by whole words, not substrings (DESIGN.md deviation 6): `api_key`, `apiKey`,
- * `db_password`, `client_secret`, `token` are secrets; `author`, `max_tokens`, `keyboard` are not.
- */
-export function isSecretKey(key: string): boolean {
-  const words = keyWords(key);
-  if (words.some((w) => SECRET_WORDS.has(w))) return true;
-  for (let i = 1; i < words.length; i++) {
-    if (SECRET_PAIRS.some(([a, b]) => words[i - 1] === a && words[i] === b)) return true;
-  }
-  return false;
-}
+// One word-based definition of a secret name for packs and for output redaction.
+export { isSecretKey, keyWords } from "../core/redact.js";
 
 export function isReservedKey(key: string): boolean {
   return key === "granted_capabilities" || key === "capabilities_consent" || key.startsWith("allow_");

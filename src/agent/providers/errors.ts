@@ -1,4 +1,5 @@
 import type { ErrorCode } from "../../core/errors.js";
+import { redactText, redactValue } from "../../core/redact.js";
 
 /** What went wrong with one provider attempt, in words the error classifier acts on. */
 export type ProviderErrorKind = "http" | "timeout" | "network" | "malformed" | "stream" | "interrupted" | "script";
@@ -23,12 +24,13 @@ export class ProviderError extends Error {
   readonly retry_after_ms: number | null;
 
   constructor(kind: ProviderErrorKind, message: string, init: { status_code?: number | null; error_code?: string | null; body?: unknown; cause?: unknown; retry_after_ms?: number | null } = {}) {
-    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    // Servers echo request headers in error bodies: the key must not reach stderr, logs or hooks.
+    super(redactText(message), init.cause === undefined ? undefined : { cause: init.cause });
     this.name = "ProviderError";
     this.kind = kind;
     this.status_code = init.status_code ?? null;
     this.error_code = init.error_code ?? null;
-    this.body = init.body;
+    this.body = redactValue(init.body);
     this.retry_after_ms = init.retry_after_ms ?? null;
   }
 
