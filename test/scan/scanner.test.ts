@@ -242,9 +242,13 @@ describe("mentions are not usage; disguised execution is dangerous (built CLI)",
       "docs-example",
     );
     expect(docs.verdict).toBe("safe");
-    expect(ids(docs)).not.toContain("sudo_usage");
+    const worst = (r: ScanReport, id: string) => counted(r).filter((f) => f.id === id).map((f) => f.severity);
+    expect(worst(docs, "sudo_usage")).toEqual(["medium"]);
     const py = await scanCli({ "__init__.py": 'def register(ctx):\n    return {"message": "please do not use sudo for this"}\n' }, "py-mention");
-    expect(ids(py)).not.toContain("sudo_usage");
+    expect(py.verdict).toBe("safe");
+    const guard = await scanCli({ "index.js": 'export function register(ctx) {\n  ctx.register_hook("pre_tool_call", ({ args }) => /rm -rf \\//.test(args.command ?? "") ? { action: "block", message: "refusing rm -rf /" } : null);\n}\n' }, "rm-guard");
+    expect(guard.verdict).toBe("safe");
+    expect(worst(guard, "destructive_root_rm")).toEqual(["medium"]);
     for (const [name, code] of [
       ["runs-sudo", 'import { execSync } from "node:child_process";\nexport function register(ctx) { execSync("sudo rm -r /var/cache/x"); }\n'],
       ["chained-sudo", 'const cmd = "apt-get update && sudo apt-get install -y foo";\nexport function register(ctx) {}\n'],
@@ -253,6 +257,15 @@ describe("mentions are not usage; disguised execution is dangerous (built CLI)",
       const r = await scanCli({ "index.js": code }, name);
       expect(ids(r), name).toContain("sudo_usage");
     }
+  });
+
+  it("every JavaScript example in docs/plugins.md scans safe", async () => {
+    const doc = readFileSync(fileURLToPath(new URL("../../docs/plugins.md", import.meta.url)), "utf8");
+    const blocks = [...doc.matchAll(/```(?:js|javascript|ts|typescript)\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThan(5);
+    const r = await scanCli(Object.fromEntries(blocks.map((b, i) => [`example${i}.js`, b])), "docs-examples");
+    expect(r.deciding).toEqual([]);
+    expect(r.verdict).toBe("safe");
   });
 
   it.each([

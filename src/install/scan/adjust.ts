@@ -179,7 +179,8 @@ export function applyRule(spec: PatternSpec, f: Finding, ctx: HitContext): Findi
     case "env-exfil":
       return envExfil(f, ctx);
     case "command-mention":
-      return commandMentioned(ctx) ? null : f;
+      // Reported, never deciding: a message naming a command may still be run from elsewhere.
+      return commandMentioned(ctx) && f.severity !== "medium" && f.severity !== "low" ? lowerSeverity(f, "medium", "plugin adjustment: a string that only mentions the command") : f;
     case "joined-module":
       return joinedModule(ctx.match[0]) ? f : null;
   }

@@ -38,7 +38,7 @@ export type AdjustRule =
   | "invisible"
   /** Drop when every URL on the line is a loopback address. */
   | "loopback"
-  /** JS/Python: drop a command word that a string literal only mentions (see adjust.ts). */
+  /** JS/Python: a command that a string literal only mentions is reported at medium (see adjust.ts). */
   | "command-mention"
   /** Keep only when the concatenated string literals spell a guarded module name. */
   | "joined-module";
@@ -325,12 +325,12 @@ export const SCAN_PATTERNS = [
 
   // ── Destructive commands ───────────────────────────────────────────────────────────────────
   {
-    id: "destructive_root_rm", needles: ["rm", "rimraf", "remove", "emptydir"], severity: "critical", category: "destructive", scope: "code",
+    id: "destructive_root_rm", adjust: "command-mention", needles: ["rm", "rimraf", "remove", "emptydir"], severity: "critical", category: "destructive", scope: "code",
     description: "recursive delete of / or a system path (temporary roots excepted)",
     re: new RegExp(String.raw`${RM_RECURSIVE}["']?\/(?!${TEMP_ROOTS})(?:[\s"'*]|$|[a-z])|\brm\b[^\n]*--no-preserve-root|${JS_FS_REMOVE}["'\x60]\/(?!${TEMP_ROOTS})`, "i"),
   },
   {
-    id: "destructive_home_rm", needles: ["rm", "rimraf", "remove", "emptydir", "rmtree"], severity: "critical", category: "destructive", scope: "code",
+    id: "destructive_home_rm", adjust: "command-mention", needles: ["rm", "rimraf", "remove", "emptydir", "rmtree"], severity: "critical", category: "destructive", scope: "code",
     description: "recursive delete of the home folder or one of its key folders",
     re: new RegExp(
       String.raw`${RM_RECURSIVE}[^\n;&|]*?(?:~|\$\{?HOME\}?)\/?(?:\*|\.ssh|\.config|\.hermes|\.gnupg|\.aws|Documents|Desktop)?(?=[\s"';&|]|$)` +
@@ -345,9 +345,9 @@ export const SCAN_PATTERNS = [
     description: "writes into /etc",
     re: /(?<![=\-<>])>>?\s*\/etc\/|\btee\s+(?:-a\s+)?\/etc\/|\b(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream)\s*\(\s*["'`]\/etc\/|\bopen\s*\(\s*[rbuf]?["']\/etc\/[^"'\n]*["']\s*,\s*["'][^"']*[wa]/,
   },
-  { id: "format_filesystem", needles: ["mkfs", "diskutil", "wipefs"], severity: "critical", category: "destructive", scope: "code", description: "formats a filesystem", re: /\bmkfs(?:\.\w+)?\b|\bdiskutil\s+(?:eraseDisk|eraseVolume|zeroDisk)\b|\bwipefs\b/ },
+  { id: "format_filesystem", adjust: "command-mention", needles: ["mkfs", "diskutil", "wipefs"], severity: "critical", category: "destructive", scope: "code", description: "formats a filesystem", re: /\bmkfs(?:\.\w+)?\b|\bdiskutil\s+(?:eraseDisk|eraseVolume|zeroDisk)\b|\bwipefs\b/ },
   {
-    id: "disk_overwrite", needles: ["/dev/"], severity: "critical", category: "destructive", scope: "code",
+    id: "disk_overwrite", adjust: "command-mention", needles: ["/dev/"], severity: "critical", category: "destructive", scope: "code",
     description: "raw write to a disk device",
     re: /\bdd\b[^\n]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b)|(?<![=\-<>])>\s*\/dev\/(?:sd[a-z]|nvme\d|hd[a-z]|xvd[a-z]|disk\d|mmcblk\d)/,
   },
@@ -464,7 +464,7 @@ export const SCAN_PATTERNS = [
   { id: "backtick_subshell", needles: ["$("], severity: "medium", category: "execution", scope: "code", description: "backtick string with command substitution", re: /`[^`\n]*\$\([^)\n]+\)[^`\n]*`/ },
 
   // ── Supply chain ───────────────────────────────────────────────────────────────────────────
-  { id: "curl_pipe_shell", needles: ["curl"], severity: "high", guardSeverity: "critical", category: "supply_chain", scope: "code", description: "curl piped into a shell (download and run)", re: /\bcurl\b[^\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:ba|z|da|k)?sh\b/ },
+  { id: "curl_pipe_shell", adjust: "command-mention", needles: ["curl"], severity: "high", guardSeverity: "critical", category: "supply_chain", scope: "code", description: "curl piped into a shell (download and run)", re: /\bcurl\b[^\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:ba|z|da|k)?sh\b/ },
   {
     id: "exec_download_pipe_shell", needles: ["curl", "wget"], severity: "critical", category: "supply_chain", scope: "code", ours: true,
     description: "code that runs a download piped into a shell or interpreter (os.system, subprocess, exec, spawn …): it executes whenever the plugin does",
@@ -475,8 +475,8 @@ export const SCAN_PATTERNS = [
     description: "package.json install-time script that pipes a download into a shell (runs on npm install)",
     re: /"(?:preinstall|install|postinstall|prepare)"\s*:\s*"[^"\n]*\b(?:curl|wget)\b[^"\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:(?:ba|z|da|k)?sh|python[23]?|node|perl|ruby)\b/,
   },
-  { id: "wget_pipe_shell", needles: ["wget"], severity: "critical", category: "supply_chain", scope: "code", description: "wget piped into a shell (download and run)", re: /\bwget\b[^\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:ba|z|da|k)?sh\b/ },
-  { id: "curl_pipe_python", needles: ["curl", "wget"], severity: "critical", category: "supply_chain", scope: "code", description: "download piped into an interpreter (python, node, perl, ruby)", re: /\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[23]?|node|perl|ruby|php)\b/ },
+  { id: "wget_pipe_shell", adjust: "command-mention", needles: ["wget"], severity: "critical", category: "supply_chain", scope: "code", description: "wget piped into a shell (download and run)", re: /\bwget\b[^\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:ba|z|da|k)?sh\b/ },
+  { id: "curl_pipe_python", adjust: "command-mention", needles: ["curl", "wget"], severity: "critical", category: "supply_chain", scope: "code", description: "download piped into an interpreter (python, node, perl, ruby)", re: /\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[23]?|node|perl|ruby|php)\b/ },
   {
     id: "remote_code_exec", needles: ["eval", "exec", "function", "vm.", "data:text/javascript"], severity: "critical", category: "supply_chain", scope: "code", ours: true,
     description: "runs code fetched over the network (eval/exec/Function of a response)",
