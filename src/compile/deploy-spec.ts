@@ -1,5 +1,5 @@
 import { dirname, isAbsolute, resolve } from "node:path";
-import { readTextIfExists } from "../core/atomic-fs.js";
+import { readTextCappedIfExists, SIZE_LIMITS } from "../core/size-limit.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
 import { sortKeys } from "../core/canonical-json.js";
@@ -84,7 +84,7 @@ export function parseDeploySpec(text: string, file: string): { spec?: DeploySpec
 }
 
 export async function loadDeploySpec(file: string): Promise<{ spec?: DeploySpec; diagnostics: Diagnostic[] }> {
-  const text = await readTextIfExists(resolve(file));
+  const text = await readTextCappedIfExists(resolve(file), SIZE_LIMITS.spec, "E_SPEC_TOO_LARGE");
   if (text === undefined) throw new HermesError("E_FS_READ", { message: `deploy spec ${file} does not exist`, file });
   return parseDeploySpec(text, file);
 }

@@ -1,6 +1,7 @@
 import { promises as fsp } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { readTextIfExists } from "../core/atomic-fs.js";
+import { readTextCappedIfExists, SIZE_LIMITS } from "../core/size-limit.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { envFlag } from "../core/env-flag.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
@@ -160,7 +161,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
       diagnostics.push(...t.diagnostics);
     }
   }
-  const configText = opts.configText ?? (await readTextIfExists(paths.config));
+  const configText = opts.configText ?? (await readTextCappedIfExists(paths.config, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE"));
   const previousText = await readTextIfExists(paths.lock).catch(() => undefined);
   let previous: Lock | undefined;
   try {

@@ -1,5 +1,6 @@
 import { promises as fsp } from "node:fs";
-import { readTextIfExists, writeFileAtomic } from "../core/atomic-fs.js";
+import { writeFileAtomic } from "../core/atomic-fs.js";
+import { readTextCappedIfExists, SIZE_LIMITS } from "../core/size-limit.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { withFileLock } from "../core/file-lock.js";
 import { validateSchema } from "../core/schema.js";
@@ -45,7 +46,7 @@ export function parseConfigText(text: string, file: string, opts: ParseConfigOpt
 }
 
 export async function loadConfig(file: string, opts: ParseConfigOptions = {}): Promise<LoadedConfig> {
-  const text = await readTextIfExists(file);
+  const text = await readTextCappedIfExists(file, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE");
   if (text === undefined) return { ...parseConfigText("", file, opts), exists: false };
   return parseConfigText(text, file, opts);
 }

@@ -53,6 +53,10 @@ export const ERROR_CATALOG = {
     title: "an unknown field is ignored",
     hint: "remove the field or correct its spelling",
   },
+  E_CONFIG_TOO_LARGE: {
+    title: "config.yaml is larger than a config may be (1 MiB)",
+    hint: "remove what does not belong in config.yaml (data, generated blocks); nothing was read or changed",
+  },
   E_CONFIG_NOT_MAPPING: {
     title: "config.yaml must be a YAML mapping",
     hint: "make the top level of config.yaml a mapping (key: value lines)",
@@ -97,6 +101,10 @@ export const ERROR_CATALOG = {
   E_MANIFEST_ENTRY_IN_VCS: {
     title: "the manifest's main: points into a version-control folder (.git, .hg, .svn)",
     hint: "move the entry module out of the version-control folder and point main: at its new path",
+  },
+  E_MANIFEST_TOO_LARGE: {
+    title: "plugin.yaml is larger than a manifest may be (256 KiB)",
+    hint: "a manifest declares metadata only: move data into files the plugin reads, and keep plugin.yaml small",
   },
   E_MANIFEST_PATH_ESCAPE: {
     title: "a manifest path is absolute or leaves the plugin folder",
@@ -185,6 +193,10 @@ export const ERROR_CATALOG = {
   E_COMPILE_LINK_ESCAPE: {
     title: "a symlink inside a plugin folder points outside it",
     hint: "replace the link with the file it points to, or point it inside the plugin folder",
+  },
+  E_SPEC_TOO_LARGE: {
+    title: "the deploy spec is larger than a spec may be (1 MiB)",
+    hint: "check that --spec names the deploy spec; a spec lists plugins and settings, never data",
   },
   E_SPEC_INVALID: {
     title: "the deploy spec is not valid",

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { diagnostic, hasErrors, type Diagnostic } from "../core/errors.js";
+import { diagnostic, hasErrors, HermesError, type Diagnostic } from "../core/errors.js";
+import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
 import { inferKind, isContainedRelativePath, MANIFEST_FILES, parseManifestText, type PluginManifest } from "../manifest/parse.js";
 
 export type SourceKind = "bundled" | "user" | "project" | "npm";
@@ -143,9 +144,12 @@ export async function candidateFromFolder(
   }
   let text: string;
   try {
-    text = readFileSync(manifestFile, "utf8");
+    text = readTextCappedSync(manifestFile, SIZE_LIMITS.manifest, "E_MANIFEST_TOO_LARGE");
   } catch (e) {
     const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : dirName);
+    if (e instanceof HermesError && e.code === "E_MANIFEST_TOO_LARGE") {
+      return { ...base, key, name: dirName, origin: originFor(source, dirName, false), realPath, manifestFile, status: "invalid", diagnostics: [e.toDiagnostic()] };
+    }
     return {
       ...base,
       key,

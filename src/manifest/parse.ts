@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
 import { join } from "node:path";
-import { diagnostic, type Diagnostic } from "../core/errors.js";
+import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { logger } from "../core/log.js";
 import { validateSchema } from "../core/schema.js";
 import { didYouMean } from "../core/suggest.js";
@@ -164,9 +164,10 @@ export function readManifestFile(dir: string): { file: string; text: string } | 
   for (const name of MANIFEST_FILES) {
     const file = join(dir, name);
     try {
-      return { file, text: readFileSync(file, "utf8") };
-    } catch {
-      // try the next name
+      return { file, text: readTextCappedSync(file, SIZE_LIMITS.manifest, "E_MANIFEST_TOO_LARGE") };
+    } catch (e) {
+      // A manifest over the limit is refused, not skipped for the next name.
+      if (e instanceof HermesError) throw e;
     }
   }
   return undefined;

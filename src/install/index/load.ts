@@ -1,6 +1,7 @@
 import { promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { readTextIfExists, writeFileAtomic } from "../../core/atomic-fs.js";
+import { readTextCappedIfExists } from "../../core/size-limit.js";
 import { diagnostic, formatDiagnostic, HermesError, type Diagnostic } from "../../core/errors.js";
 import { PACKAGE_ROOT, type HomePaths } from "../../core/paths.js";
 import type { ConfigValue } from "../../config/config-file.js";
@@ -198,7 +199,8 @@ export async function loadIndex(paths: HomePaths, config: ConfigValue, opts: Loa
     return { entries: p.entries, diagnostics, warnings, url, generatedAt: p.generatedAt, ...rest };
   };
 
-  const cached = await readTextIfExists(cacheFile).catch(() => undefined);
+  // The cache is a file anyone with the home can write: it gets the same cap as a download.
+  const cached = await readTextCappedIfExists(cacheFile, INDEX_MAX_BYTES, "E_INDEX_INVALID").catch((e: Error) => void problems.push(e.message));
   const age = cached === undefined ? undefined : await fsp.stat(cacheFile).then((s) => Math.max(0, now() - s.mtimeMs), () => undefined);
   let cacheParsed: Parsed | undefined;
   if (!opts.refresh && cached !== undefined && age !== undefined && age <= INDEX_TTL_MS) {
