@@ -40,10 +40,7 @@ export async function pluginState(cmd: Command, opts: { bundled?: boolean } = {}
   const paths = homeOf(cmd);
   await recoverPluginsDir(paths);
   try {
-    const m = await migrateEnabledList(paths.home);
-    if (m.migrated && m.names.length) {
-      err(`Grandfathered ${m.names.length} installed user plugin(s) into plugins.enabled: ${m.names.join(", ")}`);
-    }
+    await migrateEnabledList(paths.home, process.env, (line) => err(line));
   } catch (e) {
     // A read-only or unparsable config must not stop read-only commands; the edit commands report it.
     logger().debug({ err: isHermesError(e) ? e.message : String(e) }, "plugins.enabled migration skipped");

@@ -5,9 +5,9 @@ import { diagnostic, formatLocation, HermesError, type Diagnostic } from "../cor
 import { withFileLock } from "../core/file-lock.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
-import { parseConfigText, type EditCheck } from "../config/config-file.js";
+import { loadConfig, parseConfigText, type EditCheck } from "../config/config-file.js";
 import { readManaged, writeManaged } from "../config/managed.js";
-import { migrateEnabledList } from "../config/migrate.js";
+import { migrateEnabledList, migrationNotice, planMigration } from "../config/migrate.js";
 import { gatherInputs, type CompileInputs, type GatherOptions } from "./gather.js";
 import {
   assertLinkSlotsFree,
@@ -27,10 +27,13 @@ import type { Lock } from "./lock.js";
 import { sourceRoots } from "../discovery/discover.js";
 import { envFlag } from "../core/env-flag.js";
 import { faultHold } from "../core/fault.js";
+import { logger } from "../core/log.js";
 
 export interface CompileOptions extends GatherOptions {
   /** Plan only; write nothing. */
   dryRun?: boolean;
+  /** Where the one-time migration is announced (default: a warning on stderr). */
+  announce?: (line: string) => void;
 }
 
 export interface CompileResult {
@@ -150,12 +153,21 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
         };
       }
     }
+    let configText: string | undefined;
     if (!opts.dryRun) {
       // Temps of a compile that was killed mid-write; their writers are gone.
       for (const dir of [paths.home, paths.plugins, paths.cache, paths.nodeModules]) await sweepStaleTemps(dir);
-      await migrateEnabledList(home, opts.env).catch(() => undefined);
+      await migrateEnabledList(home, opts.env, opts.announce).catch(() => undefined);
+    } else if (await fsp.stat(home).then((s) => s.isDirectory(), () => false)) {
+      // A dry run predicts the real run, so it plans on the config as the migration would leave it.
+      const cur = await loadConfig(paths.config);
+      const m = cur.diagnostics.some((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING") ? undefined : await planMigration(home, cur, opts.env);
+      if (m?.edits.length) {
+        configText = applyYamlEdits(cur.text, m.edits);
+        (opts.announce ?? ((line: string) => logger().warn(line)))(migrationNotice(m.names, true));
+      }
     }
-    const inputs = await gatherInputs({ ...opts, home });
+    const inputs = await gatherInputs({ ...opts, home, configText });
     faultHold("compile-gathered");
     const plan = planCompile(inputs);
     if (!plan.ok) refuse(plan);

@@ -120,3 +120,22 @@ describe("imperative edits that would break the home are refused before writing"
     expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
   });
 });
+
+describe("compile --dry-run and the v21 migration", () => {
+  it("a dry run plans on the migrated config (as the real run will) and says so on stderr; the real run announces it", async () => {
+    const t = home("model:\n  default: x\n");
+    writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
+    const before = readFileSync(join(t.h, "config.yaml"), "utf8");
+    const dry = await t.cli(["compile", "--dry-run", "--json"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const predicted = (JSON.parse(dry.stdout) as { loadOrder?: string[]; load_order?: string[] });
+    expect(predicted.loadOrder ?? predicted.load_order).toEqual(["cap", "other"]);
+    expect(dry.stderr).toContain("Would grandfather 2 installed user plugin(s) into plugins.enabled: cap, other");
+    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
+    const real = await t.cli(["compile"]);
+    expect(real.code, real.stderr).toBe(0);
+    expect(real.stderr).toContain("Grandfathered 2 installed user plugin(s) into plugins.enabled: cap, other");
+    expect(real.stdout).toContain("(2 plugin(s) load)");
+    expect(cfg(t.h).plugins?.enabled).toEqual(["cap", "other"]);
+  });
+});

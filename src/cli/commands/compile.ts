@@ -65,7 +65,7 @@ export function compileCommand(): Command {
       }
       // A dry run or --check writes nothing, the plugins dir included.
       if (!o.dryRun && !o.check) await recoverPluginsDir(homePaths(home));
-      const res = await compile({ home, specFile: o.spec, managed: o.managed, dryRun: o.dryRun || o.check, fullHash: o.fullHash });
+      const res = await compile({ home, specFile: o.spec, managed: o.managed, dryRun: o.dryRun || o.check, fullHash: o.fullHash, announce: (line) => err(line) });
       const warnings = res.plan.diagnostics.filter((d) => d.severity === "warning");
       if (o.json) json({ ...planToJson(res.plan), applied: res.applied, generation: res.generation ?? null, home });
       else {
