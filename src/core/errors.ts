@@ -498,7 +498,7 @@ export const ERROR_CATALOG = {
   },
   E_INSTALL_IDENTIFIER: {
     title: "the install identifier is not a git URL, owner/repo[/subdir] or index name",
-    hint: "use owner/repo, owner/repo/path/to/plugin, a git URL (https, ssh, git@, file://, #subdir) or an exact index name",
+    hint: "use owner/repo, owner/repo/path/to/plugin, a git URL (https, ssh, git@, file://, #subdir), a local path (./folder, /srv/git/repo.git) or an exact index name",
     exit: 2,
   },
   E_INSTALL_REF_NOT_SHA: {
