@@ -16,6 +16,7 @@ import {
   readGeneration,
   registerGcRoots,
   removeLinks,
+  writeRollbackRecord,
   switchTo,
   syncLinks,
   writeGeneration,
@@ -71,7 +72,7 @@ async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: stri
       reason: "compile",
       spec: plan.lock.deployment.spec,
       kind: plan.managedKind,
-    }, plan.files);
+    }, plan.files, plan.configChanged ? plan.configText : (expectConfig ?? null));
     await registerGcRoots(paths, generation, plan.links);
   }
   if (plan.configChanged) {
@@ -207,7 +208,13 @@ export async function rollback(opts: { home: string; to?: number; cwd?: string; 
     const gen = await readGeneration(paths, target);
     const curLock = cur !== undefined ? (await readGeneration(paths, cur)).lock : undefined;
     await assertLinkSlotsFree(paths, gen.lock.deployment.links);
-    if (gen.declared) {
+    const snapshot = gen.config?.text;
+    if (typeof snapshot === "string") {
+      // The generation's own config.yaml: restoring it whole keeps the compile on top from undoing the rollback.
+      await withFileLock(paths.config, async () => {
+        if ((await readTextIfExists(paths.config)) !== snapshot) await writeFileAtomic(paths.config, snapshot);
+      });
+    } else if (gen.declared) {
       await withFileLock(paths.config, async () => {
         const text = (await readTextIfExists(paths.config)) ?? "";
         const parsed = parseConfigText(text, paths.config);
@@ -219,6 +226,7 @@ export async function rollback(opts: { home: string; to?: number; cwd?: string; 
     }
     await syncLinks(paths, gen.lock.deployment.links);
     await switchTo(paths, target);
+    await writeRollbackRecord(paths, { to: target, from: cur ?? null, at: new Date().toISOString() });
     const keep = new Set(gen.lock.deployment.links.map((l) => l.link));
     await removeLinks(paths, (curLock?.deployment.links ?? []).map((l) => l.link).filter((l) => !keep.has(l)));
     // The rolled-back lock may be stale against today's files; compile on top if so.

@@ -29,8 +29,32 @@ export interface GenerationMeta {
 
 export interface GenerationInfo extends GenerationMeta {
   current: boolean;
+  /** Why the current generation is current (null for the others). */
+  current_reason: string | null;
   plugins: number;
   loading: number;
+}
+
+/** `generations/rollback.json`: the last rollback, so the listing can say why a generation is current. */
+export interface RollbackRecord {
+  to: number;
+  from: number | null;
+  at: string;
+}
+
+const ROLLBACK_RECORD = "rollback.json";
+
+export async function writeRollbackRecord(paths: HomePaths, rec: RollbackRecord): Promise<void> {
+  await writeFileAtomic(join(paths.generations, ROLLBACK_RECORD), `${JSON.stringify(rec)}\n`);
+}
+
+async function readRollbackRecord(paths: HomePaths): Promise<RollbackRecord | undefined> {
+  try {
+    const v = JSON.parse(await fsp.readFile(join(paths.generations, ROLLBACK_RECORD), "utf8")) as Partial<RollbackRecord>;
+    return typeof v.to === "number" && typeof v.at === "string" ? { to: v.to, from: typeof v.from === "number" ? v.from : null, at: v.at } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function fsyncPath(p: string): Promise<void> {
@@ -67,6 +91,8 @@ export async function writeGeneration(
   declared: Record<string, unknown> | null,
   meta: Omit<GenerationMeta, "generation">,
   files: Record<string, Record<string, string>> = {},
+  /** config.yaml as this generation runs it (null: none), so a rollback restores it whole. */
+  configText?: string | null,
 ): Promise<number> {
   await fsp.mkdir(paths.generations, { recursive: true });
   const n = Math.max(0, ...(await listGenerationNumbers(paths))) + 1;
@@ -78,6 +104,7 @@ export async function writeGeneration(
   await writeFileAtomic(join(tmp, "overlay.json"), `${JSON.stringify({ declared }, null, 2)}\n`, { mode });
   await writeFileAtomic(join(tmp, "files.json"), `${JSON.stringify(files)}\n`, { mode });
   await writeFileAtomic(join(tmp, "meta.json"), `${JSON.stringify({ generation: n, ...meta }, null, 2)}\n`, { mode });
+  if (configText !== undefined) await writeFileAtomic(join(tmp, "config.json"), `${JSON.stringify({ text: configText })}\n`, { mode });
   for (const l of links) {
     await fsp.symlink(l.target, join(tmp, "links", farmName(l.link)));
     faultPoint();
@@ -161,7 +188,10 @@ export async function switchTo(paths: HomePaths, n: number): Promise<void> {
   await symlinkAtomic(String(n), join(paths.generations, CURRENT));
 }
 
-export async function readGeneration(paths: HomePaths, n: number): Promise<{ lock: Lock; declared: Record<string, unknown> | null; meta: GenerationMeta }> {
+export async function readGeneration(
+  paths: HomePaths,
+  n: number,
+): Promise<{ lock: Lock; declared: Record<string, unknown> | null; meta: GenerationMeta; config?: { text: string | null } }> {
   const dir = join(paths.generations, String(n));
   let lockText: string;
   try {
@@ -173,7 +203,15 @@ export async function readGeneration(paths: HomePaths, n: number): Promise<{ loc
   if (!lock) throw new HermesError("E_LOCK_INVALID", { message: `generation ${n} has an invalid lock`, diagnostics });
   const overlay = JSON.parse(await fsp.readFile(join(dir, "overlay.json"), "utf8").catch(() => "{}")) as { declared?: Record<string, unknown> | null };
   const meta = JSON.parse(await fsp.readFile(join(dir, "meta.json"), "utf8").catch(() => "{}")) as GenerationMeta;
-  return { lock, declared: overlay.declared ?? null, meta: { ...meta, generation: n } };
+  // Generations written before config snapshots existed have none: rollback re-applies their overlay instead.
+  let config: { text: string | null } | undefined;
+  try {
+    const c = JSON.parse(await fsp.readFile(join(dir, "config.json"), "utf8")) as { text?: unknown };
+    if (typeof c.text === "string" || c.text === null) config = { text: c.text };
+  } catch {
+    config = undefined;
+  }
+  return { lock, declared: overlay.declared ?? null, meta: { ...meta, generation: n }, config };
 }
 
 /** Per-plugin file hashes recorded with a generation (for drift reports). */
@@ -187,11 +225,21 @@ export async function readGenerationFiles(paths: HomePaths, n: number): Promise<
 
 export async function listGenerations(paths: HomePaths): Promise<GenerationInfo[]> {
   const cur = await currentGeneration(paths);
+  const rb = await readRollbackRecord(paths);
+  const nums = await listGenerationNumbers(paths);
+  const reason = (n: number) =>
+    n !== cur
+      ? null
+      : rb && rb.to === n
+        ? `rolled back to at ${rb.at}${rb.from !== null ? ` from generation ${rb.from}` : ""}; stays until the next change is compiled`
+        : n === nums[nums.length - 1]
+          ? "the latest compile"
+          : "current";
   const out: GenerationInfo[] = [];
-  for (const n of await listGenerationNumbers(paths)) {
+  for (const n of nums) {
     try {
       const g = await readGeneration(paths, n);
-      out.push({ ...g.meta, current: n === cur, plugins: g.lock.plugins.length, loading: g.lock.load_order.length });
+      out.push({ ...g.meta, current: n === cur, current_reason: reason(n), plugins: g.lock.plugins.length, loading: g.lock.load_order.length });
     } catch {
       // an unreadable generation is skipped in the listing; rollback to it reports the error
     }

@@ -139,3 +139,33 @@ describe("compile --dry-run and the v21 migration", () => {
     expect(cfg(t.h).plugins?.enabled).toEqual(["cap", "other"]);
   });
 });
+
+describe("compile --rollback", () => {
+  it("restores what the generation ran, config included, and stays after an imperative change; the listing says why it is current", async () => {
+    const t = home("# mine\nplugins:\n  enabled: [cap]\n");
+    writePlugin(join(t.h, "plugins", "extra"), "name: extra\nversion: '1'\n");
+    expect((await t.cli(["compile"])).code).toBe(0);
+    const gen1Config = readFileSync(join(t.h, "config.yaml"), "utf8");
+    const en = await t.cli(["plugins", "enable", "extra"]);
+    expect(en.code, en.stderr).toBe(0);
+    const rb = await t.cli(["compile", "--rollback"]);
+    expect(rb.code, rb.stderr).toBe(0);
+    expect(rb.stdout).toBe("rolled back to generation 1 (from 2)\n");
+    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(gen1Config);
+    const lockOrder = () => (JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order;
+    expect(lockOrder()).toEqual(["cap"]);
+    // A runtime start and a check leave it in force.
+    expect((await t.cli(["plugins", "chain"])).code).toBe(0);
+    expect((await t.cli(["compile", "--check"])).code).toBe(0);
+    expect(lockOrder()).toEqual(["cap"]);
+    const list = await t.cli(["compile", "--list-generations", "--json"]);
+    const gens = JSON.parse(list.stdout) as Array<{ generation: number; current: boolean; current_reason: string | null }>;
+    expect(gens.map((g) => [g.generation, g.current])).toEqual([[1, true], [2, false]]);
+    expect(gens[0]!.current_reason).toMatch(/^rolled back to at .* from generation 2; stays until the next change is compiled$/);
+    const text = await t.cli(["compile", "--list-generations"]);
+    expect(text.stdout).toMatch(/\*\s+1 .*\(current: rolled back to at .* from generation 2/);
+    // The next explicit change is compiled on top of it.
+    expect((await t.cli(["plugins", "enable", "extra"])).code).toBe(0);
+    expect(lockOrder()).toEqual(["cap", "extra"]);
+  });
+});

@@ -49,7 +49,7 @@ export function compileCommand(): Command {
         if (o.json) return json(gens);
         if (!gens.length) return out("no generations yet: run hermes compile");
         for (const g of gens) {
-          out(`${g.current ? style.green("*") : " "} ${String(g.generation).padStart(4)}  ${g.created_at}  ${g.reason.padEnd(8)}  ${g.loading}/${g.plugins} loading${g.kind ? `  ${g.kind}` : ""}${g.spec ? `  ${g.spec}` : ""}`);
+          out(`${g.current ? style.green("*") : " "} ${String(g.generation).padStart(4)}  ${g.created_at}  ${g.reason.padEnd(8)}  ${g.loading}/${g.plugins} loading${g.kind ? `  ${g.kind}` : ""}${g.spec ? `  ${g.spec}` : ""}${g.current_reason ? `  (current: ${g.current_reason})` : ""}`);
         }
         return;
       }
