@@ -6,6 +6,7 @@ import { envLogLevel, LOG_LEVELS, setLogLevel } from "../core/log.js";
 import { PACKAGE_ROOT } from "../core/paths.js";
 import { chatCommand, demoCommand } from "./commands/chat.js";
 import { compileCommand, lockCommand } from "./commands/compile.js";
+import { completionCommand } from "./commands/completion.js";
 import { configCommand } from "./commands/config.js";
 import { pluginsCommand } from "./commands/plugins.js";
 
@@ -30,7 +31,7 @@ export function buildProgram(): Command {
     .option("--home <dir>", "Hermes home (default: $HERMES_HOME or ~/.hermes)")
     .option("-p, --profile <name>", "use the profile <home>/profiles/<name>")
     .option("--verbose", "log more: debug level (overrides HERMES_LOG_LEVEL)")
-    .option("-q, --quiet", "log errors only (overrides HERMES_LOG_LEVEL)")
+    .option("--quiet", "log errors only (overrides HERMES_LOG_LEVEL); no -q: `chat -q` is the query, as in the original")
     .showHelpAfterError("(run with --help for usage)")
     .enablePositionalOptions(false);
   // Every command, plugin commands included, starts here: the log level is settled before it runs.
@@ -41,5 +42,6 @@ export function buildProgram(): Command {
   program.addCommand(lockCommand());
   program.addCommand(chatCommand());
   program.addCommand(demoCommand());
+  program.addCommand(completionCommand(program));
   return program;
 }
