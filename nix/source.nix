@@ -3,13 +3,15 @@
 # keeps this equal to `npm pack --dry-run` (README.md is left to npm: the registry shows it).
 { lib }:
 lib.fileset.unions [
-  # the build: tsc (src, tsconfig.json) and scripts/postbuild.mjs; the lock for the dependencies
+  # the build: tsc (src, tsconfig.json, tsconfig.types.json for the plugin types) and scripts/postbuild.mjs; the lock for the dependencies
   ../package.json
   ../package-lock.json
   ../tsconfig.json
+  ../tsconfig.types.json
   ../src
   ../scripts
   # shipped as they are
+  ../LICENSE
   ../schemas
   ../plugins
   ../docs

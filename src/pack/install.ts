@@ -168,8 +168,11 @@ export async function installPack(o: PackCommandOptions): Promise<PackInstallSum
     }
     for (const l of p.lines) io.out(l);
     if (!io.interactive) {
+      // The one way to install without a person at a prompt: each plugin on its own, pinned as the pack pins it.
+      const commands = resolved.entries.filter((r) => r.identifier).map((r) => `  hermes plugins install ${r.identifier} --ref ${r.entry.ref}`);
+      const how = commands.length ? `. To install without a terminal, run per entry:\n${commands.join("\n")}` : "";
       throw new HermesError("E_PACK_NOT_INTERACTIVE", {
-        message: "pack install requires an interactive terminal to review and confirm the pack contents (no --yes); nothing was installed",
+        message: `pack install requires an interactive terminal to review and confirm the pack contents (there is no --yes); nothing was installed${how}`,
       });
     }
     const n = pack.plugins.length;

@@ -153,6 +153,9 @@ export class PluginContext {
 
   // ---- tools ----
 
+  /** One spec object, or the original's positional form (name, toolset, schema, handler, check_fn, requires_env, _, description, emoji, override). */
+  register_tool(spec: ToolSpecInput): Registration | null;
+  register_tool(name: string, toolset: string, schema: ToolSchema, handler: ToolHandler, ...rest: unknown[]): Registration | null;
   register_tool(...args: unknown[]): Registration | null {
     const spec: ToolSpecInput =
       args.length === 1 && args[0] && typeof args[0] === "object"

@@ -62,12 +62,12 @@ withLib("Nix package: its files are npm's", () => {
     expect(missing, "add these to nix/source.nix").toEqual([]);
     const noInput = npmFiles.filter((f) => f.startsWith("dist/") && !inSet.has(buildInputOf(f)));
     expect(noInput, "dist/ files whose source is not in nix/source.nix").toEqual([]);
-    for (const f of ["tsconfig.json", "package.json", "package-lock.json", "scripts/postbuild.mjs", "scripts/precompile-schemas.mjs"]) expect(inSet.has(f), f).toBe(true);
+    for (const f of ["tsconfig.json", "tsconfig.types.json", "package.json", "package-lock.json", "scripts/postbuild.mjs", "scripts/precompile-schemas.mjs"]) expect(inSet.has(f), f).toBe(true);
   });
 
   it("nix/source.nix holds nothing npm does not ship except the build's inputs", () => {
     const shipped = new Set(npmFiles);
-    const buildOnly = (f: string) => f.startsWith("src/") || f.startsWith("scripts/") || f === "tsconfig.json" || f === "package-lock.json";
+    const buildOnly = (f: string) => f.startsWith("src/") || f.startsWith("scripts/") || f === "tsconfig.json" || f === "tsconfig.types.json" || f === "package-lock.json";
     expect(fileset.filter((f) => !shipped.has(f) && !buildOnly(f))).toEqual([]);
     for (const f of NPM_ONLY) expect(shipped.has(f), `${f} is no longer shipped by npm: drop it from NPM_ONLY`).toBe(true);
   });

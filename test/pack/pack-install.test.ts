@@ -73,6 +73,8 @@ describe.concurrent("pack install", { timeout: 240_000 }, () => {
     expect(r.stdout).toContain("Plugin"); // the review is shown
     expect(r.stderr).toContain("E_PACK_NOT_INTERACTIVE");
     expect(r.stderr).toContain("nothing was installed");
+    // The refusal gives the commands that do work without a terminal, one per entry, pinned.
+    expect(r.stderr).toContain(`To install without a terminal, run per entry:\n  hermes plugins install acme/demo --ref ${demo.head()}`);
     expect(r.stderr).not.toMatch(STACK_RE);
     expect(existsSync(h.plugins) ? readdirSync(h.plugins) : []).toEqual([]);
     expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toBe(before);

@@ -1,0 +1,15 @@
+/**
+ * Types for plugin authors: `import type { PluginContext } from "hermes-kit/plugin"`.
+ * Type-only on purpose: the runtime hands each plugin its context; a plugin never constructs one.
+ */
+import type { PluginContext } from "./runtime/context.js";
+
+export type { PluginContext, ToolSpecInput } from "./runtime/context.js";
+export type { HookName, MiddlewareKind } from "./runtime/hook-catalog.js";
+export type { HookCallback } from "./runtime/hooks.js";
+export type { MiddlewareCallback } from "./runtime/middleware.js";
+export type { PluginManifest } from "./manifest/parse.js";
+export type { CapabilityId } from "./consent/capabilities.js";
+
+/** What a plugin's entry module exports: `export function register(ctx) { … }`. */
+export type RegisterFunction = (ctx: PluginContext) => void | Promise<void>;
