@@ -21,7 +21,7 @@ describe.concurrent("--verbose, --quiet and HERMES_LOG_LEVEL", () => {
       runCli(["plugins", "why", "memo"], { home }),
       runCli(["plugins", "why", "memo", "--verbose"], { home }),
       runCli(["--quiet", "plugins", "why", "memo"], { home, env: { HERMES_LOG_LEVEL: "debug" } }),
-      runCli(["plugins", "why", "memo", "--verbose", "-q"], { home }),
+      runCli(["plugins", "why", "memo", "--verbose", "--quiet"], { home }),
     ]);
     expect(plain.code).toBe(0);
     expect(plain.stderr).not.toMatch(DEBUG_LINE);
