@@ -149,8 +149,28 @@ function pointerSegments(root: unknown, pointer: string): Array<string | number>
 export function validateSchema(schema: SchemaName | string, data: unknown, opts: ValidateOptions = {}): Diagnostic[] {
   const id = schema.includes("://") ? schema : schemaId(schema as SchemaName);
   const v = validator(id);
-  if (v(data)) return [];
+  try {
+    if (v(data)) return [];
+  } catch (e) {
+    // Ajv compares list items through their valueOf()/toString(): a mapping with such a key breaks it.
+    const at = [...(opts.basePath ?? []), ...(hostileKeyPath(data) ?? [])];
+    const where = opts.source ? opts.source.locate(at) : { file: opts.file, path: formatJsonPath(at) };
+    return [diagnostic("E_SCHEMA_INVALID", `a mapping here has a key named like a built-in method (valueOf, toString, …) and cannot be checked: ${(e as Error).message}`, where)];
+  }
   return renderAjvErrors(v.errors ?? [], data, opts);
+}
+
+const HOSTILE_KEYS = new Set(["valueOf", "toString", "constructor", "hasOwnProperty", "toJSON"]);
+
+/** Path of the first mapping that shadows a built-in method with a non-function value. */
+function hostileKeyPath(v: unknown, at: Array<string | number> = []): Array<string | number> | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (!Array.isArray(v) && HOSTILE_KEYS.has(k) && typeof x !== "function") return [...at, k];
+    const inner = hostileKeyPath(x, [...at, Array.isArray(v) ? Number(k) : k]);
+    if (inner) return inner;
+  }
+  return undefined;
 }
 
 export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: ValidateOptions): Diagnostic[] {

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
 import { join } from "node:path";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
+import { safeString } from "../core/safe-string.js";
 import { logger } from "../core/log.js";
 import { validateSchema } from "../core/schema.js";
 import { didYouMean } from "../core/suggest.js";
@@ -90,12 +91,12 @@ const FATAL_FIELDS = new Set(["name", "main"]);
 
 function str(v: unknown): string {
   if (v === null || v === undefined) return "";
-  return typeof v === "string" ? v : String(v);
+  return typeof v === "string" ? v : safeString(v);
 }
 
 function strList(v: unknown): string[] {
   if (!Array.isArray(v)) return [];
-  return v.filter((x) => x !== null && x !== undefined && typeof x !== "object").map((x) => String(x));
+  return v.filter((x) => x !== null && x !== undefined && typeof x !== "object").map((x) => safeString(x));
 }
 
 function envList(v: unknown): RequiresEnv[] {
@@ -112,7 +113,7 @@ function envList(v: unknown): RequiresEnv[] {
     else if (item && typeof item === "object" && typeof (item as { name?: unknown }).name === "string") {
       const o = item as Record<string, unknown>;
       out.push({
-        name: String(o.name),
+        name: safeString(o.name),
         description: o.description === undefined ? undefined : str(o.description),
         url: o.url === undefined ? undefined : str(o.url),
         secret: o.secret === true,
@@ -128,7 +129,7 @@ function authorOf(v: unknown): string {
     const o = v as Record<string, unknown>;
     return ["name", "email", "url"].map((k) => o[k]).filter((x) => typeof x === "string" && x).join(", ");
   }
-  return String(v);
+  return safeString(v);
 }
 
 function intOrNull(v: unknown): number | null {
@@ -227,7 +228,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     diagnostics.push(
       diagnostic(
         "W_MANIFEST_COERCED",
-        `unknown kind ${JSON.stringify(data.kind)}; treating as 'standalone' (known: ${PLUGIN_KINDS.join(", ")})${didYouMean(String(data.kind), PLUGIN_KINDS)}`,
+        `unknown kind ${JSON.stringify(data.kind)}; treating as 'standalone' (known: ${PLUGIN_KINDS.join(", ")})${didYouMean(safeString(data.kind), PLUGIN_KINDS)}`,
         src.locate(["kind"]),
       ),
     );
@@ -254,7 +255,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
       if (typeof item === "string" && item.trim()) requiresPlugins.push({ id: item.trim(), version_range: null });
       else if (item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" && (item as { id: string }).id.trim()) {
         const vr = (item as { version_range?: unknown }).version_range;
-        requiresPlugins.push({ id: (item as { id: string }).id.trim(), version_range: vr === undefined || vr === null ? null : String(vr) });
+        requiresPlugins.push({ id: (item as { id: string }).id.trim(), version_range: vr === undefined || vr === null ? null : safeString(vr) });
       }
     }
   }
@@ -279,7 +280,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
       if (!v || typeof v !== "object" || Array.isArray(v)) continue;
       const entry = { ...(v as ConfigSchemaEntry) };
       configSchema[k] = entry;
-      if (entry.type !== undefined && !CONFIG_SCHEMA_TYPES.has(String(entry.type).toLowerCase())) {
+      if (entry.type !== undefined && !CONFIG_SCHEMA_TYPES.has(safeString(entry.type).toLowerCase())) {
         diagnostics.push(
           diagnostic("W_MANIFEST_COERCED", `config_schema.${k}: unknown type ${JSON.stringify(entry.type)}; its type check is skipped`, src.locate(["config_schema", k, "type"])),
         );

@@ -2,6 +2,7 @@ import { diagnostic, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
 import { formatJsonPath, SourceDoc } from "../core/yaml-source.js";
 import { findSeedProblems } from "./seed-hygiene.js";
+import { safeString } from "../core/safe-string.js";
 
 export const FULL_SHA = /^[0-9a-f]{40}$/;
 
@@ -37,7 +38,7 @@ export interface PackParse {
 }
 
 function s(v: unknown): string {
-  return v === undefined || v === null ? "" : String(v);
+  return v === undefined || v === null ? "" : safeString(v);
 }
 
 function trimSlashes(v: string): string {

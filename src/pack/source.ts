@@ -35,6 +35,8 @@ export async function isBundleSource(src: string): Promise<boolean> {
   if (isRemoteSource(src)) return false;
   const p = resolve(expandHome(src.trim()));
   if (/\.(tar\.gz|tgz)$/i.test(p)) return true;
+  // A folder is no bundle (and reading it is EISDIR): readPackText then says what it is.
+  if (!(await fsp.stat(p).then((st) => st.isFile(), () => false))) return false;
   const fh = await fsp.open(p, "r").catch(() => undefined);
   if (!fh) return false;
   try {
@@ -71,7 +73,7 @@ export async function readPackText(src: string, env: NodeJS.ProcessEnv = process
   }
   const p = localPath(s);
   const st = await fsp.stat(p).catch(() => undefined);
-  if (!st || !st.isFile()) throw new HermesError("E_PACK_NOT_FOUND", { message: `pack file not found: ${p}`, file: p });
+  if (!st || !st.isFile()) throw new HermesError("E_PACK_NOT_FOUND", { message: st?.isDirectory() ? `${p} is a folder, not a pack file (hermes-pack.yaml) or bundle` : `pack file not found: ${p}`, file: p });
   if (st.size > PACK_MAX_BYTES) throw new HermesError("E_PACK_TOO_LARGE", { message: `pack file ${p} is ${st.size} bytes, over the 1 MiB limit`, file: p });
   return fsp.readFile(p, "utf8");
 }
