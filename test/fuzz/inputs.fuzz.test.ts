@@ -5,7 +5,7 @@
  * with a catalog code, never a raw Error/TypeError/RangeError. Fixed seed: a failure reproduces.
  */
 import fc from "fast-check";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,8 +14,8 @@ import { ERROR_CATALOG, HermesError, type Diagnostic } from "../../src/core/erro
 import { parseConfigText } from "../../src/config/config-file.js";
 import { parseManifestText } from "../../src/manifest/parse.js";
 import { candidateFromFolder } from "../../src/discovery/scan.js";
-import { parsePackOrThrow } from "../../src/pack/source.js";
 import { parsePackText } from "../../src/pack/parse.js";
+import { parsePackOrThrow } from "../../src/pack/source.js";
 import { parseDeploySpec } from "../../src/compile/deploy-spec.js";
 import { parseIndexText } from "../../src/install/index/load.js";
 import { parseLockText, serializeLock, type Lock } from "../../src/compile/lock.js";
@@ -241,9 +241,7 @@ describe("fuzz: every input format ends in a catalog code", () => {
     const folder = join(dir, "plugin");
     await fc.assert(
       fc.asyncProperty(docFrom(MANIFEST), async (doc) => {
-        writeFileSync(join(dir, "plugin.yaml"), yamlOf(doc));
         rmSync(folder, { recursive: true, force: true });
-        const { mkdirSync } = await import("node:fs");
         mkdirSync(folder);
         writeFileSync(join(folder, "plugin.yaml"), yamlOf(doc));
         writeFileSync(join(folder, "index.js"), "export function register() {}\n");
