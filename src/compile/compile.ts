@@ -1,6 +1,6 @@
 import { promises as fsp } from "node:fs";
 import { join, resolve } from "node:path";
-import { readTextIfExists, sweepStaleTemps, writeFileAtomic } from "../core/atomic-fs.js";
+import { mkdirOwned, readTextIfExists, sweepStaleTemps, writeFileAtomic } from "../core/atomic-fs.js";
 import { diagnostic, formatLocation, HermesError, type Diagnostic } from "../core/errors.js";
 import { withFileLock } from "../core/file-lock.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
@@ -16,6 +16,8 @@ import {
   readGeneration,
   registerGcRoots,
   removeLinks,
+  clearPendingRecord,
+  writePendingRecord,
   writeRollbackRecord,
   switchTo,
   syncLinks,
@@ -65,6 +67,8 @@ function refuse(plan: CompilePlan): never {
  */
 async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: string | undefined): Promise<number | undefined> {
   await assertLinkSlotsFree(paths, plan.links);
+  // A kill from here on leaves config and links ahead of the lock: the record tells the next start what to re-run.
+  await writePendingRecord(paths, { spec: plan.lock.deployment.spec, kind: plan.managedKind, at: new Date().toISOString() });
   let generation = await currentGeneration(paths);
   if (plan.lockChanged || generation === undefined) {
     generation = await writeGeneration(paths, plan.lockText, plan.links, plan.declared, {
@@ -95,6 +99,7 @@ async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: stri
     plan.linkChanges.filter((c) => c.op === "remove").map((c) => c.link),
   );
   await pruneGenerations(paths);
+  await clearPendingRecord(paths);
   return generation;
 }
 
@@ -181,7 +186,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     return { plan, applied: plan.changed, generation, home };
   };
   if (opts.dryRun) return run();
-  await fsp.mkdir(home, { recursive: true });
+  await mkdirOwned(home);
   return withHomeLock(paths, run);
 }
 

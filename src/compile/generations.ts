@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { constants, promises as fsp } from "node:fs";
 import { dirname, join } from "node:path";
-import { symlinkAtomic, writeFileAtomic } from "../core/atomic-fs.js";
+import { mkdirOwned, ownLikeParent, symlinkAtomic, writeFileAtomic } from "../core/atomic-fs.js";
 import { HermesError } from "../core/errors.js";
 import { faultPoint } from "../core/fault.js";
 import type { HomePaths } from "../core/paths.js";
@@ -33,6 +33,37 @@ export interface GenerationInfo extends GenerationMeta {
   current_reason: string | null;
   plugins: number;
   loading: number;
+}
+
+/**
+ * `generations/pending.json`: written before an apply touches anything, removed when it is done.
+ * Present at a start, it means the apply was killed; it names the spec to re-run.
+ */
+export interface PendingRecord {
+  spec: string | null;
+  kind: string | null;
+  at: string;
+}
+
+const PENDING_RECORD = "pending.json";
+
+export async function writePendingRecord(paths: HomePaths, rec: PendingRecord): Promise<void> {
+  await mkdirOwned(paths.generations);
+  await writeFileAtomic(join(paths.generations, PENDING_RECORD), `${JSON.stringify(rec)}\n`);
+}
+
+export async function clearPendingRecord(paths: HomePaths): Promise<void> {
+  await fsp.rm(join(paths.generations, PENDING_RECORD), { force: true });
+}
+
+export async function readPendingRecord(paths: HomePaths): Promise<PendingRecord | undefined> {
+  try {
+    const v = JSON.parse(await fsp.readFile(join(paths.generations, PENDING_RECORD), "utf8")) as Partial<PendingRecord>;
+    if (typeof v.at !== "string") return undefined;
+    return { spec: typeof v.spec === "string" ? v.spec : null, kind: typeof v.kind === "string" ? v.kind : null, at: v.at };
+  } catch {
+    return undefined;
+  }
 }
 
 /** `generations/rollback.json`: the last rollback, so the listing can say why a generation is current. */
@@ -94,10 +125,10 @@ export async function writeGeneration(
   /** config.yaml as this generation runs it (null: none), so a rollback restores it whole. */
   configText?: string | null,
 ): Promise<number> {
-  await fsp.mkdir(paths.generations, { recursive: true });
+  await mkdirOwned(paths.generations);
   const n = Math.max(0, ...(await listGenerationNumbers(paths))) + 1;
   const tmp = join(paths.generations, `.${n}.${randomBytes(4).toString("hex")}.tmp`);
-  await fsp.mkdir(join(tmp, "links"), { recursive: true });
+  await mkdirOwned(join(tmp, "links"));
   // The overlay carries the spec's settings (secrets included): no generation file is more readable than config.yaml.
   const mode = await generationMode(paths);
   await writeFileAtomic(join(tmp, "hermes.lock.json"), lockText, { mode });
@@ -107,6 +138,7 @@ export async function writeGeneration(
   if (configText !== undefined) await writeFileAtomic(join(tmp, "config.json"), `${JSON.stringify({ text: configText })}\n`, { mode });
   for (const l of links) {
     await fsp.symlink(l.target, join(tmp, "links", farmName(l.link)));
+    await ownLikeParent(join(tmp, "links", farmName(l.link)));
     faultPoint();
   }
   await fsyncPath(join(tmp, "links"));
@@ -149,7 +181,7 @@ export async function syncLinks(paths: HomePaths, want: readonly LockLink[]): Pr
     const value = linkValue(l.link);
     const cur = await fsp.readlink(abs).catch(() => undefined);
     if (cur === value) continue;
-    await fsp.mkdir(dirname(abs), { recursive: true });
+    await mkdirOwned(dirname(abs));
     await symlinkAtomic(value, abs);
   }
 }
@@ -181,7 +213,7 @@ export async function removeLinks(paths: HomePaths, links: readonly string[]): P
 }
 
 export async function switchTo(paths: HomePaths, n: number): Promise<void> {
-  await fsp.mkdir(paths.generations, { recursive: true });
+  await mkdirOwned(paths.generations);
   const lockValue = await fsp.readlink(paths.lock).catch(() => undefined);
   // The pointer is fixed; it is created before the switch so the two never disagree.
   if (lockValue !== LOCK_POINTER) await symlinkAtomic(LOCK_POINTER, paths.lock);

@@ -25,6 +25,44 @@ export async function resolveWriteTarget(file: string): Promise<string> {
   throw new HermesError("E_FS_WRITE", { message: `too many symlink levels at ${file}`, file });
 }
 
+interface Owner {
+  uid: number;
+  gid: number;
+}
+
+const asRoot = (): boolean => process.getuid?.() === 0;
+
+/**
+ * Root writing into someone's home (`sudo hermes …`): the owner a new entry at `path` takes, its
+ * nearest existing parent's. Undefined when not root (a user's own writes are theirs already).
+ */
+export async function inheritedOwner(path: string): Promise<Owner | undefined> {
+  if (!asRoot()) return undefined;
+  for (let d = dirname(resolve(path)); ; d = dirname(d)) {
+    const st = await fsp.stat(d).catch(() => undefined);
+    if (st) return { uid: st.uid, gid: st.gid };
+    if (dirname(d) === d) return undefined;
+  }
+}
+
+/** Give a just-created entry (file, folder or link itself) its parent's owner when root made it. */
+export async function ownLikeParent(path: string): Promise<void> {
+  const owner = await inheritedOwner(path);
+  if (owner) await fsp.lchown(path, owner.uid, owner.gid).catch(() => undefined);
+}
+
+/** `mkdir -p` whose new folders take the owner of the folder they were made in (see inheritedOwner). */
+export async function mkdirOwned(dir: string): Promise<void> {
+  const first = await fsp.mkdir(dir, { recursive: true });
+  if (first === undefined || !asRoot()) return;
+  const owner = await inheritedOwner(first);
+  if (!owner) return;
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    await fsp.chown(d, owner.uid, owner.gid).catch(() => undefined);
+    if (d === resolve(first) || dirname(d) === d) break;
+  }
+}
+
 async function fsyncDir(dir: string): Promise<void> {
   let handle;
   try {
@@ -64,18 +102,21 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
   const dir = dirname(target);
   const tmp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   let mode = opts.mode;
-  if (mode === undefined) {
-    try {
-      mode = (await fsp.stat(target)).mode & 0o7777;
-    } catch {
-      // A new file: open() with 0666 lets the umask decide (077 gives 0600), and no chmod overrides it.
-      mode = undefined;
-    }
+  // The file replaced keeps its owner; a new one takes its folder's (root never takes over a home).
+  let owner: Owner | undefined;
+  try {
+    const st = await fsp.stat(target);
+    if (mode === undefined) mode = st.mode & 0o7777;
+    if (asRoot()) owner = { uid: st.uid, gid: st.gid };
+  } catch {
+    // A new file: open() with 0666 lets the umask decide (077 gives 0600), and no chmod overrides it.
   }
   try {
-    await fsp.mkdir(dir, { recursive: true });
+    await mkdirOwned(dir);
+    owner ??= await inheritedOwner(target);
     const handle = await fsp.open(tmp, "wx", mode ?? 0o666);
     try {
+      if (owner) await handle.chown(owner.uid, owner.gid);
       // open() applies the umask; a replaced file must keep the mode it had (e.g. 0664 for a group).
       if (mode !== undefined) await handle.chmod(mode);
       await handle.writeFile(data);
@@ -100,6 +141,7 @@ export async function symlinkAtomic(target: string, link: string): Promise<void>
   const tmp = join(dirname(link), `.${basename(link)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     await fsp.symlink(target, tmp);
+    await ownLikeParent(tmp);
     faultPoint();
     await fsp.rename(tmp, link);
     await fsyncDir(dirname(link));

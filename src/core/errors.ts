@@ -246,6 +246,10 @@ export const ERROR_CATALOG = {
     title: "the lock is out of date with its inputs",
     hint: "run `hermes compile` (with the deployment's --spec in a managed home)",
   },
+  E_COMPILE_INTERRUPTED: {
+    title: "a compile of this managed home did not finish (killed or failed mid-apply)",
+    hint: "re-run the same compile (the command in the message, or the deployment's activation); nothing else needs fixing",
+  },
   E_COMPILE_NO_GENERATION: {
     title: "the requested generation does not exist",
     hint: "list them with hermes compile --list-generations",

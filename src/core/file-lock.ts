@@ -3,7 +3,7 @@ import { promises as fsp } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { HermesError } from "./errors.js";
-import { resolveWriteTarget } from "./atomic-fs.js";
+import { mkdirOwned, ownLikeParent, resolveWriteTarget } from "./atomic-fs.js";
 
 export interface LockOptions {
   /** How long to wait for another holder, in ms. */
@@ -35,11 +35,12 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T>, opts: 
   const lockPath = `${target}.lock`;
   const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
   const me: LockOwner = { pid: process.pid, host: hostname(), at: Date.now() };
-  await fsp.mkdir(dirname(lockPath), { recursive: true });
+  await mkdirOwned(dirname(lockPath));
   let delay = 5;
   for (;;) {
     try {
       const handle = await fsp.open(lockPath, "wx", 0o644);
+      await ownLikeParent(lockPath);
       await handle.writeFile(JSON.stringify(me));
       await handle.close();
       break;

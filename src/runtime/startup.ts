@@ -7,6 +7,7 @@ import { readManaged } from "../config/managed.js";
 import { compile, compileBase, inputBytes } from "../compile/compile.js";
 import { quickUpToDate, recordQuick } from "../compile/quick-check.js";
 import { gatherInputs } from "../compile/gather.js";
+import { readPendingRecord } from "../compile/generations.js";
 import { parseTrustedLockText, readLock, serializeLock, type Lock } from "../compile/lock.js";
 import { planCompile, type PluginChange } from "../compile/plan.js";
 import { Runtime } from "./runtime.js";
@@ -83,6 +84,14 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
     if (!lock || plan.lock.inputs_hash !== lock.inputs_hash) {
       const what = lock ? describe(plan.pluginChanges) : "no lock yet";
       if (marker) {
+        const pending = await readPendingRecord(paths);
+        if (pending) {
+          const rerun = pending.spec ? `hermes compile --spec ${pending.spec} --managed ${pending.kind ?? marker.kind}` : "hermes compile";
+          throw new HermesError("E_COMPILE_INTERRUPTED", {
+            message: `a compile of this ${marker.kind}-managed home${pending.spec ? ` from ${pending.spec}` : ""} started at ${pending.at} did not finish (killed or failed mid-apply), so its config and links are ahead of the lock in force (${what})`,
+            hint: `re-run that same compile: \`${rerun}\` (or the ${marker.kind} activation that ran it); nothing else needs fixing`,
+          });
+        }
         const spec = lock?.deployment.spec;
         const fix = spec ? `hermes compile --spec ${spec} --managed ${marker.kind}` : `re-run the ${marker.kind} activation`;
         throw new HermesError("E_COMPILE_STALE", {

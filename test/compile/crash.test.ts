@@ -27,7 +27,7 @@ function norm(text: string, home: string): string {
 function readState(home: string): HomeState {
   let lock: string | null = null;
   try {
-    lock = norm(readFileSync(join(home, "hermes.lock.json"), "utf8"), home).replace(/"inputs_hash": "[^"]+"/, "");
+    lock = norm(readFileSync(join(home, "hermes.lock.json"), "utf8"), home).replace(/"inputs_hash": "[^"]+"/, "").replace(/"checksum": "[^"]+"/, "");
   } catch {
     lock = null;
   }
@@ -66,6 +66,7 @@ function runCompile(home: string, spec: string, env: Record<string, string> = {}
 let root: string;
 let base: string;
 let specNew: string;
+let specOld: string;
 let oldState: HomeState;
 let newState: HomeState;
 
@@ -82,6 +83,19 @@ function freshHome(tag: string): string {
   return join(dir, "home");
 }
 
+/** Like freshHome, but compiled in place: its lock names its own paths, so a runtime can start on it. */
+function compiledHome(tag: string): string {
+  const home = join(root, `run-${tag}`, "home");
+  mkdirSync(join(root, `run-${tag}`, "bundled"), { recursive: true });
+  cpSync(join(base, "config.yaml"), join(home, "config.yaml"));
+  cpSync(join(base, "plugins", "handmade"), join(home, "plugins", "handmade"), { recursive: true });
+  // The base's config was rewritten by its compile; start again from the hand-written one.
+  writeFileSync(join(home, "config.yaml"), "# hand-written\nmodel:\n  default: mine  # keep me\n");
+  const r = runCompile(home, specOld);
+  expect(r.status, r.stderr).toBe(0);
+  return home;
+}
+
 function expectOldOrNew(home: string, label: string) {
   const s = readState(home);
   const isOld = s.lock === oldState.lock && JSON.stringify(s.links) === JSON.stringify(oldState.links);
@@ -90,6 +104,20 @@ function expectOldOrNew(home: string, label: string) {
   expect([oldState.config, newState.config], `${label}: config.yaml is neither old nor new`).toContain(s.config);
   // config.yaml is written before the switch, so a new generation never sits on an old config.
   if (isNew) expect(s.config, label).toBe(newState.config);
+}
+
+/**
+ * The runtime starts on what a kill left, or refuses with the one thing to do: re-run the same
+ * spec (never a stale-lock error naming the previous spec).
+ */
+function expectStartableOrRerun(home: string, label: string) {
+  const r = spawnSync(process.execPath, [CLI, "--home", home, "plugins", "chain"], {
+    env: { ...process.env, HERMES_BUNDLED_PLUGINS: join(home, "..", "bundled") },
+    encoding: "utf8",
+  });
+  if (r.status === 0) return;
+  expect(r.stderr, `${label}: start refused without naming the compile to re-run`).toContain("E_COMPILE_INTERRUPTED");
+  expect(r.stderr, label).toContain(`re-run that same compile: \`hermes compile --spec ${specNew} --managed nixos\``);
 }
 
 function expectConverges(home: string, spec: string, label: string) {
@@ -110,7 +138,7 @@ beforeAll(() => {
   plugin(join(store, "beta"), "beta", "b");
   plugin(join(store, "gamma"), "gamma", "g");
   plugin(join(store, "delta"), "delta", "d");
-  const specOld = join(root, "spec-old.yaml");
+  specOld = join(root, "spec-old.yaml");
   specNew = join(root, "spec-new.yaml");
   writeFileSync(specOld, `plugins:\n  - path: ${store}/alpha-1\n  - path: ${store}/beta\nsettings:\n  model: {default: one}\n`);
   writeFileSync(
@@ -137,7 +165,7 @@ describe("compile survives SIGKILL at any point of apply", () => {
   it("at every fault point (injected failure after each fs step)", () => {
     let killed = 0;
     for (let k = 1; k < 200; k++) {
-      const home = freshHome(`fault-${k}`);
+      const home = compiledHome(`fault-${k}`);
       const r = runCompile(home, specNew, { HERMES_FAULT_KILL_AT: String(k) });
       if (r.signal !== "SIGKILL") {
         expect(r.status, r.stderr).toBe(0);
@@ -146,6 +174,7 @@ describe("compile survives SIGKILL at any point of apply", () => {
       }
       killed++;
       expectOldOrNew(home, `fault point ${k}`);
+      expectStartableOrRerun(home, `fault point ${k}`);
       expectConverges(home, specNew, `fault point ${k}`);
     }
     console.log(`killed at ${killed} distinct fault points; each left the old or new generation and converged`);

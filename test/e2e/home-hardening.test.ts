@@ -169,3 +169,32 @@ describe("compile --rollback", () => {
     expect(lockOrder()).toEqual(["cap", "extra"]);
   });
 });
+
+describe("root writing into a user's home", () => {
+  const root = process.getuid?.() === 0;
+  it.skipIf(!root)("keeps the owner and mode of every file it replaces; everything it creates takes the home's owner", async () => {
+    const { chmodSync, chownSync, lstatSync, readdirSync, statSync } = await import("node:fs");
+    const t = home("plugins:\n  enabled: []\n");
+    writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
+    const walk = (d: string, f: (p: string) => void) => {
+      f(d);
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = join(d, e.name);
+        if (e.isDirectory()) walk(p, f);
+        else f(p);
+      }
+    };
+    walk(t.h, (p) => chownSync(p, 1234, 1234));
+    chmodSync(join(t.h, "config.yaml"), 0o600);
+    const r = await t.cli(["plugins", "enable", "other"]);
+    expect(r.code, r.stderr).toBe(0);
+    const cfgStat = statSync(join(t.h, "config.yaml"));
+    expect([cfgStat.uid, cfgStat.gid, cfgStat.mode & 0o777]).toEqual([1234, 1234, 0o600]);
+    const rootOwned: string[] = [];
+    walk(t.h, (p) => {
+      if (lstatSync(p).uid !== 1234) rootOwned.push(p);
+    });
+    expect(rootOwned).toEqual([]);
+    expect(readdirSync(join(t.h, "generations")).length).toBeGreaterThan(0);
+  });
+});
