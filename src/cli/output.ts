@@ -27,6 +27,21 @@ export function json(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * A command's own result object as machine output: snake_case field names (one convention for
+ * every command), and the compile it ran summarized as `generation` (the plan has its own command).
+ * Only the top level is renamed: nested values may hold user data whose keys must stay as written.
+ */
+export function resultJson(r: object & { compile?: { applied: boolean; generation?: number } }): Record<string, unknown> {
+  const { compile, ...rest } = r;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) out[snake(k)] = v;
+  if ("compile" in r) out.generation = compile?.generation ?? null;
+  return out;
+}
+
 /** Strip ANSI codes to measure what a terminal shows. */
 const visible = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, "");
 

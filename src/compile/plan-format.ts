@@ -59,10 +59,10 @@ export function planToJson(plan: CompilePlan) {
     links: plan.linkChanges,
     config: plan.configChanges.map((c) => ({ ...shown(c), path: formatJsonPath(c.path) })),
     plugins: plan.pluginChanges,
-    lockChanged: plan.lockChanged,
+    lock_changed: plan.lockChanged,
     repair: plan.repair,
-    inputsHash: plan.lock.inputs_hash,
-    loadOrder: plan.lock.load_order,
+    inputs_hash: plan.lock.inputs_hash,
+    load_order: plan.lock.load_order,
     diagnostics: plan.diagnostics,
   };
 }

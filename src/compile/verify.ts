@@ -14,7 +14,7 @@ export interface PluginDrift {
   changed: string[];
   added: string[];
   removed: string[];
-  manifestChanged: boolean;
+  manifest_changed: boolean;
   detail?: string;
 }
 
@@ -69,7 +69,7 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
   const diagnostics: Diagnostic[] = [];
   for (const p of lock.plugins) {
     if (!opts.all && p.action === "skip") continue;
-    const drift: PluginDrift = { key: p.key, path: p.path, status: "ok", changed: [], added: [], removed: [], manifestChanged: false };
+    const drift: PluginDrift = { key: p.key, path: p.path, status: "ok", changed: [], added: [], removed: [], manifest_changed: false };
     plugins.push(drift);
     const real = await fsp.realpath(p.path).catch(() => undefined);
     if (!real) {
@@ -93,7 +93,7 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
         }
         const manifest = readManifestFile(real);
         if (manifest !== undefined && manifestSha256(manifest.text) !== p.manifest_sha256) {
-          drift.manifestChanged = true;
+          drift.manifest_changed = true;
           drift.status = "changed";
         }
       } catch (e) {
@@ -106,7 +106,7 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
         drift.changed.length ? `changed: ${drift.changed.join(", ")}` : "",
         drift.added.length ? `added: ${drift.added.join(", ")}` : "",
         drift.removed.length ? `removed: ${drift.removed.join(", ")}` : "",
-        drift.manifestChanged ? "manifest changed" : "",
+        drift.manifest_changed ? "manifest changed" : "",
         drift.detail ?? "",
       ].filter(Boolean);
       diagnostics.push(diagnostic("E_LOCK_DRIFT", `plugin ${p.key} ${drift.status}${parts.length ? `: ${parts.join("; ")}` : ""}`, { file: p.path }));

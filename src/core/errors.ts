@@ -1,3 +1,4 @@
+import { isAbsolute, relative } from "node:path";
 /**
  * The one catalog of everything hermes-kit refuses or warns about.
  *
@@ -763,9 +764,15 @@ export function formatDiagnostic(d: Diagnostic, opts: { hint?: boolean } = {}): 
 }
 
 /** GitHub Actions workflow-command annotation for CI (`--format github`). */
+/** A workflow annotation names a file relative to the checkout: the working directory, when the file is under it. */
+function annotationPath(file: string, cwd = process.cwd()): string {
+  const rel = relative(cwd, file);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
+}
+
 export function formatGithub(d: Diagnostic): string {
   const props: string[] = [];
-  if (d.file) props.push(`file=${escapeGithubProperty(d.file)}`);
+  if (d.file) props.push(`file=${escapeGithubProperty(annotationPath(d.file))}`);
   if (d.line !== undefined) props.push(`line=${d.line}`);
   if (d.col !== undefined) props.push(`col=${d.col}`);
   props.push(`title=${escapeGithubProperty(d.code)}`);

@@ -14,17 +14,17 @@ export interface Explanation {
   kind?: string;
   version?: string;
   path: string;
-  realPath?: string;
-  linkTarget?: string;
+  real_path?: string;
+  link_target?: string;
   manifest?: string;
   entry?: string;
   state: string;
   action: string;
   reason: string;
-  loadPosition?: number;
-  shadowedBy?: { key: string; source: string; path: string; reason: string };
+  load_position?: number;
+  shadowed_by?: { key: string; source: string; path: string; reason: string };
   shadows: { source: string; path: string; reason: string }[];
-  capabilities: { declared: string[]; granted: string[]; consentCurrent: boolean };
+  capabilities: { declared: string[]; granted: string[]; consent_current: boolean };
   requires: string[];
   /** The manifest's requires_hermes, or null when it sets none. */
   requires_hermes: { spec: string; running: string; met: boolean } | null;
@@ -47,19 +47,19 @@ export function explain(set: PluginSet, view: PluginView, config: ConfigValue): 
     kind: c.manifest?.kind,
     version: c.manifest?.version,
     path: c.path,
-    realPath: c.realPath,
-    linkTarget: c.linkTarget,
+    real_path: c.realPath,
+    link_target: c.linkTarget,
     manifest: c.manifestFile,
     entry: c.entry,
     state: view.verdict.state,
     action: view.verdict.action,
     reason: view.verdict.reason,
-    loadPosition: view.loadPosition,
-    shadowedBy: view.shadowedBy
+    load_position: view.loadPosition,
+    shadowed_by: view.shadowedBy
       ? { key: view.shadowedBy.by.key, source: view.shadowedBy.by.source, path: view.shadowedBy.by.path, reason: view.shadowedBy.reason }
       : undefined,
     shadows: set.losers.filter((l) => l.shadowedBy?.by === c).map((l) => ({ source: l.candidate.source, path: l.candidate.path, reason: l.shadowedBy!.reason })),
-    capabilities: { declared, granted, consentCurrent: typeof consent?.hash === "string" && consent.hash === consentHash(declared) },
+    capabilities: { declared, granted, consent_current: typeof consent?.hash === "string" && consent.hash === consentHash(declared) },
     requires: c.manifest?.requires_plugins.map((r) => r.id) ?? [],
     requires_hermes: c.manifest?.requires_hermes
       ? { spec: c.manifest.requires_hermes, running: HERMES_COMPAT_VERSION, met: satisfiesHermes(c.manifest.requires_hermes) }

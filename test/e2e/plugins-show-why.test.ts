@@ -13,9 +13,9 @@ interface Explanation {
   state: string;
   action: string;
   reason: string;
-  loadPosition?: number;
+  load_position?: number;
   requires: string[];
-  shadowedBy?: { key: string; source: string; path: string; reason: string };
+  shadowed_by?: { key: string; source: string; path: string; reason: string };
   shadows: { source: string; path: string; reason: string }[];
   diagnostics: { code: string }[];
 }
@@ -79,7 +79,7 @@ describe.concurrent("hermes plugins show", () => {
       path: join(home, "plugins", "image_gen", "openai"),
       loads: true,
       reason: "enabled in config",
-      manifestFile: join(home, "plugins", "image_gen", "openai", "plugin.yaml"),
+      manifest_file: join(home, "plugins", "image_gen", "openai", "plugin.yaml"),
       diagnostics: [],
     });
     expect((j.manifest as { provides_tools: string[] }).provides_tools).toEqual(["make_image"]);
@@ -119,10 +119,10 @@ describe.concurrent("hermes plugins why", () => {
 
   it("--json: aliases, state, action, reason and load position (requires_plugins beats key order)", async () => {
     const [img, alpha, zeta] = await Promise.all([why("image_gen/openai"), why("alpha"), why("zeta")]);
-    expect(img).toMatchObject({ key: "image_gen/openai", name: "openai-image", aliases: ["openai-image"], state: "enabled", action: "load", reason: "enabled in config", loadPosition: 1, source: "user" });
+    expect(img).toMatchObject({ key: "image_gen/openai", name: "openai-image", aliases: ["openai-image"], state: "enabled", action: "load", reason: "enabled in config", load_position: 1, source: "user" });
     // alpha requires zeta: zeta loads first although 'alpha' sorts first
-    expect(zeta.loadPosition).toBe(2);
-    expect(alpha).toMatchObject({ loadPosition: 3, requires: ["zeta"], aliases: [] });
+    expect(zeta.load_position).toBe(2);
+    expect(alpha).toMatchObject({ load_position: 3, requires: ["zeta"], aliases: [] });
     const t = await run(["plugins", "why", "alpha"]);
     expect(t.stdout).toMatch(/^ {2}requires:\s+zeta$/m);
     expect(t.stdout).toMatch(/^ {2}order:\s+#3 in load order$/m);
@@ -131,10 +131,10 @@ describe.concurrent("hermes plugins why", () => {
   it("explains a disabled and a not-enabled plugin (no load position)", async () => {
     const [off, idle] = await Promise.all([why("off"), why("idle")]);
     expect(off).toMatchObject({ state: "disabled", action: "skip", reason: "disabled via config (plugins.disabled)" });
-    expect(off.loadPosition).toBeUndefined();
+    expect(off.load_position).toBeUndefined();
     expect(idle).toMatchObject({ state: "not-enabled", action: "skip" });
     expect(idle.reason).toContain("hermes plugins enable idle");
-    expect(idle.loadPosition).toBeUndefined();
+    expect(idle.load_position).toBeUndefined();
     const t = await run(["plugins", "why", "idle"]);
     expect(t.stdout.split("\n")[0]).toBe("idle: does not load");
     expect(t.stdout).toMatch(/^ {2}state:\s+not enabled$/m);

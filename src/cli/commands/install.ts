@@ -10,7 +10,7 @@ import { removePlugin } from "../../install/remove.js";
 import { updatePlugin } from "../../install/update.js";
 import { homeOf, ownershipGuard, pluginState } from "../context.js";
 import { terminalIo } from "../io.js";
-import { json, out } from "../output.js";
+import { json, out, resultJson } from "../output.js";
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -23,21 +23,23 @@ export function installCommand(): Command {
     .option("--enable", "enable the plugin after installing")
     .option("--no-enable", "do not enable the plugin (the default without a terminal)")
     .option("--grant <caps>", "grant declared capabilities without a prompt (comma-separated; repeatable)", collect, [])
-    .action(async (identifier: string, o: { ref?: string; force?: boolean; enable?: boolean; grant: string[] }, cmd: Command) => {
+    .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
+    .action(async (identifier: string, o: { ref?: string; force?: boolean; enable?: boolean; grant: string[]; json?: boolean }, cmd: Command) => {
       const paths = homeOf(cmd);
       // commander sets enable=true by default for a --no-enable pair; only an explicit flag counts.
       const src = cmd.getOptionValueSource("enable");
       const enable = src === "cli" ? o.enable : undefined;
-      await installPlugin({
+      const res = await installPlugin({
         paths,
         identifier,
         ref: o.ref,
         force: o.force,
         enable,
         grants: o.grant,
-        io: terminalIo(),
+        io: terminalIo({ toStderr: o.json }),
         guard: await ownershipGuard(paths),
       });
+      if (o.json) json(resultJson(res));
     });
 }
 
@@ -45,9 +47,11 @@ export function updateCommand(): Command {
   return new Command("update")
     .argument("<name>", "plugin folder name, key or manifest name")
     .description("update a git-installed plugin to its branch head (local edits autostashed; rescanned)")
-    .action(async (name: string, _o: unknown, cmd: Command) => {
+    .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
+    .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
       const paths = homeOf(cmd);
-      await updatePlugin({ paths, name, io: terminalIo(), guard: await ownershipGuard(paths) });
+      const res = await updatePlugin({ paths, name, io: terminalIo({ toStderr: o.json }), guard: await ownershipGuard(paths) });
+      if (o.json) json(resultJson(res));
     });
 }
 
@@ -56,9 +60,11 @@ export function removeCommand(): Command {
     .aliases(["rm", "uninstall"])
     .argument("<name>", "plugin folder name, key or manifest name")
     .description("remove an installed plugin, its enable state, settings and grants")
-    .action(async (name: string, _o: unknown, cmd: Command) => {
+    .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
+    .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
       const paths = homeOf(cmd);
-      await removePlugin({ paths, name, io: terminalIo(), guard: await ownershipGuard(paths) });
+      const res = await removePlugin({ paths, name, io: terminalIo({ toStderr: o.json }), guard: await ownershipGuard(paths) });
+      if (o.json) json(resultJson(res));
     });
 }
 

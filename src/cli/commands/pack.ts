@@ -7,7 +7,7 @@ import { exportPack } from "../../pack/export.js";
 import { installPack, showPack } from "../../pack/install.js";
 import { homeOf, ownershipGuard } from "../context.js";
 import { terminalIo } from "../io.js";
-import { err, json, out, style, table } from "../output.js";
+import { err, json, out, resultJson, style, table } from "../output.js";
 
 function cut(s: string): string {
   const one = s.replace(/\s+/g, " ").trim();
@@ -81,9 +81,11 @@ export function packCommand(): Command {
     .command("install <src>")
     .description("review, confirm once, then install every plugin of a pack at its pinned commit (needs a terminal)")
     .option("-f, --force", "reinstall plugins that already exist; accept 'caution' scan verdicts")
-    .action(async (src: string, o: { force?: boolean }, cmd: Command) => {
+    .option("--json", "print {pack, installed, failed} as JSON on stdout (the review and progress go to stderr)")
+    .action(async (src: string, o: { force?: boolean; json?: boolean }, cmd: Command) => {
       const paths = homeOf(cmd);
-      await installPack({ paths, src, force: o.force, io: terminalIo(), guard: await ownershipGuard(paths) });
+      const summary = await installPack({ paths, src, force: o.force, io: terminalIo({ toStderr: o.json }), guard: await ownershipGuard(paths) });
+      if (o.json) json(resultJson(summary));
     });
 
   pack

@@ -14,7 +14,7 @@ import { scanCommand } from "./scan.js";
 import { packCommand, searchCommand } from "./pack.js";
 import { capabilitiesCommand, consentOnEnable, enableGrants, installCommand, removeCommand, updateCommand } from "./install.js";
 import { ownershipGuard, pluginState, reportConfigProblems } from "../context.js";
-import { err, finishValidation, json, out, style, table, validatorOptions, type ValidatorOptions } from "../output.js";
+import { err, finishValidation, json, out, resultJson, style, table, validatorOptions, type ValidatorOptions } from "../output.js";
 
 const STATUS_LABEL = { enabled: "enabled", disabled: "disabled", "not-enabled": "not enabled" } as const;
 
@@ -51,18 +51,18 @@ function printExplanation(x: Explanation): void {
   out(`  why:       ${x.reason}`);
   out(`  state:     ${STATUS_LABEL[x.state as keyof typeof STATUS_LABEL] ?? x.state}`);
   out(`  source:    ${x.source}${x.origin !== x.source ? ` (${x.origin})` : ""}`);
-  out(`  path:      ${x.path}${x.linkTarget ? ` → ${x.linkTarget}` : ""}`);
-  if (x.realPath && x.realPath !== x.path) out(`  resolved:  ${x.realPath}`);
+  out(`  path:      ${x.path}${x.link_target ? ` → ${x.link_target}` : ""}`);
+  if (x.real_path && x.real_path !== x.path) out(`  resolved:  ${x.real_path}`);
   if (x.aliases.length) out(`  aliases:   ${x.aliases.join(", ")}`);
   if (x.kind) out(`  kind:      ${x.kind}`);
   if (x.entry) out(`  entry:     ${x.entry}`);
-  if (x.loadPosition) out(`  order:     #${x.loadPosition} in load order`);
+  if (x.load_position) out(`  order:     #${x.load_position} in load order`);
   if (x.requires.length) out(`  requires:  ${x.requires.join(", ")}`);
   if (x.requires_hermes) out(`  hermes:    requires ${x.requires_hermes.spec}; running ${x.requires_hermes.running}${x.requires_hermes.met ? "" : " (not met: not loaded)"}`);
   if (x.capabilities.declared.length || x.capabilities.granted.length) {
     out(`  capabilities declared: ${x.capabilities.declared.join(", ") || "(none)"}; granted: ${x.capabilities.granted.join(", ") || "(none)"}`);
   }
-  if (x.shadowedBy) out(`  shadowed by: ${x.shadowedBy.source} plugin at ${x.shadowedBy.path}`);
+  if (x.shadowed_by) out(`  shadowed by: ${x.shadowed_by.source} plugin at ${x.shadowed_by.path}`);
   for (const s of x.shadows) out(`  shadows:   ${s.source} plugin at ${s.path}${s.reason === "impostor" ? " (impostor, ignored)" : ""}`);
   if (x.diagnostics.length) {
     out("  problems:");
@@ -169,7 +169,7 @@ export function pluginsCommand(): Command {
       const v = findPlugin(set, name, { includeLosers: true });
       const c = v.candidate;
       const m = c.manifest;
-      if (o.json) return json({ ...listRow(v), manifest: m ?? null, manifestFile: c.manifestFile ?? null, diagnostics: c.diagnostics });
+      if (o.json) return json({ ...listRow(v), manifest: m ? resultJson(m) : null, manifest_file: c.manifestFile ?? null, diagnostics: c.diagnostics });
       out(`${style.bold(c.name)}${m?.version ? style.dim(` v${m.version}`) : ""}`);
       if (m?.description) out(m.description.trim());
       out();

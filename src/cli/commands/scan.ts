@@ -11,10 +11,12 @@ export function scanCommand(): Command {
   return new Command("scan")
     .description("scan a plugin folder for dangerous code and prompt injection (for CI); exit 1 on a dangerous verdict")
     .argument("<dir>", "the plugin folder (the one with plugin.yaml)")
-    .addOption(new Option("--format <format>", "output format").choices(["text", "json", "sarif"]).default("text"))
+    .addOption(new Option("--format <format>", "output format (sarif: SARIF 2.1.0 for code scanning)").choices(["text", "json", "sarif"]).default("text"))
+    .option("--json", "same as --format json")
     .option("--plugin-key <key>", "apply the home's waivers (plugins.scan_waivers) for this plugin key")
     .option("--revision <sha>", "…at this revision: a 40-character commit SHA, or 'local'")
-    .action(async (dir: string, o: { format: ScanFormat; pluginKey?: string; revision?: string }, cmd: Command) => {
+    .action(async (dir: string, o: { format: ScanFormat; json?: boolean; pluginKey?: string; revision?: string }, cmd: Command) => {
+      if (o.json) o.format = "json";
       if (Boolean(o.pluginKey) !== Boolean(o.revision)) {
         throw new HermesError("E_SCAN_ARGS", { message: `--plugin-key and --revision go together (got only ${o.pluginKey ? "--plugin-key" : "--revision"})` });
       }
