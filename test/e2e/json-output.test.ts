@@ -40,6 +40,12 @@ describe("machine output: --json with snake_case keys", () => {
     expect(upd).toMatchObject({ key: "weather", revision: repo.head(), up_to_date: false, local_changes: "none" });
     expect(camelKeys(upd)).toEqual([]);
 
+    const x = await hermes(ctx, h, ["pack", "export", "--json"]);
+    expect(x.code, x.stderr).toBe(0);
+    const exported = JSON.parse(x.stdout) as { pack: { plugins: Array<{ ref: string }> }; warnings: string[] };
+    expect(exported.pack.plugins.map((p) => p.ref)).toEqual([repo.head()]);
+    expect(camelKeys(exported)).toEqual([]);
+
     const r = await hermes(ctx, h, ["remove", "weather", "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const rem = JSON.parse(r.stdout) as Record<string, unknown>;

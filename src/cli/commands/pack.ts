@@ -94,17 +94,20 @@ export function packCommand(): Command {
     .option("--enabled-only", "only plugins that are enabled")
     .option("--name <name>", "pack name", "my-hermes-pack")
     .option("--bundle <file>", "write a reproducible .tar.gz with the pack and every plugin tree, for offline installs")
-    .action(async (o: { enabledOnly?: boolean; name: string; bundle?: string }, cmd: Command) => {
+    .option("--json", "print the pack document (or, with --bundle, {file, bytes, sha256, plugins}) as JSON; warnings go to stderr")
+    .action(async (o: { enabledOnly?: boolean; name: string; bundle?: string; json?: boolean }, cmd: Command) => {
       const paths = homeOf(cmd);
       if (o.bundle) {
         const r = await exportBundle({ paths, enabledOnly: o.enabledOnly, name: o.name, out: o.bundle });
         for (const w of r.warnings) err(`Warning: ${w}`);
+        if (o.json) return json({ file: r.file, bytes: r.bytes, sha256: r.sha256, plugins: r.plugins.length, warnings: r.warnings });
         out(`Wrote ${r.file}: ${r.plugins.length} plugin(s), ${r.bytes} bytes`);
         out(`sha256 ${r.sha256}`);
         return;
       }
       const r = await exportPack({ paths, enabledOnly: o.enabledOnly, name: o.name });
       for (const w of r.warnings) err(`Warning: ${w}`);
+      if (o.json) return json({ pack: r.doc, warnings: r.warnings });
       process.stdout.write(r.yaml);
     });
 
