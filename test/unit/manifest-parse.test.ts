@@ -328,17 +328,23 @@ describe("file-level rules", () => {
 });
 
 describe("unknown fields", () => {
-  it("warn with W_SCHEMA_UNKNOWN_FIELD naming the field and its position; the plugin still parses", () => {
-    const r = parse("name: a\nfavourite_colour: blue\n");
+  it("manifest_version 2: warn with W_SCHEMA_UNKNOWN_FIELD naming the field and its position; the plugin still parses", () => {
+    const r = parse("name: a\nmanifest_version: 2\nfavourite_colour: blue\n");
     expect(r.manifest!.name).toBe("a");
     expect(r.diagnostics).toMatchObject([
-      { code: "W_SCHEMA_UNKNOWN_FIELD", severity: "warning", path: "favourite_colour", line: 2, col: 1 },
+      { code: "W_SCHEMA_UNKNOWN_FIELD", severity: "warning", path: "favourite_colour", line: 3, col: 1 },
     ]);
     expect(r.diagnostics[0]!.message).toContain("favourite_colour");
   });
 
+  it("version 1 (no manifest_version): unknown fields are no problem, only kept for `plugins validate`; profile_clone not even there", () => {
+    const r = parse("name: a\nfavourite_colour: blue\nprofile_clone: true\n");
+    expect(r.diagnostics).toEqual([]);
+    expect(r.ignoredFields).toMatchObject([{ code: "W_SCHEMA_UNKNOWN_FIELD", path: "favourite_colour", line: 2, col: 1 }]);
+  });
+
   it("a near miss gets a 'did you mean' suggestion (descripton → description)", () => {
-    const r = parse("name: a\ndescripton: hi\n");
+    const r = parse("name: a\nmanifest_version: 2\ndescripton: hi\n");
     const w = r.diagnostics.find((d) => d.code === "W_SCHEMA_UNKNOWN_FIELD");
     expect(w?.message).toContain("descripton");
     expect(w?.message).toContain("did you mean 'description'");
