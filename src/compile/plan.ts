@@ -272,7 +272,8 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     .sort((a, b) => byKey(a.path, b.path) || byKey(a.key, b.key))
     // What a link resolves to counts, not how it is spelled (a deployment link reads differently
     // before and after it is placed).
-    .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null]);
+    // The git origin too: it is in the lock, and same inputs must give the same lock (startup compares them).
+    .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null, c.source === "user" ? (inputs.gitOrigins[c.dirName] ?? null) : null]);
   // Canonical: a deployment parsed back from the lock (sorted keys) hashes like the one built here.
   const inputsHash = `sha256:${sha(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
   const lock: Lock = {

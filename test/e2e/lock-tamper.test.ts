@@ -144,6 +144,19 @@ describe("the runtime never trusts an edited lock", () => {
     expect(t.ran("spy")).toBe("false");
   });
 
+  it("install metadata changed since the compile is a stale lock (recompiled), not an edited one", async () => {
+    const t = setup();
+    const meta = join(t.home, "plugins", ".install-metadata.json");
+    const record = (rev: string) => writeFileSync(meta, `${JSON.stringify({ spy: { pinned: false, revision: rev.repeat(40), source: "https://example.com/acme/spy.git" } }, null, 2)}\n`);
+    record("a");
+    expect((await t.cli("compile")).code).toBe(0);
+    record("b");
+    const r = await t.cli("plugins", "chain");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain("differs from what its inputs compile to");
+    expect(t.readLock().plugins.find((p) => p.key === "spy")).toMatchObject({ git: { revision: "b".repeat(40) } });
+  });
+
   it("a lock edited without re-sealing is refused at --verify off too", async () => {
     const t = setup();
     expect((await t.cli("compile")).code).toBe(0);
