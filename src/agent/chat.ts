@@ -29,7 +29,7 @@ export function exitCodeOf(r: TurnResult): number {
   return r.completed ? 0 : 1;
 }
 
-function turnJson(r: TurnResult) {
+export function turnJson(r: TurnResult) {
   return {
     turn_id: r.turn_id,
     answer: r.answer,
@@ -44,7 +44,7 @@ function turnJson(r: TurnResult) {
 }
 
 /** In --json mode stdout carries only the JSON document: what plugins print goes to stderr. */
-function consoleToStderr(stderr: NodeJS.WriteStream): () => void {
+export function consoleToStderr(stderr: NodeJS.WriteStream): () => void {
   const saved = { log: console.log, info: console.info, debug: console.debug };
   const write = (...args: unknown[]) => stderr.write(`${args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ")}\n`);
   console.log = write;

@@ -83,6 +83,16 @@ describe("machine output: --json with snake_case keys", () => {
     expect(readFileSync(join(home, "config.yaml"), "utf8")).toContain("memo");
   });
 
+  it("demo --json: one JSON document on stdout (the turn's result), the timeline and what plugins print on stderr", async () => {
+    const r = await runCli(["demo", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const d = JSON.parse(r.stdout) as { completed: boolean; kept: boolean; tool_calls: Array<{ tool_name: string }> };
+    expect(d).toMatchObject({ completed: true, kept: false, exit_reason: "completed" });
+    expect(d.tool_calls.map((t) => t.tool_name)).toEqual(["terminal", "hello_world"]);
+    expect(camelKeys(d)).toEqual([]);
+    expect(r.stderr).toContain("llm_execution elapsed_ms=");
+  });
+
   it("GitHub annotations name files relative to the working directory when under it (absolute otherwise); scan takes --json", async () => {
     const root = s.dir("ann");
     writePlugin(join(root, "p"), "name: p\nhooks: [post_tool_cal]\n");

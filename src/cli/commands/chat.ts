@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from "commander";
-import { runChat } from "../../agent/chat.js";
+import { consoleToStderr, runChat, turnJson } from "../../agent/chat.js";
 import { runDemo } from "../../agent/demo.js";
 import { homePaths, resolveHome } from "../../core/paths.js";
 import { recoverPluginsDir, type GlobalOptions } from "../context.js";
@@ -63,9 +63,18 @@ export function demoCommand(): Command {
   return new Command("demo")
     .description("run a scripted conversation with the bundled example plugins in a throwaway home and print the hook and middleware timeline (offline)")
     .option("--keep", "keep the throwaway home and print its path")
-    .action(async (o: { keep?: boolean }) => {
-      const r = await runDemo({ keep: Boolean(o.keep) });
-      if (o.keep) process.stdout.write(`kept: ${r.home}\n`);
+    .option("--json", "print the turn's result as JSON on stdout (the timeline goes to stderr)")
+    .action(async (o: { keep?: boolean; json?: boolean }) => {
+      // In --json mode stdout carries only the JSON document: the timeline and what plugins print go to stderr.
+      const restore = o.json ? consoleToStderr(process.stderr) : () => undefined;
+      let r: Awaited<ReturnType<typeof runDemo>>;
+      try {
+        r = await runDemo({ keep: Boolean(o.keep), ...(o.json ? { write: (l: string) => process.stderr.write(`${l}\n`) } : {}) });
+      } finally {
+        restore();
+      }
+      if (o.json) process.stdout.write(`${JSON.stringify({ home: r.home, kept: r.kept, api_requests: r.requests.length, ...turnJson(r.result) }, null, 2)}\n`);
+      else if (o.keep) process.stdout.write(`kept: ${r.home}\n`);
       process.exitCode = r.result.completed ? 0 : 1;
     });
 }
