@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { HermesError } from "../core/errors.js";
 import { envLogLevel, LOG_LEVELS, setLogLevel } from "../core/log.js";
-import { PACKAGE_ROOT } from "../core/paths.js";
+import { assertProfile, PACKAGE_ROOT } from "../core/paths.js";
 import { chatCommand, demoCommand } from "./commands/chat.js";
 import { compileCommand, lockCommand } from "./commands/compile.js";
 import { completionCommand } from "./commands/completion.js";
@@ -29,13 +29,16 @@ export function buildProgram(): Command {
     .description("hermes-kit: declarative deployment and runtime for Hermes agent plugins")
     .version(version(), "-V, --version")
     .option("--home <dir>", "Hermes home (default: $HERMES_HOME or ~/.hermes)")
-    .option("-p, --profile <name>", "use the profile <home>/profiles/<name>")
+    .option("-p, --profile <name>", "use the profile <home>/profiles/<name> (it must exist, unless --create)")
+    .option("--create", "create the --profile folder when it does not exist")
     .option("--verbose", "log more: debug level (overrides HERMES_LOG_LEVEL)")
     .option("--quiet", "log errors only (overrides HERMES_LOG_LEVEL); no -q: `chat -q` is the query, as in the original")
     .showHelpAfterError("(run with --help for usage)")
     .enablePositionalOptions(false);
   // Every command, plugin commands included, starts here: the log level is settled before it runs.
   program.hook("preAction", () => applyLogLevel(program.opts<{ verbose?: boolean; quiet?: boolean }>()));
+  // A mistyped profile is an error before any command reads or creates anything.
+  program.hook("preAction", () => void assertProfile(program.opts<{ home?: string; profile?: string; create?: boolean }>()));
   program.addCommand(pluginsCommand());
   program.addCommand(configCommand());
   program.addCommand(compileCommand());

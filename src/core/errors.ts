@@ -175,6 +175,14 @@ export const ERROR_CATALOG = {
     title: "the profile name is not valid",
     hint: "use letters, digits, '-', '_' and '.' only, not starting with '.'",
   },
+  E_PROFILE_NOT_FOUND: {
+    title: "the profile does not exist",
+    hint: "check the spelling (existing profiles are listed), or pass --create to make a new profile",
+  },
+  E_HOME_NOT_FOUND: {
+    title: "the Hermes home does not exist; a read-only command never creates one",
+    hint: "check --home / HERMES_HOME / --profile; commands that set a home up (plugins enable, install, compile) create it",
+  },
   W_ORDER_MISSING_DEPENDENCY: {
     title: "a plugin requires a plugin that is not enabled or installed",
     hint: "enable or install the required plugin; the dependent still loads and can probe with ctx.has_plugin",

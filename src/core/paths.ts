@@ -1,8 +1,9 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HermesError } from "./errors.js";
+import { didYouMean } from "./suggest.js";
 
 /** The package root (holds schemas/, plugins/), found from this file in src/ or dist/. */
 export const PACKAGE_ROOT: string = (() => {
@@ -33,6 +34,25 @@ export function resolveHome(opts: HomeOptions = {}): string {
     throw new HermesError("E_PROFILE_NAME", { message: `profile name ${JSON.stringify(opts.profile)} is not valid` });
   }
   return join(base, "profiles", opts.profile);
+}
+
+/**
+ * A named profile must exist: `-p wrok` is a typo, not a new profile, unless `create` (the global
+ * `--create`) asks for one. Returns the profile folder, created when asked.
+ */
+export function assertProfile(opts: HomeOptions & { create?: boolean }): string | undefined {
+  if (opts.profile === undefined || opts.profile === "" || opts.profile === "default") return undefined;
+  const dir = resolveHome(opts);
+  if (existsSync(dir)) return dir;
+  if (opts.create) {
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+  const profiles = dirname(dir);
+  const known = existsSync(profiles) ? readdirSync(profiles, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
+  throw new HermesError("E_PROFILE_NOT_FOUND", {
+    message: `profile '${opts.profile}' does not exist (no ${dir})${didYouMean(opts.profile, known)}; existing profiles: ${known.join(", ") || "(none)"}`,
+  });
 }
 
 export function homePaths(home: string) {

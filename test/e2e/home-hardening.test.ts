@@ -198,3 +198,48 @@ describe("root writing into a user's home", () => {
     expect(readdirSync(join(t.h, "generations")).length).toBeGreaterThan(0);
   });
 });
+
+describe("typos are errors, and read-only commands never write", () => {
+  it("chain kind, profile and home typos fail with the nearest name; --create makes a profile", async () => {
+    const { existsSync, mkdirSync } = await import("node:fs");
+    const t = home("plugins:\n  enabled: [cap]\n");
+    const chain = await t.cli(["plugins", "chain", "tool_executon"]);
+    expect(chain.code).toBe(2);
+    expect(chain.stderr).toContain("E_USAGE");
+    expect(chain.stderr).toContain("did you mean 'tool_execution'?");
+    mkdirSync(join(t.h, "profiles", "work"), { recursive: true });
+    const prof = await t.cli(["-p", "wrok", "plugins", "list"]);
+    expect(prof.code).toBe(1);
+    expect(prof.stderr).toContain("E_PROFILE_NOT_FOUND");
+    expect(prof.stderr).toContain("did you mean 'work'?");
+    expect(existsSync(join(t.h, "profiles", "wrok"))).toBe(false);
+    const created = await t.cli(["--create", "-p", "fresh", "plugins", "list"]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(existsSync(join(t.h, "profiles", "fresh"))).toBe(true);
+    const missing = join(t.root, "nonexistent");
+    for (const args of [["plugins", "list"], ["plugins", "why", "cap"], ["plugins", "chain"]]) {
+      const r = await runCli(["--home", missing, ...args], { env: { HERMES_BUNDLED_PLUGINS: t.bundled } });
+      expect(r.code, args.join(" ")).toBe(1);
+      expect(r.stderr).toContain("E_HOME_NOT_FOUND");
+      expect(existsSync(missing), args.join(" ")).toBe(false);
+    }
+  });
+
+  it("an unparsable config.yaml fails plugins list instead of showing everything not enabled", async () => {
+    const t = home("plugins: [enabled: cap\n");
+    const r = await t.cli(["plugins", "list"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("E_YAML_PARSE");
+  });
+
+  it("a read-only command on a home without plugins.enabled shows the migrated state but writes nothing", async () => {
+    const t = home("model:\n  default: x\n");
+    const before = readFileSync(join(t.h, "config.yaml"), "utf8");
+    const l = await t.cli(["plugins", "list", "--plain", "--user"]);
+    expect(l.code, l.stderr).toBe(0);
+    expect(l.stdout).toMatch(/^enabled\s+user\s+1\s+cap$/m);
+    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(join(t.h, "config.yaml.lock"))).toBe(false);
+  });
+});

@@ -189,18 +189,18 @@ describe.concurrent("hermes plugins list", () => {
     expect(r.stdout).toMatch(/plugin\.yaml:\d+:\d+/);
   });
 
-  it("a problem in config.yaml is a warning on stderr for the table, and --json stays pure JSON", async () => {
+  it("a config.yaml that does not parse fails the list (no enable state is known), table and --json alike", async () => {
     const h = s.dir("bad-config");
     writeText(join(h, "config.yaml"), "plugins:\n  enabled: [flat\n");
     const [t, j] = await Promise.all([
       runCli(["plugins", "list"], { home: h, env: env() }),
       runCli(["plugins", "list", "--json"], { home: h, env: env() }),
     ]);
-    expect(t.code).toBe(0);
-    expect(t.stderr).toMatch(/problem\(s\) in config\.yaml/);
+    expect(t.code).toBe(1);
+    expect(t.stderr).toContain("E_YAML_PARSE");
     expect(t.stderr).not.toMatch(STACK_RE);
-    expect(j.code).toBe(0);
-    expect((JSON.parse(j.stdout) as Row[]).map((x) => x.key)).toEqual(["hello-world"]);
+    expect(j.code).toBe(1);
+    expect((JSON.parse(j.stdout) as { error: { code: string } }).error.code).toBe("E_YAML_PARSE");
     expect(readFileSync(join(h, "config.yaml"), "utf8")).toBe("plugins:\n  enabled: [flat\n");
   });
 
@@ -225,6 +225,9 @@ describe.concurrent("hermes plugins list", () => {
     expect(r.code).toBe(0);
     const by = Object.fromEntries((JSON.parse(r.stdout) as Row[]).map((x) => [x.key, x.status]));
     expect(by).toEqual({ "cat/deep": "not enabled", "hello-world": "not enabled", mine: "enabled", "via-link": "enabled" });
-    expect(r.stderr).toContain("Grandfathered 2 installed user plugin(s) into plugins.enabled: mine, via-link");
+    // A read-only command shows the migrated state and writes nothing; the first editing command migrates and says so.
+    expect(existsSync(join(h, "config.yaml"))).toBe(false);
+    const c = await runCli(["compile"], { home: h, env: env() });
+    expect(c.stderr).toContain("Grandfathered 2 installed user plugin(s) into plugins.enabled: mine, via-link");
   });
 });

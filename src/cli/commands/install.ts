@@ -92,7 +92,7 @@ export function capabilitiesCommand(): Command {
     .description("show declared capabilities against what is granted")
     .option("--json", "print as JSON")
     .action(async (name: string | undefined, o: { json?: boolean }, cmd: Command) => {
-      const { set, config } = await pluginState(cmd);
+      const { set, config } = await pluginState(cmd, { readOnly: true });
       const views = name ? [findPlugin(set, name, { includeLosers: true })] : set.views;
       const rows = views.map((v) =>
         capabilityRow({ key: v.candidate.key, name: v.candidate.name, source: v.candidate.origin, declared: v.candidate.manifest?.capabilities ?? [] }, config.value),

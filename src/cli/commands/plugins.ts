@@ -83,7 +83,7 @@ export function pluginsCommand(): Command {
     .option("--user", "leave out bundled plugins")
     .option("--no-bundled", "leave out bundled plugins")
     .action(async (o: { json?: boolean; plain?: boolean; enabled?: boolean; user?: boolean; bundled?: boolean }, cmd: Command) => {
-      const { set, config } = await pluginState(cmd, { bundled: !(o.user || o.bundled === false) });
+      const { set, config } = await pluginState(cmd, { bundled: !(o.user || o.bundled === false), readOnly: true });
       let views = set.views;
       if (o.enabled) views = views.filter((v) => v.verdict.state === "enabled");
       if (o.json) return json(views.map(listRow));
@@ -165,7 +165,7 @@ export function pluginsCommand(): Command {
     .description("show a plugin's manifest and state")
     .option("--json", "print as JSON")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
-      const { set } = await pluginState(cmd);
+      const { set } = await pluginState(cmd, { readOnly: true });
       const v = findPlugin(set, name, { includeLosers: true });
       const c = v.candidate;
       const m = c.manifest;
@@ -196,7 +196,7 @@ export function pluginsCommand(): Command {
     .description("explain in one screen why a plugin does or does not load")
     .option("--json", "print as JSON")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
-      const { set, config, paths } = await pluginState(cmd);
+      const { set, config, paths } = await pluginState(cmd, { readOnly: true });
       const v = findPlugin(set, name, { includeLosers: true });
       const x = explain(set, v, config.value);
       const rt = readRuntimeStatus(paths.home)?.plugins[x.key];

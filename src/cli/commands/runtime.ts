@@ -1,9 +1,11 @@
 import { Command, Option } from "commander";
 import { homePaths, resolveHome } from "../../core/paths.js";
-import { MIDDLEWARE_KINDS } from "../../runtime/hook-catalog.js";
+import { HOOK_NAMES, isHookName, isMiddlewareKind, MIDDLEWARE_KINDS } from "../../runtime/hook-catalog.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { startRuntime, type VerifyMode } from "../../runtime/startup.js";
-import { recoverPluginsDir, type GlobalOptions } from "../context.js";
+import { assertHomeExists, recoverPluginsDir, type GlobalOptions } from "../context.js";
+import { HermesError } from "../../core/errors.js";
+import { didYouMean } from "../../core/suggest.js";
 import { json, out, style } from "../output.js";
 
 export const verifyOption = () => new Option("--verify <mode>", "how startup re-checks the lock: full, fast or off").choices(["full", "fast", "off"]).default("fast");
@@ -11,6 +13,7 @@ export const verifyOption = () => new Option("--verify <mode>", "how startup re-
 export async function runtimeFor(cmd: Command, verify: VerifyMode = "fast"): Promise<Runtime> {
   const g = cmd.optsWithGlobals<GlobalOptions>();
   const home = resolveHome({ home: g.home, profile: g.profile });
+  await assertHomeExists(homePaths(home));
   await recoverPluginsDir(homePaths(home));
   return startRuntime({ home, verify });
 }
@@ -23,6 +26,13 @@ export function chainCommand(): Command {
     .addOption(verifyOption())
     .option("--json", "print as JSON")
     .action(async (kind: string | undefined, o: { verify: VerifyMode; json?: boolean }, cmd: Command) => {
+      // A mistyped kind would print an empty chain with exit 0.
+      if (kind !== undefined && !isHookName(kind) && !isMiddlewareKind(kind)) {
+        throw new HermesError("E_USAGE", {
+          message: `'${kind}' is neither a hook name nor a middleware kind${didYouMean(kind, [...HOOK_NAMES, ...MIDDLEWARE_KINDS])}`,
+          hint: `run \`hermes plugins chain\` for every chain; middleware kinds: ${MIDDLEWARE_KINDS.join(", ")}`,
+        });
+      }
       const rt = await runtimeFor(cmd, o.verify);
       const hooks = Object.fromEntries(rt.hooks.names().map((n) => [n, rt.hooks.owners(n)]));
       const middleware = Object.fromEntries(MIDDLEWARE_KINDS.map((k) => [k, rt.middleware.owners(k)]));
