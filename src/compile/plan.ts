@@ -241,6 +241,15 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
 
   diagnostics.push(...settingsWarnings(config, inputs.paths.config));
   const set = buildPluginSet(inputs.discovery, config, inputs.paths.config);
+  // A key claimed twice that nothing enables or deploys loads nowhere either way: a warning, not a refusal of the whole home.
+  for (const [key, list] of inputs.discovery.resolution.conflicts) {
+    const used = inputs.specTargets.some((t) => t.candidate.key === key) || set.views.some((v) => list.includes(v.candidate) && v.verdict.state === "enabled");
+    if (used) continue;
+    for (let i = 0; i < diagnostics.length; i++) {
+      const d = diagnostics[i]!;
+      if (d.code === "E_DISCOVERY_DUPLICATE_KEY" && d.message.startsWith(`plugin key '${key}' `)) diagnostics[i] = { ...d, severity: "warning" };
+    }
+  }
   diagnostics.push(...set.diagnostics.filter((d) => !inputs.discovery.diagnostics.includes(d)));
   const specByKey = new Map(inputs.specTargets.map((t) => [t.candidate.key, t]));
   const depPlugins: Record<string, { grants: string[]; required: boolean }> = inputs.spec

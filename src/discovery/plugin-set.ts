@@ -1,4 +1,5 @@
 import type { Diagnostic } from "../core/errors.js";
+import { resolve } from "node:path";
 import { HermesError } from "../core/errors.js";
 import { nearest } from "../core/suggest.js";
 import type { ConfigValue } from "../config/config-file.js";
@@ -90,6 +91,12 @@ function shadowReason(s: Shadow): string {
  */
 export function findPlugin(set: PluginSet, name: string, opts: { includeLosers?: boolean } = {}): PluginView {
   const pool = opts.includeLosers ? [...set.views, ...set.losers] : set.views;
+  // A plugin's folder path addresses it even when its key is claimed twice.
+  if (name.includes("/") || name.startsWith(".")) {
+    const abs = resolve(name);
+    const byPath = pool.filter((v) => v.candidate.path === abs);
+    if (byPath.length === 1) return byPath[0]!;
+  }
   const exactKey = pool.filter((v) => v.candidate.key === name);
   if (exactKey.length === 1) return exactKey[0]!;
   const exact = pool.filter((v) => v.candidate.key === name || v.candidate.name === name);
@@ -98,7 +105,8 @@ export function findPlugin(set: PluginSet, name: string, opts: { includeLosers?:
   if (exact.length === 1) return exact[0]!;
   if (exact.length > 1) {
     throw new HermesError("E_PLUGIN_AMBIGUOUS", {
-      message: `'${name}' matches ${exact.map((v) => `${v.candidate.key} (${v.candidate.path})`).join(", ")}`,
+      message: `'${name}' matches ${exact.length} plugins: ${exact.map((v) => `${v.candidate.key} at ${v.candidate.path}`).join(", ")}`,
+      hint: `name one by its folder: ${exact.map((v) => `\`hermes plugins why ${v.candidate.path}\``).join(" or ")}; to keep one, rename the other's \`name:\` in its plugin.yaml or remove its folder`,
     });
   }
   const leaf = pool.filter((v) => !v.shadowedBy && v.candidate.key.includes("/") && v.candidate.key.split("/").pop() === name);

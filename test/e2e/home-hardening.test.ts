@@ -243,3 +243,22 @@ describe("typos are errors, and read-only commands never write", () => {
     expect(existsSync(join(t.h, "config.yaml.lock"))).toBe(false);
   });
 });
+
+describe("one key claimed by two plugins", () => {
+  it("is no dead end: compile goes on while neither is enabled, why names both paths, and each is addressable by its folder", async () => {
+    const t = home("plugins:\n  enabled: [cap]\n");
+    const a = writePlugin(join(t.h, "plugins", "nachos"), "name: nachos\nversion: '1'\n");
+    const b = writePlugin(join(t.h, "plugins", "nachos-copy"), "name: nachos\nversion: '2'\n");
+    const c = await t.cli(["compile"]);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.stderr).toContain(`plugin key 'nachos' is claimed by ${a} and ${b}`);
+    const why = await t.cli(["plugins", "why", "nachos"]);
+    expect(why.code).toBe(1);
+    expect(why.stderr).toContain("E_PLUGIN_AMBIGUOUS");
+    expect(why.stderr).toContain(`\`hermes plugins why ${a}\` or \`hermes plugins why ${b}\``);
+    const byPath = await t.cli(["plugins", "why", b]);
+    expect(byPath.code, byPath.stderr).toBe(0);
+    expect(byPath.stdout).toContain(`path:      ${b}`);
+    expect(byPath.stdout).toContain("v2");
+  });
+});
