@@ -2,13 +2,15 @@
  * Fixtures for the agent unit tests: a runtime with no plugins (hooks and middleware are added
  * directly), a provider that replays outcomes, and a timeline recorder.
  */
+import { HookSite } from "../../src/agent/hook-site.js";
+import type { LlmCallContext } from "../../src/agent/llm-call.js";
 import { ProviderError } from "../../src/agent/providers/errors.js";
 import type { TimelineEvent } from "../../src/agent/timeline.js";
 import type { LlmRequest, LlmResponse, Provider, ProviderCallOptions, ToolCall } from "../../src/agent/types.js";
 import type { HookCallback } from "../../src/runtime/hooks.js";
 import type { MiddlewareCallback } from "../../src/runtime/middleware.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
-import { start } from "../runtime/helpers.js";
+import { captureLog, start } from "../runtime/helpers.js";
 
 export { captureLog, cleanup, tmp } from "../runtime/helpers.js";
 
@@ -93,5 +95,31 @@ export async function rig(config?: string): Promise<Rig> {
         },
       });
     },
+  };
+}
+
+/** A callModel context over a rig's runtime; `events` collects what the call emitted. */
+export function llmContext(r: Rig, provider: Provider, over: Partial<LlmCallContext> = {}): LlmCallContext & { events: TimelineEvent[] } {
+  const events: TimelineEvent[] = [];
+  return {
+    hooks: new HookSite(r.rt.hooks, (e) => events.push(e)),
+    hookBus: r.rt.hooks,
+    middleware: r.rt.middleware,
+    log: captureLog().log,
+    emit: (e) => events.push(e),
+    signal: new AbortController().signal,
+    provider: { current: provider },
+    ids: { session_id: "s", task_id: "t", turn_id: "u" },
+    platform: "cli",
+    user_message: "hi",
+    history: () => [],
+    messages: () => [{ role: "user", content: "hi" }],
+    tools: () => [],
+    retry: { maxRetries: 2, backoffMs: 1 },
+    counters: { api_call_count: 0 },
+    streamReasoning: false,
+    iteration: 1,
+    events,
+    ...over,
   };
 }

@@ -5,34 +5,10 @@ import { callModel, InterruptedError, LlmCallFailed, type LlmCallContext } from 
 import { ProviderError } from "../../src/agent/providers/errors.js";
 import type { TimelineEvent } from "../../src/agent/timeline.js";
 import type { LlmRequest, Provider } from "../../src/agent/types.js";
-import { captureLog, cleanup, FakeProvider, rig, say, type Rig } from "./helpers.js";
+import { captureLog, cleanup, FakeProvider, llmContext as ctx, rig, say } from "./helpers.js";
 
 afterAll(cleanup);
 
-function ctx(r: Rig, provider: Provider, over: Partial<LlmCallContext> = {}): LlmCallContext & { events: TimelineEvent[] } {
-  const events: TimelineEvent[] = [];
-  return {
-    hooks: new HookSite(r.rt.hooks, (e) => events.push(e)),
-    hookBus: r.rt.hooks,
-    middleware: r.rt.middleware,
-    log: captureLog().log,
-    emit: (e) => events.push(e),
-    signal: new AbortController().signal,
-    provider: { current: provider },
-    ids: { session_id: "s", task_id: "t", turn_id: "u" },
-    platform: "cli",
-    user_message: "hi",
-    history: () => [],
-    messages: () => [{ role: "user", content: "hi" }],
-    tools: () => [],
-    retry: { maxRetries: 2, backoffMs: 1 },
-    counters: { api_call_count: 0 },
-    streamReasoning: false,
-    iteration: 1,
-    events,
-    ...over,
-  };
-}
 
 describe("classification", () => {
   it("the built-in classifier maps HTTP statuses and failure kinds", () => {

@@ -6,7 +6,7 @@ import { callModel, LlmCallFailed, retryDelay, type LlmCallContext } from "../..
 import { OpenAiCompatibleProvider } from "../../src/agent/providers/openai-compatible.js";
 import type { TimelineEvent } from "../../src/agent/timeline.js";
 import type { Provider, StreamEvent } from "../../src/agent/types.js";
-import { captureLog, cleanup, rig, type Rig } from "./helpers.js";
+import { cleanup, llmContext, rig, type Rig } from "./helpers.js";
 
 // A real HTTP server on 127.0.0.1; each test sets how it answers and sees when each request came.
 let url = "";
@@ -30,29 +30,7 @@ afterAll(async () => {
   cleanup();
 });
 
-function ctx(r: Rig, provider: Provider, backoffMs: number, maxRetries = 2): LlmCallContext & { events: TimelineEvent[] } {
-  const events: TimelineEvent[] = [];
-  return {
-    hooks: new HookSite(r.rt.hooks, (e) => events.push(e)),
-    hookBus: r.rt.hooks,
-    middleware: r.rt.middleware,
-    log: captureLog().log,
-    emit: (e) => events.push(e),
-    signal: new AbortController().signal,
-    provider: { current: provider },
-    ids: { session_id: "s", task_id: "t", turn_id: "u" },
-    platform: "cli",
-    user_message: "hi",
-    history: () => [],
-    messages: () => [{ role: "user", content: "hi" }],
-    tools: () => [],
-    retry: { maxRetries, backoffMs },
-    counters: { api_call_count: 0 },
-    streamReasoning: false,
-    iteration: 1,
-    events,
-  };
-}
+const ctx = (r: Rig, provider: Provider, backoffMs: number, maxRetries = 2) => llmContext(r, provider, { retry: { maxRetries, backoffMs } });
 
 const ok = (res: ServerResponse) =>
   res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: "1", model: "m", choices: [{ index: 0, message: { role: "assistant", content: "done" }, finish_reason: "stop" }] }));
