@@ -436,6 +436,11 @@ export const SCAN_PATTERNS = [
     description: "an import or require whose module name is written with escape sequences: hides what is imported",
     re: /\b(?:require|import|__import__|import_module)\s*\(\s*[rbuf]?["'`][^"'`\n]*?\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]+\})|\bfrom\s+["'][^"'\n]*?\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]+\})/,
   },
+  {
+    id: "vcs_folder_import", needles: [".git"], severity: "critical", category: "obfuscation", scope: "code", langs: ["js", "py"], ours: true,
+    description: "code loaded from inside .git/, which is neither scanned nor hashed (git rewrites it), so what runs there is never reviewed",
+    re: /\b(?:require|import|__import__|import_module|run_path|spec_from_file_location|load_source)\s*\([^)\n]*?["'`][^"'`\n]*?(?<=[/\\"'`])\.git[/\\]|\b(?:from|import)\s+["'][^"'\n]*?(?<=[/\\"'])\.git[/\\]/,
+  },
   { id: "string_reversal", needles: ["[::-1]", "reverse"], severity: "low", category: "obfuscation", scope: "code", description: "string reversal (possible hidden payload)", re: /\[::-1\]|\.split\(\s*["']{2}\s*\)\.reverse\(\)\.join\(/ },
 
   // ── Process execution ──────────────────────────────────────────────────────────────────────
