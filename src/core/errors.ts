@@ -267,6 +267,10 @@ export const ERROR_CATALOG = {
     title: "hermes.lock.json is missing or not valid",
     hint: "run `hermes compile` to write it again",
   },
+  E_LOCK_CATALOG: {
+    title: "the lock was compiled for another hook catalog",
+    hint: "compile the home again with this hermes-kit (in a managed home: re-run its deployment)",
+  },
   E_LOCK_TAMPERED: {
     title: "hermes.lock.json was changed by something other than hermes compile",
     hint: "run `hermes compile` to write it again from its inputs (in a managed home: re-run the deployment, `hermes compile --spec FILE --managed KIND`)",

@@ -10,6 +10,7 @@ import { gatherInputs } from "../compile/gather.js";
 import { readPendingRecord } from "../compile/generations.js";
 import { parseTrustedLockText, readLock, serializeLock, type Lock } from "../compile/lock.js";
 import { planCompile, type PluginChange } from "../compile/plan.js";
+import { HOOK_CATALOG_VERSION } from "./hook-catalog.js";
 import { Runtime } from "./runtime.js";
 
 /**
@@ -64,6 +65,19 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
       if (marker) throw e;
       log.warn(`${(e as Error).message}; recompiling`);
     }
+  }
+  // A lock written for another hook catalog names hooks this runtime may not have: never run it.
+  if (lock && lock.hook_catalog !== HOOK_CATALOG_VERSION) {
+    const why = `hermes.lock.json was compiled for hook catalog ${lock.hook_catalog}; this hermes-kit runs ${HOOK_CATALOG_VERSION}`;
+    if (marker) {
+      const spec = lock.deployment.spec;
+      throw new HermesError("E_LOCK_CATALOG", {
+        message: `the lock of this ${marker.kind}-managed home cannot run here: ${why}`,
+        hint: `run \`${spec ? `hermes compile --spec ${spec} --managed ${marker.kind}` : `the ${marker.kind} activation`}\` with this hermes-kit to compile it for its catalog`,
+      });
+    }
+    log.warn(`${why}; recompiling`);
+    lock = undefined;
   }
   if ((verify !== "off" || !lock) && !(unchanged && lock)) {
     const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });

@@ -204,3 +204,28 @@ describe("the runtime never trusts an edited lock", () => {
     expect(lstatSync(join(t.home, "hermes.lock.json")).isSymbolicLink()).toBe(true);
   });
 });
+
+describe("a lock compiled for another hook catalog (checksum intact) never runs as it is", () => {
+  it("unmanaged: recompiled with a warning naming both catalogs", async () => {
+    const t = setup();
+    expect((await t.cli("compile")).code).toBe(0);
+    t.editLock((l) => void (l.hook_catalog = "hermes.hooks.v0"));
+    const r = await t.cli("plugins", "chain");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/compiled for hook catalog hermes\.hooks\.v0; this hermes-kit runs hermes\.hooks\.v1; recompiling/);
+    expect(t.readLock().hook_catalog).toBe("hermes.hooks.v1");
+  });
+
+  it("managed: refused with E_LOCK_CATALOG and the command that compiles it again", async () => {
+    const t = setup();
+    expect((await t.cli("compile", "--managed", "nixos")).code).toBe(0);
+    t.editLock((l) => void (l.hook_catalog = "hermes.hooks.v0"));
+    const r = await t.cli("plugins", "chain");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("E_LOCK_CATALOG");
+    expect(r.stderr).toContain("hermes.hooks.v0");
+    expect(r.stderr).toContain("nixos activation");
+    expect(r.stderr).not.toMatch(STACK_RE);
+    expect(t.ran("spy")).toBeUndefined();
+  });
+});
