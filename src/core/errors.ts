@@ -3,7 +3,7 @@ import { isAbsolute, relative } from "node:path";
  * The one catalog of everything hermes-kit refuses or warns about.
  *
  * Every refusal carries a stable code so scripts and docs can key on it; `docs/errors.md` is
- * generated from this table (`npm run docs:errors`) and a test keeps the two equal.
+ * generated from this table (`npm run docs`) and a test keeps the two equal.
  * Codes starting with `W_` are warnings: reported, never fatal on their own.
  */
 
@@ -41,10 +41,6 @@ export const ERROR_CATALOG = {
   E_YAML_PARSE: {
     title: "the file is not valid YAML",
     hint: "fix the syntax at the position shown (indentation, quotes, a missing colon)",
-  },
-  E_JSON_PARSE: {
-    title: "the file is not valid JSON",
-    hint: "fix the syntax at the position shown",
   },
   E_SCHEMA_INVALID: {
     title: "a value does not match the schema",
@@ -94,10 +90,6 @@ export const ERROR_CATALOG = {
   E_MANIFEST_NOT_MAPPING: {
     title: "plugin.yaml must be a YAML mapping",
     hint: "make the top level of plugin.yaml a mapping with at least a name",
-  },
-  E_MANIFEST_INVALID: {
-    title: "a manifest field has an invalid value",
-    hint: "correct the field; see schemas/plugin-manifest.schema.json",
   },
   E_MANIFEST_ENTRY_IN_VCS: {
     title: "the manifest's main: points into a version-control folder (.git, .hg, .svn)",
@@ -480,10 +472,6 @@ export const ERROR_CATALOG = {
   E_PACK_EXPORT_EMPTY: {
     title: "there is nothing to export: no installed plugin has git provenance",
     hint: "only git-installed plugins (hermes plugins install) can be exported; local and Nix-managed plugins are listed as comments",
-  },
-  W_PACK_NOT_EXPORTED: {
-    title: "something was left out of the exported pack",
-    hint: "local and Nix-managed plugins have no git source to pin; secret-shaped config keys never travel in packs",
   },
   E_BUNDLE_CORRUPT: {
     title: "the bundle is truncated, modified or not a hermes-kit bundle; nothing was installed",

@@ -33,6 +33,20 @@ describe("error catalog", () => {
     for (const c of used) expect(Object.keys(ERROR_CATALOG), c).toContain(c);
   });
 
+  it("every catalog code is raised somewhere in src/ (no code documents a refusal nothing makes)", () => {
+    const seen = new Set<string>();
+    const walk = (d: string): void => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        if (e.isDirectory()) walk(join(d, e.name));
+        else if (e.name.endsWith(".ts") && join(d, e.name) !== join(PACKAGE_ROOT, "src", "core", "errors.ts")) {
+          for (const m of readFileSync(join(d, e.name), "utf8").matchAll(/\b([EW]_[A-Z0-9_]+)\b/g)) seen.add(m[1]!);
+        }
+      }
+    };
+    walk(join(PACKAGE_ROOT, "src"));
+    expect(Object.keys(ERROR_CATALOG).filter((c) => !seen.has(c))).toEqual([]);
+  });
+
   it("renders file:line:col json.path and GitHub annotations", () => {
     const e = new HermesError("E_SCHEMA_INVALID", { message: "must be array", file: "config.yaml", line: 3, col: 12, path: "plugins.enabled" });
     expect(formatDiagnostic(e.toDiagnostic())).toBe(
