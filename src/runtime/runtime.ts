@@ -14,7 +14,7 @@ import { resolveGrants } from "../consent/grants.js";
 import { candidateFromFolder } from "../discovery/scan.js";
 import { manifestSha256, parseManifestText, readManifestFile, type PluginManifest } from "../manifest/parse.js";
 import type { Lock, LockPlugin } from "../compile/lock.js";
-import { PluginContext } from "./context.js";
+import { PluginContext, PluginRegistrationError } from "./context.js";
 import { EventBus } from "./events.js";
 import { HookBus, normalizeHookTimeout } from "./hooks.js";
 import type { AgentBridge, RuntimeHost } from "./host.js";
@@ -156,6 +156,10 @@ export class Runtime implements RuntimeHost {
     const chain = kind === "hook" ? this.lock.chains.hooks[name] : this.lock.chains.middleware[name];
     if (chain?.includes(owner)) return;
     const message = `plugin ${owner} registered ${kind} '${name}' without an order slot in the lock (declare it in plugin.yaml: ${kind === "hook" ? "hooks" : "provides_middleware"})`;
+    // A managed home runs exactly the order its deployment locked: an unrecorded registration fails the plugin.
+    if (this.managed && this.byKey.has(owner)) {
+      throw new PluginRegistrationError(`${message}; in this ${this.managed.kind}-managed home the lock is the order, so the plugin does not load until its manifest declares it and the deployment compiles again`);
+    }
     this.orderIssues.push({ kind, name, plugin: owner, message });
     this.log.warn({ plugin: owner }, message);
   }
