@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 const HOOKS = ["pre_tool_call", "post_tool_call", "pre_llm_call", "post_llm_call", "on_session_start", "on_session_end"];
 
 /** Small deterministic PRNG (mulberry32) so every run builds the same homes. */
-function prng(seed) {
+export function prng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -10,6 +10,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compile } from "../../src/compile/compile.js";
 import { startRuntime } from "../../src/runtime/startup.js";
+// The benchmarks' seeded PRNG: every fast-check seed maps to one shuffle.
+import { prng } from "../../bench/lib/synthetic-home.mjs";
 import { runCli, Scratch, writePlugin } from "../e2e/cli.js";
 
 const scratch = new Scratch("hermes-spec-order-");
@@ -23,18 +25,6 @@ interface Entry {
   settings: { [k: string]: Json };
   required?: boolean;
   key?: string;
-}
-
-/** A small deterministic PRNG, so every fast-check seed maps to one shuffle. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(xs: readonly T[], rnd: () => number): T[] {
