@@ -25,11 +25,11 @@ import {
   writeGeneration,
 } from "../dist/compile/generations.js";
 import { IntegrityCache } from "../dist/compile/integrity-cache.js";
-import { parseLockText, readLock, serializeLock } from "../dist/compile/lock.js";
+import { parseLockText, readLock, serializeLock } from "../dist/contracts/lock.js";
 import { planCompile } from "../dist/compile/plan.js";
 import { fingerprint, hashTree, listTree } from "../dist/compile/tree-hash.js";
 import { verifyLock } from "../dist/compile/verify.js";
-import { migrateEnabledList } from "../dist/config/migrate.js";
+import { migrateEnabledList } from "../dist/discovery/migrate.js";
 import { homePaths } from "../dist/core/paths.js";
 import { discover } from "../dist/discovery/discover.js";
 import { freshCopy, makeTemplateHome } from "./lib/synthetic-home.mjs";

@@ -117,14 +117,14 @@ function timeProcess(args, env) {
 const bundled = mkdtempSync(join(tmpdir(), "hermes-bench-bundled-"));
 scratch.push(bundled);
 const startScript = (home, verify) =>
-  `const { startRuntime } = await import(${JSON.stringify(join(root, "dist/runtime/startup.js"))}); await startRuntime({ home: ${JSON.stringify(home)}, verify: ${JSON.stringify(verify)} }); process.exit(0);`;
+  `const { startRuntime } = await import(${JSON.stringify(join(root, "dist/app/start-runtime.js"))}); await startRuntime({ home: ${JSON.stringify(home)}, verify: ${JSON.stringify(verify)} }); process.exit(0);`;
 const verifyRows = [];
 for (const n of [1, 100, 500]) {
   const { home, names } = makeHome(n);
   await compile({ home, env: { ...process.env, HERMES_BUNDLED_PLUGINS: bundled } });
   const env = { HERMES_BUNDLED_PLUGINS: bundled, HERMES_LOG_LEVEL: "silent" };
   // The peer: a bare node process importing the same plugin modules and the runtime's own modules.
-  const bare = `await import(${JSON.stringify(join(root, "dist/runtime/startup.js"))}); await Promise.all(${JSON.stringify(names.map((x) => join(home, "plugins", x, "index.js")))}.map((f) => import(f))); process.exit(0);`;
+  const bare = `await import(${JSON.stringify(join(root, "dist/app/start-runtime.js"))}); await Promise.all(${JSON.stringify(names.map((x) => join(home, "plugins", x, "index.js")))}.map((f) => import(f))); process.exit(0);`;
   const ours = timeProcess(["--input-type=module", "-e", startScript(home, "fast")], env);
   const peer = timeProcess(["--input-type=module", "-e", bare], env);
   row(`startup, ${n} plugin(s)`, ours, peer, n === 100 ? 1.3 : 0, "ms");

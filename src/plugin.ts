@@ -5,11 +5,11 @@
 import type { PluginContext } from "./runtime/context.js";
 
 export type { PluginContext, ToolSpecInput } from "./runtime/context.js";
-export type { HookName, MiddlewareKind } from "./runtime/hook-catalog.js";
+export type { HookName, MiddlewareKind } from "./contracts/hook-catalog.js";
 export type { HookCallback } from "./runtime/hooks.js";
 export type { MiddlewareCallback } from "./runtime/middleware.js";
 export type { PluginManifest } from "./manifest/parse.js";
-export type { CapabilityId } from "./consent/capabilities.js";
+export type { CapabilityId } from "./contracts/capabilities.js";
 
 /** What a plugin's entry module exports: `export function register(ctx) { … }`. */
 export type RegisterFunction = (ctx: PluginContext) => void | Promise<void>;

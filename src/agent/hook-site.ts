@@ -1,4 +1,4 @@
-import type { HookName } from "../runtime/hook-catalog.js";
+import type { HookName } from "../contracts/hook-catalog.js";
 import type { HookBus } from "../runtime/hooks.js";
 import type { TimelineSink } from "./timeline.js";
 

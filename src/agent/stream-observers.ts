@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { HookName } from "../runtime/hook-catalog.js";
+import type { HookName } from "../contracts/hook-catalog.js";
 import type { HookBus } from "../runtime/hooks.js";
 import type { StreamEvent } from "./types.js";
 

@@ -1,7 +1,7 @@
 import { Command } from "commander";
 import { logger } from "../core/log.js";
 import { homePaths, resolveHome } from "../core/paths.js";
-import { startRuntime } from "../runtime/startup.js";
+import { startRuntime } from "../app/start-runtime.js";
 import { recoverPluginsDir } from "./context.js";
 
 /** The command word of an argv, skipping the global options (and their values). */

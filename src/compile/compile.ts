@@ -7,7 +7,7 @@ import { homePaths, type HomePaths } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
 import { loadConfig, parseConfigText, type EditCheck } from "../config/config-file.js";
 import { readManaged, writeManaged } from "../config/managed.js";
-import { migrateEnabledList, migrationNotice, planMigration } from "../config/migrate.js";
+import { migrateEnabledList, migrationNotice, planMigration } from "../discovery/migrate.js";
 import { gatherInputs, type CompileInputs, type GatherOptions } from "./gather.js";
 import {
   assertLinkSlotsFree,
@@ -26,7 +26,7 @@ import {
 import { planOverlay } from "./overlay.js";
 import { KIT_VERSION, planCompile, type CompilePlan } from "./plan.js";
 import { baseFingerprint, quickUpToDate, recordQuick, type ReadBytes } from "./quick-check.js";
-import type { Lock } from "./lock.js";
+import type { Lock } from "../contracts/lock.js";
 import { sourceRoots } from "../discovery/discover.js";
 import { envFlag } from "../core/env-flag.js";
 import { faultHold } from "../core/fault.js";

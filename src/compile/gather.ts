@@ -9,7 +9,7 @@ import { discover, sourceRoots, type Discovery } from "../discovery/discover.js"
 import { candidateFromFolder, candidateFromPackage, NIX_LINK_PREFIX, type Candidate } from "../discovery/scan.js";
 import { loadDeploySpec, type DeploySpec, type SpecPlugin } from "./deploy-spec.js";
 import { IntegrityCache } from "./integrity-cache.js";
-import { readLock, type Lock } from "./lock.js";
+import { readLock, type Lock } from "../contracts/lock.js";
 import { readManaged } from "../config/managed.js";
 import type { Watch } from "./quick-check.js";
 

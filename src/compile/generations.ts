@@ -5,7 +5,7 @@ import { mkdirOwned, ownLikeParent, symlinkAtomic, writeFileAtomic } from "../co
 import { HermesError } from "../core/errors.js";
 import { faultPoint } from "../core/fault.js";
 import type { HomePaths } from "../core/paths.js";
-import { parseLockText, type Lock, type LockLink } from "./lock.js";
+import { parseLockText, type Lock, type LockLink } from "../contracts/lock.js";
 import { farmName, linkValue } from "./plan.js";
 
 /**

@@ -9,9 +9,9 @@ import { parseConfigText, type ConfigValue } from "../config/config-file.js";
 import { pluginEntry } from "../config/plugin-lists.js";
 import { resolveGrants } from "../consent/grants.js";
 import { buildPluginSet, type PluginView } from "../discovery/plugin-set.js";
-import { HOOK_CATALOG_VERSION, isHookName, isMiddlewareKind, suggestHook } from "../runtime/hook-catalog.js";
+import { HOOK_CATALOG_VERSION, isHookName, isMiddlewareKind, suggestHook } from "../contracts/hook-catalog.js";
 import type { CompileInputs, SpecTarget } from "./gather.js";
-import { lockChecksum, serializeLock, LOCK_SCHEMA, type Lock, type LockLink, type LockPlugin, type LockSettings } from "./lock.js";
+import { lockChecksum, serializeLock, LOCK_SCHEMA, type Lock, type LockLink, type LockPlugin, type LockSettings } from "../contracts/lock.js";
 import { EMPTY_OWNERSHIP, mergeDeclared, planOverlay, type OverlayChange, type Ownership } from "./overlay.js";
 
 export const KIT_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;

@@ -3,7 +3,7 @@ import { diagnostic, isHermesError, type Diagnostic } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
 import { currentGeneration, LOCK_POINTER, readGenerationFiles } from "./generations.js";
 import { isStorePath } from "./integrity-cache.js";
-import { readLock } from "./lock.js";
+import { readLock } from "../contracts/lock.js";
 import { hashTree } from "./tree-hash.js";
 import { manifestSha256, readManifestFile } from "../manifest/parse.js";
 

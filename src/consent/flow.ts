@@ -4,7 +4,7 @@ import { pluginEntry } from "../config/plugin-lists.js";
 import { HermesError } from "../core/errors.js";
 import { didYouMean } from "../core/suggest.js";
 import type { YamlEdit } from "../core/yaml-edit.js";
-import { CAPABILITIES, CAPABILITY_IDS, consentHash, isCapabilityId, knownCapabilities, type CapabilityId } from "./capabilities.js";
+import { CAPABILITIES, CAPABILITY_IDS, consentHash, isCapabilityId, knownCapabilities, type CapabilityId } from "../contracts/capabilities.js";
 import { resolveGrants } from "./grants.js";
 
 /**

@@ -1,5 +1,5 @@
 import { diagnostic, type Diagnostic } from "../core/errors.js";
-import { CAPABILITIES, consentHash, isCapabilityId, knownCapabilities, type CapabilityId } from "./capabilities.js";
+import { CAPABILITIES, consentHash, isCapabilityId, knownCapabilities, type CapabilityId } from "../contracts/capabilities.js";
 
 export type ConsentSource = "interactive" | "flag" | "declarative";
 

@@ -1,7 +1,7 @@
 import type { Diagnostic } from "../core/errors.js";
 import { pluginEntry } from "../config/plugin-lists.js";
 import type { ConfigValue } from "../config/config-file.js";
-import { consentHash, knownCapabilities } from "../consent/capabilities.js";
+import { consentHash, knownCapabilities } from "../contracts/capabilities.js";
 import { HERMES_COMPAT_VERSION, satisfiesHermes } from "../manifest/requires-hermes.js";
 import type { PluginSet, PluginView } from "./plugin-set.js";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { compile, type CompileResult } from "../compile/compile.js";
 import { loadConfig } from "../config/config-file.js";
 import type { OwnershipGuard } from "../config/enable.js";
-import { knownCapabilities } from "../consent/capabilities.js";
+import { knownCapabilities } from "../contracts/capabilities.js";
 import { runConsent, type Io } from "../consent/flow.js";
 import { HermesError } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";

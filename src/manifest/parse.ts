@@ -8,7 +8,7 @@ import { validateSchema } from "../core/schema.js";
 import { didYouMean } from "../core/suggest.js";
 import { SourceDoc } from "../core/yaml-source.js";
 import { requiresHermesProblem } from "./requires-hermes.js";
-import { CAPABILITY_IDS, isCapabilityId, type CapabilityId } from "../consent/capabilities.js";
+import { CAPABILITY_IDS, isCapabilityId, type CapabilityId } from "../contracts/capabilities.js";
 
 /** One constant for the whole code base (issues theme: several disagreeing copies). */
 export const SUPPORTED_MANIFEST_VERSION = 2;

@@ -1,4 +1,4 @@
-import { HOOK_CATALOG, type HookName } from "./hook-catalog.js";
+import { HOOK_CATALOG, type HookName } from "../contracts/hook-catalog.js";
 import { CallbackLists } from "./callback-lists.js";
 import type { FailureReporter } from "./reporter.js";
 

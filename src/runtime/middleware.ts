@@ -1,5 +1,5 @@
 import { CallbackLists } from "./callback-lists.js";
-import type { MiddlewareKind } from "./hook-catalog.js";
+import type { MiddlewareKind } from "../contracts/hook-catalog.js";
 import { OBSERVER_SCHEMA_VERSION } from "./hooks.js";
 import type { FailureReporter } from "./reporter.js";
 

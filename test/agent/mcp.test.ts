@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attachMcp, McpPermissionError, type McpEnvelope, type McpManager } from "../../src/agent/mcp/index.js";
 import type { PluginContext } from "../../src/runtime/context.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
-import { startRuntime } from "../../src/runtime/startup.js";
+import { startRuntime } from "../../src/app/start-runtime.js";
 
 /**
  * Issue 5 item 7: MCP servers from config.yaml over the official SDK, their tools beside the

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compile } from "../../src/compile/compile.js";
-import { startRuntime } from "../../src/runtime/startup.js";
+import { startRuntime } from "../../src/app/start-runtime.js";
 // The benchmarks' seeded PRNG: every fast-check seed maps to one shuffle.
 import { prng } from "../../bench/lib/synthetic-home.mjs";
 import { runCli, Scratch, writePlugin } from "../e2e/cli.js";

@@ -5,7 +5,7 @@ import { renderErrorsDoc } from "../../src/core/errors-doc.js";
 import { ERROR_CATALOG, formatDiagnostic, formatGithub, HermesError } from "../../src/core/errors.js";
 import { PACKAGE_ROOT, SCHEMAS_DIR } from "../../src/core/paths.js";
 import { validateSchema } from "../../src/core/schema.js";
-import { CAPABILITY_IDS } from "../../src/consent/capabilities.js";
+import { CAPABILITY_IDS } from "../../src/contracts/capabilities.js";
 import { PLUGIN_KINDS } from "../../src/manifest/parse.js";
 
 describe("error catalog", () => {

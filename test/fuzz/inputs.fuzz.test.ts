@@ -18,7 +18,7 @@ import { parsePackText } from "../../src/pack/parse.js";
 import { parsePackOrThrow } from "../../src/pack/source.js";
 import { parseDeploySpec } from "../../src/compile/deploy-spec.js";
 import { parseIndexText } from "../../src/install/index/load.js";
-import { parseLockText, serializeLock, type Lock } from "../../src/compile/lock.js";
+import { parseLockText, serializeLock, type Lock } from "../../src/contracts/lock.js";
 import { parseMetadata } from "../../src/install/metadata.js";
 import { manifestProblems } from "../../src/pack/bundle/manifest.js";
 

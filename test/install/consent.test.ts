@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consentHash } from "../../src/consent/capabilities.js";
+import { consentHash } from "../../src/contracts/capabilities.js";
 import { bundledWithHelloWorld, Scratch } from "../e2e/cli.js";
 import { hermes, hermesTty, newHome, pluginFiles, Repo, writeFiles, type Ctx, type Home } from "./helpers.js";
 

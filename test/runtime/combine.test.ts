@@ -4,7 +4,7 @@
  * catalog names for that hook.
  */
 import { describe, expect, it } from "vitest";
-import { HOOK_CATALOG, type HookCombine, type HookName } from "../../src/runtime/hook-catalog.js";
+import { HOOK_CATALOG, type HookCombine, type HookName } from "../../src/contracts/hook-catalog.js";
 import {
   firstNonEmpty,
   firstString,

@@ -8,9 +8,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino, type Logger } from "pino";
-import type { Lock, LockPlugin, LockSettings } from "../../src/compile/lock.js";
-import { consentHash } from "../../src/consent/capabilities.js";
-import { HOOK_CATALOG_VERSION, HOOK_NAMES, MIDDLEWARE_KINDS } from "../../src/runtime/hook-catalog.js";
+import type { Lock, LockPlugin, LockSettings } from "../../src/contracts/lock.js";
+import { consentHash } from "../../src/contracts/capabilities.js";
+import { HOOK_CATALOG_VERSION, HOOK_NAMES, MIDDLEWARE_KINDS } from "../../src/contracts/hook-catalog.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 
 const made: string[] = [];

@@ -14,8 +14,8 @@ import {
   MIDDLEWARE_KINDS,
   suggestHook,
   suggestMiddlewareKind,
-} from "../../src/runtime/hook-catalog.js";
-import { renderHooksDoc } from "../../src/runtime/hooks-doc.js";
+} from "../../src/contracts/hook-catalog.js";
+import { renderHooksDoc } from "../../src/contracts/hooks-doc.js";
 
 // Copied by hand from reference/hermes-runtime-spec.md §5.1 (VALID_HOOKS plus pre_tts_synthesis), so a
 // hook added to or dropped from the catalog must be a deliberate edit in two places.

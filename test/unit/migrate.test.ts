@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { grandfatheredNames, migrateEnabledList } from "../../src/config/migrate.js";
+import { grandfatheredNames, migrateEnabledList } from "../../src/discovery/migrate.js";
 import { loadPluginSet } from "../../src/discovery/plugin-set.js";
 import { cleanupTmp, fileStamp, makeSandbox, makeTmp, sleep, writeFile, writePlugin, type Sandbox } from "./helpers.js";
 

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from "commander";
-import { consoleToStderr, runChat, turnJson } from "../../agent/chat.js";
-import { runDemo } from "../../agent/demo.js";
+import { consoleToStderr, runChat, turnJson } from "../../app/chat.js";
+import { runDemo } from "../../app/demo.js";
 import { homePaths, resolveHome } from "../../core/paths.js";
 import { recoverPluginsDir, type GlobalOptions } from "../context.js";
 

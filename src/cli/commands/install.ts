@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { loadConfig } from "../../config/config-file.js";
-import { knownCapabilities, type CapabilityId } from "../../consent/capabilities.js";
+import { knownCapabilities, type CapabilityId } from "../../contracts/capabilities.js";
 import { capabilityRow, legacyKeyOf, parseGrantFlag, runConsent, type CapabilityRow } from "../../consent/flow.js";
 import type { HomePaths } from "../../core/paths.js";
 import type { OwnershipGuard } from "../../config/enable.js";

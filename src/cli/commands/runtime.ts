@@ -1,8 +1,8 @@
 import { Command, Option } from "commander";
 import { homePaths, resolveHome } from "../../core/paths.js";
-import { HOOK_NAMES, isHookName, isMiddlewareKind, MIDDLEWARE_KINDS } from "../../runtime/hook-catalog.js";
+import { HOOK_NAMES, isHookName, isMiddlewareKind, MIDDLEWARE_KINDS } from "../../contracts/hook-catalog.js";
 import type { Runtime } from "../../runtime/runtime.js";
-import { startRuntime, type VerifyMode } from "../../runtime/startup.js";
+import { startRuntime, type VerifyMode } from "../../app/start-runtime.js";
 import { assertHomeExists, recoverPluginsDir, type GlobalOptions } from "../context.js";
 import { HermesError } from "../../core/errors.js";
 import { didYouMean } from "../../core/suggest.js";

@@ -3,8 +3,8 @@ import { basename, resolve } from "node:path";
 import { diagnostic, type Diagnostic } from "../core/errors.js";
 import { SourceDoc } from "../core/yaml-source.js";
 import { candidateFromFolder, type Candidate } from "../discovery/scan.js";
-import { isHookName, suggestHook } from "../runtime/hook-catalog.js";
-import { readManifestFile } from "./parse.js";
+import { isHookName, suggestHook } from "../contracts/hook-catalog.js";
+import { readManifestFile } from "../manifest/parse.js";
 
 /**
  * `hermes plugins validate <dir>`: one plugin folder, every problem at once: what discovery and

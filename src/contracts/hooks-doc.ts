@@ -21,7 +21,7 @@ export function renderHooksDoc(): string {
   const lines = [
     "# Hooks and middleware",
     "",
-    "<!-- Generated from src/runtime/hook-catalog.ts by `npm run docs`; a test fails when this file is stale. -->",
+    "<!-- Generated from src/contracts/hook-catalog.ts by `npm run docs`; a test fails when this file is stale. -->",
     "",
     `Catalog version: \`${HOOK_CATALOG_VERSION}\` (recorded in the lock). A plugin registers a hook with`,
     "`ctx.register_hook(name, callback)` and middleware with `ctx.register_middleware(kind, callback)`. An",

@@ -8,10 +8,10 @@ import { compile, compileBase, inputBytes } from "../compile/compile.js";
 import { quickUpToDate, recordQuick } from "../compile/quick-check.js";
 import { gatherInputs } from "../compile/gather.js";
 import { readPendingRecord } from "../compile/generations.js";
-import { parseTrustedLockText, readLock, serializeLock, type Lock } from "../compile/lock.js";
+import { parseTrustedLockText, readLock, serializeLock, type Lock } from "../contracts/lock.js";
 import { planCompile, type PluginChange } from "../compile/plan.js";
-import { HOOK_CATALOG_VERSION } from "./hook-catalog.js";
-import { Runtime } from "./runtime.js";
+import { HOOK_CATALOG_VERSION } from "../contracts/hook-catalog.js";
+import { Runtime } from "../runtime/runtime.js";
 
 /**
  * How much startup re-checks the lock against the disk:

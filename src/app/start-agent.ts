@@ -2,14 +2,14 @@ import type { Logger } from "pino";
 import { homePaths } from "../core/paths.js";
 import { loadConfig } from "../config/config-file.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { startRuntime, type VerifyMode } from "../runtime/startup.js";
-import { Agent } from "./agent.js";
-import { attachMcp } from "./mcp/attach.js";
-import type { ApprovalPrompter } from "./approvals/prompt.js";
-import { resolveProvider, type ProviderFlags } from "./providers/resolve.js";
-import type { TimelineSink } from "./timeline.js";
-import { registerBuiltinTools } from "./tools/builtin.js";
-import type { Provider } from "./types.js";
+import { startRuntime, type VerifyMode } from "./start-runtime.js";
+import { Agent } from "../agent/agent.js";
+import { attachMcp } from "../agent/mcp/attach.js";
+import type { ApprovalPrompter } from "../agent/approvals/prompt.js";
+import { resolveProvider, type ProviderFlags } from "../agent/providers/resolve.js";
+import type { TimelineSink } from "../agent/timeline.js";
+import { registerBuiltinTools } from "../agent/tools/builtin.js";
+import type { Provider } from "../agent/types.js";
 
 export interface StartAgentOptions {
   home: string;

@@ -1,12 +1,12 @@
 import { homePaths, PACKAGE_ROOT } from "../core/paths.js";
 import { join, resolve } from "node:path";
 import { promises as fsp } from "node:fs";
-import { resolveWinners } from "../discovery/precedence.js";
-import { BUNDLED_SKIP, scanRoot } from "../discovery/scan.js";
+import { resolveWinners } from "./precedence.js";
+import { BUNDLED_SKIP, scanRoot } from "./scan.js";
 import { logger } from "../core/log.js";
 import type { YamlEdit } from "../core/yaml-edit.js";
-import { editConfig, type LoadedConfig } from "./config-file.js";
-import { readPluginLists } from "./plugin-lists.js";
+import { editConfig, type LoadedConfig } from "../config/config-file.js";
+import { readPluginLists } from "../config/plugin-lists.js";
 
 /**
  * Top-level user plugins to grandfather (runtime spec §3.3), named as discovery keys them

@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compile } from "../compile/compile.js";
 import { PACKAGE_ROOT } from "../core/paths.js";
-import type { TurnResult } from "./agent.js";
-import { loadScript, ScriptedProvider } from "./providers/scripted.js";
-import { startAgent } from "./start.js";
-import { TimelinePrinter, traceText } from "./timeline.js";
-import type { LlmRequest, LlmResponse, Provider, ProviderCallOptions } from "./types.js";
+import type { TurnResult } from "../agent/agent.js";
+import { loadScript, ScriptedProvider } from "../agent/providers/scripted.js";
+import { startAgent } from "./start-agent.js";
+import { TimelinePrinter, traceText } from "../agent/timeline.js";
+import type { LlmRequest, LlmResponse, Provider, ProviderCallOptions } from "../agent/types.js";
 
 /** The bundled example plugins the demo enables: the seed's minimal plugin and its four middleware examples. */
 export const DEMO_PLUGINS = [

@@ -1,11 +1,11 @@
 import { createInterface, type Interface as ReadlineInterface } from "node:readline/promises";
 import { didYouMean } from "../core/suggest.js";
 import { BUILTIN_SLASH_COMMANDS } from "../runtime/context.js";
-import type { TurnResult } from "./agent.js";
-import { ReadlinePrompter } from "./approvals/prompt.js";
-import type { ProviderFlags } from "./providers/resolve.js";
-import { startAgent, type AgentHandle } from "./start.js";
-import { TimelinePrinter } from "./timeline.js";
+import type { TurnResult } from "../agent/agent.js";
+import { ReadlinePrompter } from "../agent/approvals/prompt.js";
+import type { ProviderFlags } from "../agent/providers/resolve.js";
+import { startAgent, type AgentHandle } from "./start-agent.js";
+import { TimelinePrinter } from "../agent/timeline.js";
 
 export interface ChatOptions {
   home: string;
