@@ -112,178 +112,226 @@ export async function resolveScanRoot(dir: string): Promise<string> {
   return root;
 }
 
-export async function walkPlugin(root: string, limits: ScanLimits = DEFAULT_LIMITS): Promise<WalkResult> {
-  const files: TextFile[] = [];
-  const findings: Finding[] = [];
-  const skipped: Skipped[] = [];
-  const visited = new Set<string>([root]);
-  let count = 0;
-  let bytes = 0;
-  let nmCount = 0;
-  let nmBytes = 0;
-  let readBytes = 0;
-  let capEntries = 0;
-  let capOverflow = 0;
-  let truncated = false;
+/** A file chosen for reading, in walk order (read later, a few at a time). */
+interface PendingRead {
+  abs: string;
+  rel: string;
+  nodeModules: boolean;
+}
 
-  const skipCap = (rel: string, detail: string) => {
-    truncated = true;
-    if (capEntries < MAX_CAP_ENTRIES) {
-      skipped.push({ path: rel, reason: "cap", detail });
-      capEntries++;
-    } else capOverflow++;
-  };
+/** Everything one walk accumulates; shared by the step functions below. */
+interface WalkState {
+  root: string;
+  limits: ScanLimits;
+  findings: Finding[];
+  skipped: Skipped[];
+  visited: Set<string>;
+  pending: PendingRead[];
+  count: number;
+  bytes: number;
+  nmCount: number;
+  nmBytes: number;
+  readBytes: number;
+  capEntries: number;
+  capOverflow: number;
+  truncated: boolean;
+}
 
-  /** Files chosen for reading, in walk order (read later, a few at a time). */
-  const pending: Array<{ abs: string; rel: string; nodeModules: boolean }> = [];
+function skipCap(s: WalkState, rel: string, detail: string): void {
+  s.truncated = true;
+  if (s.capEntries < MAX_CAP_ENTRIES) {
+    s.skipped.push({ path: rel, reason: "cap", detail });
+    s.capEntries++;
+  } else s.capOverflow++;
+}
 
-  /** Decide what happens to one regular file (synchronous, so budgets are deterministic). */
-  const consider = (abs: string, rel: string, size: number) => {
-    const nodeModules = rel.split("/").includes("node_modules");
-    if (nodeModules) {
-      nmCount++;
-      nmBytes += size;
-    } else {
-      count++;
-      bytes += size;
-    }
-    const bin = binaryClass(rel);
-    if (bin === "executable") {
-      const cls = classify(rel);
-      findings.push(
-        cls.nonRuntime
-          ? structural("binary_file", rel, rel, "low", `${cls.nonRuntime.why} (${cls.nonRuntime.root}): shipped but never loaded by the runtime`)
-          : structural("binary_file", rel, rel),
-      );
-      skipped.push({ path: rel, reason: "binary", detail: "executable or native module" });
-      return;
-    }
-    if (bin === "data") return void skipped.push({ path: rel, reason: "binary" });
-    if (bin === "generated") return void skipped.push({ path: rel, reason: "generated", detail: "source map (does not run)" });
-    if (size > limits.maxFileBytes) {
-      const cls = classify(rel);
-      const runs = cls.kind === "code" && !cls.nonRuntime;
-      findings.push(
-        runs
-          ? structural("oversized_file", rel, `${size} bytes`, "high", "code that runs could not be scanned")
-          : structural("oversized_file", rel, `${size} bytes`),
-      );
-      skipped.push({ path: rel, reason: "too-large", detail: `${size} bytes > ${limits.maxFileBytes}` });
-      return;
-    }
-    if (nodeModules && (nmCount > limits.nodeModulesMaxFiles || nmBytes > limits.nodeModulesMaxBytes)) {
-      return skipCap(rel, "node_modules budget reached");
-    }
-    if (readBytes + size > limits.maxScanBytes) return skipCap(rel, "scan budget reached");
-    readBytes += size;
-    pending.push({ abs, rel, nodeModules });
-  };
-
-  const load = async (item: { abs: string; rel: string; nodeModules: boolean }): Promise<TextFile | undefined> => {
-    let buf: Buffer;
-    try {
-      buf = await fsp.readFile(item.abs);
-    } catch (e) {
-      findings.push(structural("unreadable_path", item.rel, (e as NodeJS.ErrnoException).code ?? "unreadable"));
-      skipped.push({ path: item.rel, reason: "unreadable", detail: (e as NodeJS.ErrnoException).code });
-      return undefined;
-    }
-    // Known text kinds are always read (a NUL byte must not hide a script); unknown ones are sniffed.
-    if (classify(item.rel).kind === "other" && hasNul(buf)) {
-      skipped.push({ path: item.rel, reason: "binary", detail: "contains NUL bytes" });
-      return undefined;
-    }
-    return { rel: item.rel, text: buf.toString("utf8"), size: buf.length, nodeModules: item.nodeModules };
-  };
-
-  const walkDir = async (absDir: string, relDir: string): Promise<void> => {
-    let entries: Dirent[];
-    try {
-      entries = await fsp.readdir(absDir, { withFileTypes: true });
-    } catch (e) {
-      findings.push(structural("unreadable_path", `${relDir}/`, (e as NodeJS.ErrnoException).code ?? "unreadable"));
-      skipped.push({ path: `${relDir}/`, reason: "unreadable", detail: (e as NodeJS.ErrnoException).code });
-      return;
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const stats = new Map(
-      await Promise.all(entries.filter((e) => e.isFile()).map(async (e) => [e.name, await fsp.lstat(join(absDir, e.name)).catch(() => undefined)] as const)),
+/** Binary, generated and oversized files are listed, never read; true when the file was handled here. */
+function listWithoutReading(s: WalkState, rel: string, size: number): boolean {
+  const bin = binaryClass(rel);
+  if (bin === "executable") {
+    const cls = classify(rel);
+    s.findings.push(
+      cls.nonRuntime
+        ? structural("binary_file", rel, rel, "low", `${cls.nonRuntime.why} (${cls.nonRuntime.root}): shipped but never loaded by the runtime`)
+        : structural("binary_file", rel, rel),
     );
-    for (const ent of entries) {
-      const abs = join(absDir, ent.name);
-      const rel = relDir ? `${relDir}/${ent.name}` : ent.name;
-      if (ent.isSymbolicLink()) {
-        await onLink(abs, rel);
-      } else if (ent.isDirectory()) {
-        const skip = SKIPPED_DIRS[ent.name];
-        if (skip) {
-          skipped.push({ path: `${rel}/`, reason: skip.reason, detail: skip.detail });
-          continue;
-        }
-        visited.add(abs);
-        await walkDir(abs, rel);
-      } else if (ent.isFile()) {
-        const st = stats.get(ent.name);
-        if (!st) {
-          findings.push(structural("unreadable_path", rel, "vanished or unreadable"));
-          skipped.push({ path: rel, reason: "unreadable" });
-          continue;
-        }
-        consider(abs, rel, st.size);
-      } else {
-        skipped.push({ path: rel, reason: "special", detail: "not a regular file" });
+    s.skipped.push({ path: rel, reason: "binary", detail: "executable or native module" });
+    return true;
+  }
+  if (bin === "data") {
+    s.skipped.push({ path: rel, reason: "binary" });
+    return true;
+  }
+  if (bin === "generated") {
+    s.skipped.push({ path: rel, reason: "generated", detail: "source map (does not run)" });
+    return true;
+  }
+  if (size > s.limits.maxFileBytes) {
+    const cls = classify(rel);
+    const runs = cls.kind === "code" && !cls.nonRuntime;
+    s.findings.push(
+      runs
+        ? structural("oversized_file", rel, `${size} bytes`, "high", "code that runs could not be scanned")
+        : structural("oversized_file", rel, `${size} bytes`),
+    );
+    s.skipped.push({ path: rel, reason: "too-large", detail: `${size} bytes > ${s.limits.maxFileBytes}` });
+    return true;
+  }
+  return false;
+}
+
+/** Decide what happens to one regular file (synchronous, so budgets are deterministic). */
+function considerFile(s: WalkState, abs: string, rel: string, size: number): void {
+  const nodeModules = rel.split("/").includes("node_modules");
+  if (nodeModules) {
+    s.nmCount++;
+    s.nmBytes += size;
+  } else {
+    s.count++;
+    s.bytes += size;
+  }
+  if (listWithoutReading(s, rel, size)) return;
+  if (nodeModules && (s.nmCount > s.limits.nodeModulesMaxFiles || s.nmBytes > s.limits.nodeModulesMaxBytes)) {
+    return skipCap(s, rel, "node_modules budget reached");
+  }
+  if (s.readBytes + size > s.limits.maxScanBytes) return skipCap(s, rel, "scan budget reached");
+  s.readBytes += size;
+  s.pending.push({ abs, rel, nodeModules });
+}
+
+async function loadFile(s: WalkState, item: PendingRead): Promise<TextFile | undefined> {
+  let buf: Buffer;
+  try {
+    buf = await fsp.readFile(item.abs);
+  } catch (e) {
+    s.findings.push(structural("unreadable_path", item.rel, (e as NodeJS.ErrnoException).code ?? "unreadable"));
+    s.skipped.push({ path: item.rel, reason: "unreadable", detail: (e as NodeJS.ErrnoException).code });
+    return undefined;
+  }
+  // Known text kinds are always read (a NUL byte must not hide a script); unknown ones are sniffed.
+  if (classify(item.rel).kind === "other" && hasNul(buf)) {
+    s.skipped.push({ path: item.rel, reason: "binary", detail: "contains NUL bytes" });
+    return undefined;
+  }
+  return { rel: item.rel, text: buf.toString("utf8"), size: buf.length, nodeModules: item.nodeModules };
+}
+
+async function walkDir(s: WalkState, absDir: string, relDir: string): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await fsp.readdir(absDir, { withFileTypes: true });
+  } catch (e) {
+    s.findings.push(structural("unreadable_path", `${relDir}/`, (e as NodeJS.ErrnoException).code ?? "unreadable"));
+    s.skipped.push({ path: `${relDir}/`, reason: "unreadable", detail: (e as NodeJS.ErrnoException).code });
+    return;
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const stats = new Map(
+    await Promise.all(entries.filter((e) => e.isFile()).map(async (e) => [e.name, await fsp.lstat(join(absDir, e.name)).catch(() => undefined)] as const)),
+  );
+  for (const ent of entries) {
+    const abs = join(absDir, ent.name);
+    const rel = relDir ? `${relDir}/${ent.name}` : ent.name;
+    if (ent.isSymbolicLink()) {
+      await onLink(s, abs, rel);
+    } else if (ent.isDirectory()) {
+      const skip = SKIPPED_DIRS[ent.name];
+      if (skip) {
+        s.skipped.push({ path: `${rel}/`, reason: skip.reason, detail: skip.detail });
+        continue;
       }
+      s.visited.add(abs);
+      await walkDir(s, abs, rel);
+    } else if (ent.isFile()) {
+      const st = stats.get(ent.name);
+      if (!st) {
+        s.findings.push(structural("unreadable_path", rel, "vanished or unreadable"));
+        s.skipped.push({ path: rel, reason: "unreadable" });
+        continue;
+      }
+      considerFile(s, abs, rel, st.size);
+    } else {
+      s.skipped.push({ path: rel, reason: "special", detail: "not a regular file" });
     }
-  };
+  }
+}
 
-  const onLink = async (abs: string, rel: string): Promise<void> => {
-    const target = await fsp.readlink(abs).catch(() => "?");
-    let real: string;
-    try {
-      real = await fsp.realpath(abs);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      findings.push(structural("broken_symlink", rel, `${rel} -> ${target}${code === "ELOOP" ? " (circular)" : ""}`));
-      skipped.push({ path: rel, reason: "broken-symlink", detail: target });
-      return;
-    }
-    if (!inside(root, real)) {
-      findings.push(structural("symlink_escape", rel, `${rel} -> ${target}`));
-      skipped.push({ path: rel, reason: "symlink-outside", detail: isAbsolute(target) ? target : `${target} (${real})` });
-      return;
-    }
-    const relTarget = toPosix(relative(root, real)) || ".";
-    if (!underSkippedDir(relTarget)) {
-      skipped.push({ path: rel, reason: "symlink", detail: `-> ${relTarget} (scanned at its own path)` });
-      return;
-    }
-    // A link into a skipped folder: scan what it points at, under the link's name.
-    const st = await fsp.stat(real).catch(() => undefined);
-    if (st?.isDirectory()) {
-      if (visited.has(real)) return void skipped.push({ path: rel, reason: "symlink", detail: `-> ${relTarget} (already scanned)` });
-      visited.add(real);
-      await walkDir(real, rel);
-    } else if (st?.isFile()) consider(real, rel, st.size);
-    else skipped.push({ path: rel, reason: "special", detail: `-> ${relTarget}` });
-  };
+async function onLink(s: WalkState, abs: string, rel: string): Promise<void> {
+  const target = await fsp.readlink(abs).catch(() => "?");
+  let real: string;
+  try {
+    real = await fsp.realpath(abs);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    s.findings.push(structural("broken_symlink", rel, `${rel} -> ${target}${code === "ELOOP" ? " (circular)" : ""}`));
+    s.skipped.push({ path: rel, reason: "broken-symlink", detail: target });
+    return;
+  }
+  if (!inside(s.root, real)) {
+    s.findings.push(structural("symlink_escape", rel, `${rel} -> ${target}`));
+    s.skipped.push({ path: rel, reason: "symlink-outside", detail: isAbsolute(target) ? target : `${target} (${real})` });
+    return;
+  }
+  const relTarget = toPosix(relative(s.root, real)) || ".";
+  if (!underSkippedDir(relTarget)) {
+    s.skipped.push({ path: rel, reason: "symlink", detail: `-> ${relTarget} (scanned at its own path)` });
+    return;
+  }
+  // A link into a skipped folder: scan what it points at, under the link's name.
+  const st = await fsp.stat(real).catch(() => undefined);
+  if (st?.isDirectory()) {
+    if (s.visited.has(real)) return void s.skipped.push({ path: rel, reason: "symlink", detail: `-> ${relTarget} (already scanned)` });
+    s.visited.add(real);
+    await walkDir(s, real, rel);
+  } else if (st?.isFile()) considerFile(s, real, rel, st.size);
+  else s.skipped.push({ path: rel, reason: "special", detail: `-> ${relTarget}` });
+}
 
-  await walkDir(root, "");
-
-  const loaded: Array<TextFile | undefined> = new Array(pending.length);
+/** Read the pending files a few at a time, keeping walk order. */
+async function readPending(s: WalkState): Promise<TextFile[]> {
+  const loaded: Array<TextFile | undefined> = new Array(s.pending.length);
   let next = 0;
   const worker = async () => {
-    while (next < pending.length) {
+    while (next < s.pending.length) {
       const i = next++;
-      loaded[i] = await load(pending[i]!);
+      loaded[i] = await loadFile(s, s.pending[i]!);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, pending.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, s.pending.length) }, worker));
+  const files: TextFile[] = [];
   for (const f of loaded) if (f) files.push(f);
+  return files;
+}
 
-  if (count > limits.maxFiles) findings.push(structural("too_many_files", ".", `${count} files (limit ${limits.maxFiles}, node_modules not counted)`));
-  if (bytes > limits.maxTotalBytes) findings.push(structural("oversized_bundle", ".", `${bytes} bytes (limit ${limits.maxTotalBytes}, node_modules not counted)`));
-  if (capOverflow > 0) skipped.push({ path: "…", reason: "cap", detail: `${capOverflow} more file(s) not scanned` });
-  if (truncated) findings.push(structural("scan_truncated", ".", `${capEntries + capOverflow} file(s) not scanned (budget reached)`));
-  skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { root, files, findings, skipped };
+/** Whole-plugin findings from the totals, added once the walk is done. */
+function addTotalsFindings(s: WalkState): void {
+  const { limits } = s;
+  if (s.count > limits.maxFiles) s.findings.push(structural("too_many_files", ".", `${s.count} files (limit ${limits.maxFiles}, node_modules not counted)`));
+  if (s.bytes > limits.maxTotalBytes) s.findings.push(structural("oversized_bundle", ".", `${s.bytes} bytes (limit ${limits.maxTotalBytes}, node_modules not counted)`));
+  if (s.capOverflow > 0) s.skipped.push({ path: "…", reason: "cap", detail: `${s.capOverflow} more file(s) not scanned` });
+  if (s.truncated) s.findings.push(structural("scan_truncated", ".", `${s.capEntries + s.capOverflow} file(s) not scanned (budget reached)`));
+}
+
+export async function walkPlugin(root: string, limits: ScanLimits = DEFAULT_LIMITS): Promise<WalkResult> {
+  const s: WalkState = {
+    root,
+    limits,
+    findings: [],
+    skipped: [],
+    visited: new Set<string>([root]),
+    pending: [],
+    count: 0,
+    bytes: 0,
+    nmCount: 0,
+    nmBytes: 0,
+    readBytes: 0,
+    capEntries: 0,
+    capOverflow: 0,
+    truncated: false,
+  };
+  await walkDir(s, root, "");
+  const files = await readPending(s);
+  addTotalsFindings(s);
+  s.skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { root, files, findings: s.findings, skipped: s.skipped };
 }
