@@ -25,7 +25,7 @@ export const SLOW_TESTS = [
   "test/e2e/usage.test.ts",
   // Suites of many CLI runs each (40 s and more under load on 2 cores): the scanner's catalog (a
   // plugin folder scanned per case), local-path installs, home hardening.
-  "test/scan/scanner.test.ts",
+  "test/install/scanner.test.ts",
   "test/install/local-source.test.ts",
   "test/e2e/home-hardening.test.ts",
   // Real Nix: evaluation, builtins.path, store links, activation (skipped where Nix is missing).

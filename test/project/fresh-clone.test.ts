@@ -24,7 +24,7 @@ describe("the shared fixtures are found in one place only", () => {
 
   it("the helper is used by the test files that read the shared fixtures", () => {
     expect(users.length).toBeGreaterThanOrEqual(7);
-    expect(users).toEqual(expect.arrayContaining(["test/fixtures/shared-fixtures.test.ts", "test/index/search.test.ts", "test/pack/pack-show.test.ts"]));
+    expect(users).toEqual(expect.arrayContaining(["test/fixtures/shared-fixtures.test.ts", "test/install/index-search.test.ts", "test/pack/pack-show.test.ts"]));
   });
 
   it("no test file spells out a path to it except test/shared-dir.ts", () => {
@@ -45,7 +45,7 @@ describe("the shared fixtures are found in one place only", () => {
 
   it("in CI (CI set) a missing shared folder fails the file, naming the folder", () => {
     const missing = join(ROOT, "node_modules", ".hermes-no-shared-here");
-    const r = vitestWithoutShared(["test/index/search.test.ts"], missing, { CI: "1" });
+    const r = vitestWithoutShared(["test/install/index-search.test.ts"], missing, { CI: "1" });
     expect(r.code).not.toBe(0);
     expect(r.output).toMatch(/\.\.\/shared is required in CI/);
     expect(r.output).toContain(missing);

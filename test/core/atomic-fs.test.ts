@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { readTextIfExists, resolveWriteTarget, symlinkAtomic, writeFileAtomic } from "../../src/core/atomic-fs.js";
 import { editConfig } from "../../src/config/config-file.js";
-import { cleanupTmp, makeTmp, rejection, writeFile } from "./helpers.js";
+import { cleanupTmp, makeTmp, rejection, writeFile } from "../discovery/helpers.js";
 
 afterEach(cleanupTmp);
 

@@ -12,7 +12,7 @@ import { parse } from "yaml";
 import { withFileLock } from "../../src/core/file-lock.js";
 import { editConfig } from "../../src/config/config-file.js";
 import { enablePlugin } from "../../src/config/enable.js";
-import { cleanupTmp, makeTmp, rejection, sleep, writeFile } from "./helpers.js";
+import { cleanupTmp, makeTmp, rejection, sleep, writeFile } from "../discovery/helpers.js";
 
 afterEach(cleanupTmp);
 

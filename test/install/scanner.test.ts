@@ -205,7 +205,7 @@ describe("verdict and deciding findings", () => {
 
   it("no row backtracks without bound on hostile long lines (the test timeout is the bound)", () => {
     const rep = (x: string) => x.repeat(Math.ceil(4000 / x.length)).slice(0, 4000);
-    const hostile = ["rm " + rep("--a "), "rm -rf " + rep("-a "), "curl " + rep("$a"), rep("--a "), rep("${"), rep("../"), rep("\\x41"), rep("a "), "ignore " + rep("all "), rep("send the "), rep("1.1.1.1:")];
+    const hostile = [`rm ${rep("--a ")}`, `rm -rf ${rep("-a ")}`, `curl ${rep("$a")}`, rep("--a "), rep("${"), rep("../"), rep("\\x41"), rep("a "), `ignore ${rep("all ")}`, rep("send the "), rep("1.1.1.1:")];
     for (const p of SCAN_PATTERNS) {
       if (!("re" in p) || !p.re) continue;
       for (const text of hostile) {
@@ -755,7 +755,7 @@ describe("hermes plugins scan (built CLI)", () => {
       [join(BENIGN, "disk-cleanup"), join(MALICIOUS, "execution"), join(MALICIOUS, "network")].map((d) => runCli(["plugins", "scan", d], { home })),
     );
     expect(safe.code).toBe(0);
-    expect(safe.stdout).toBe("Scan: disk-cleanup (" + join(BENIGN, "disk-cleanup") + ")  Verdict: SAFE\n\nScanned 3 file(s).\nVerdict: SAFE — no findings\n");
+    expect(safe.stdout).toBe(`Scan: disk-cleanup (${join(BENIGN, "disk-cleanup")})  Verdict: SAFE\n\nScanned 3 file(s).\nVerdict: SAFE — no findings\n`);
     expect(caution.code).toBe(0);
     expect(caution.stdout).toContain("Verdict: CAUTION — decided by python_os_system at helper.py:5, node_child_process at index.js:7");
     expect(dangerous.code).toBe(1);

@@ -7,7 +7,7 @@ import { promises as fsp } from "node:fs";
 import { parse } from "yaml";
 import { disablePlugin, enablePlugin } from "../../src/config/enable.js";
 import { findPlugin, loadPluginSet, type PluginSet } from "../../src/discovery/plugin-set.js";
-import { cleanupTmp, fileStamp, makeSandbox, rejection, sleep, thrown, writeFile, writePlugin, type Sandbox } from "./helpers.js";
+import { cleanupTmp, fileStamp, makeSandbox, rejection, sleep, thrown, writeFile, writePlugin, type Sandbox } from "../discovery/helpers.js";
 
 afterEach(cleanupTmp);
 

@@ -15,7 +15,7 @@ import { ratio } from "../../src/install/index/sequence-matcher.js";
 import { hasShared, SHARED_FIXTURES } from "../shared-dir.js";
 
 const INDEX = join(SHARED_FIXTURES, "index");
-const SHARED = hasShared("test/index/search.test.ts: search on the shared index fixtures");
+const SHARED = hasShared("test/install/index-search.test.ts: search on the shared index fixtures");
 
 /** Every entry of the four index documents and the catalog files, first name wins. */
 function fixtureEntries(): IndexEntry[] {

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { parseManifestText, SUPPORTED_MANIFEST_VERSION, type ManifestParse } from "../../src/manifest/parse.js";
 import { candidateFromFolder } from "../../src/discovery/scan.js";
-import { cleanupTmp, makeTmp, writePlugin } from "./helpers.js";
+import { cleanupTmp, makeTmp, writePlugin } from "../discovery/helpers.js";
 
 afterEach(cleanupTmp);
 

@@ -11,7 +11,7 @@ import { homePaths, type HomePaths } from "../../src/core/paths.js";
 import { cacheFileOf, INDEX_TTL_MS, loadIndex, SEED_INDEX, type LoadIndexOptions } from "../../src/install/index/load.js";
 import { hasShared, SHARED_FIXTURES } from "../shared-dir.js";
 
-const SHARED = hasShared("test/index/load.test.ts: the seed compared with the published index fixture");
+const SHARED = hasShared("test/install/index-load.test.ts: the seed compared with the published index fixture");
 
 const GOOD = { schema_version: 1, generated_at: "2030-01-01T00:00:00Z", plugins: [{ name: "remote-one", repo: "acme/remote-one", description: "from the server", tags: ["x"] }] };
 
