@@ -26,7 +26,7 @@ export interface RenderedSections {
 }
 
 /**
- * Render `register_system_prompt_section` sections once per session (runtime spec §4.12): sorted
+ * Render `register_system_prompt_section` sections once per session: sorted
  * by id, at most 32, at most 8000 characters in all including the framing. A section that
  * raises, is not a string, is empty after trimming, contains the framing markers or exceeds its
  * own max_chars is skipped with a warning naming it; the rest still render.

@@ -4,7 +4,7 @@ import { brief } from "./sanitize.js";
 /**
  * What the agent loop reports as it goes: every hook fired and middleware chain run, in order,
  * with the plugins that own them. `hermes demo` and `hermes chat --timeline` print these; they
- * are the call order of the middleware seed made visible.
+ * make the call order of hooks and middleware visible.
  */
 export type TimelineEvent =
   | { type: "turn_start"; turn: number; turn_id: string; user_message: string }

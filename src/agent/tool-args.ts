@@ -33,7 +33,7 @@ function coerce(value: unknown, schema: unknown): { value: unknown; changed: boo
 
 /**
  * Parse the arguments the model sent (a JSON text) and coerce them to the tool's schema
- * (runtime spec §6.5 step 1): "" means {}, a double-encoded object is unwrapped, "5" becomes 5
+ * before anything runs: "" means {}, a double-encoded object is unwrapped, "5" becomes 5
  * for an integer parameter, "true" becomes true for a boolean. Anything that is not a JSON object
  * is an error the model is told about; the tool does not run.
  */

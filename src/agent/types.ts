@@ -24,7 +24,7 @@ export interface ToolDefinition {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
-/** Provider kwargs as `llm_request` middleware sees them (runtime spec §6.2). */
+/** Provider kwargs as `llm_request` middleware sees them. */
 export interface LlmRequest {
   model: string;
   messages: ChatMessage[];

@@ -61,7 +61,7 @@ function refuse(plan: CompilePlan): never {
 }
 
 /**
- * Apply a plan (DESIGN.md "Compile"): a complete generation is written invisibly, config.yaml
+ * Apply a plan: a complete generation is written invisibly, config.yaml
  * and new links are put in place, then one rename makes the generation current; stale links
  * are removed last. Any step may be killed: the generation in force is the old or the new one.
  */

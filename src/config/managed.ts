@@ -41,7 +41,7 @@ export interface Ownership {
 
 /**
  * Refuse an imperative change the deployment would undo at its next activation: a leaf it owns,
- * or an item it contributed to a list. Everything else stays writable (DESIGN.md deviation 8).
+ * or an item it contributed to a list. Everything else stays writable, so a managed home stays usable.
  */
 export function assertNotOwned(kind: string, owned: Ownership, path: string[], item?: string): void {
   const owns = owned.leaves.some((l) => l.length <= path.length && l.every((s, i) => path[i] === s));

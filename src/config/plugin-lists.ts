@@ -30,7 +30,7 @@ export function readPluginLists(config: ConfigValue, file?: string): PluginLists
   return { enabled, disabled, enabledPresent, diagnostics };
 }
 
-/** Three states; `disabled` wins; the key or the manifest name matches (runtime spec §3.1). */
+/** Three states; `disabled` wins; the key or the manifest name matches. */
 export function enableStateOf(names: readonly string[], lists: PluginLists): EnableState {
   if (names.some((n) => lists.disabled.includes(n))) return "disabled";
   if (lists.enabled && names.some((n) => lists.enabled!.includes(n))) return "enabled";

@@ -8,7 +8,7 @@ import { CAPABILITIES, CAPABILITY_IDS, consentHash, isCapabilityId, knownCapabil
 import { resolveGrants } from "./grants.js";
 
 /**
- * Capability consent (runtime spec §7.5–7.6, install spec §9): who may grant what, and how a grant
+ * Capability consent: who may grant what, and how a grant
  * is written. A grant needs a person at a terminal (`interactive`) or an explicit flag (`flag`);
  * a session without a terminal prints what is pending, grants nothing and never reads stdin.
  */
@@ -56,7 +56,7 @@ function sortIds(ids: Iterable<CapabilityId>): CapabilityId[] {
 }
 
 /**
- * Record a consent (runtime spec §7.5): `granted_capabilities` = sorted union of the prior grants
+ * Record a consent: `granted_capabilities` = sorted union of the prior grants
  * and `granted`; `capabilities_consent` = hash of the declared set the person saw, when, and how;
  * each grant mirrored to its legacy key. Comments and layout of config.yaml are kept.
  */
@@ -84,7 +84,7 @@ export function consentEdits(
 }
 
 /**
- * Record a consent (runtime spec §7.5): `granted_capabilities` = sorted union of the prior grants
+ * Record a consent: `granted_capabilities` = sorted union of the prior grants
  * and `granted`; `capabilities_consent` = hash of the declared set the person saw, when, and how;
  * each grant mirrored to its legacy key. Comments and layout of config.yaml are kept.
  */
@@ -148,7 +148,7 @@ export interface ConsentRun {
   guard?: OwnershipGuard;
 }
 
-/** The consent flow of install, enable and update (runtime spec §7.6). Never reads stdin without a terminal. */
+/** The consent flow of install, enable and update. Never reads stdin without a terminal. */
 export async function runConsent(r: ConsentRun): Promise<ConsentOutcome> {
   const declared = knownCapabilities(r.declared);
   const st = consentState(pluginEntry(r.config, r.key), declared);

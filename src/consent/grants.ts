@@ -34,7 +34,7 @@ function legacyValue(entry: Record<string, unknown>, path: readonly string[]): u
 /**
  * What a plugin may do: grants count only for capabilities it declares, and only while the
  * declared set hashes to what the person (or the deploy spec) consented to. Anything else is
- * reported and not carried (runtime spec §7, DESIGN.md "Consent").
+ * reported and not carried: a grant never outlives the set it was given for.
  */
 export function resolveGrants(input: GrantInput): { grants: ResolvedGrants; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];

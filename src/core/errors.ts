@@ -2,8 +2,9 @@ import { isAbsolute, relative } from "node:path";
 /**
  * The one catalog of everything hermes-kit refuses or warns about.
  *
- * Every refusal carries a stable code so scripts and docs can key on it; `docs/errors.md` is
- * generated from this table (`npm run docs`) and a test keeps the two equal.
+ * Every refusal a user can see carries a stable code so scripts and docs can key on it. `npm run docs`
+ * builds, then scripts/gen-docs.mjs renders `docs/errors.md` from the built table (core/errors-doc.ts);
+ * test/core/catalogs.test.ts fails when the file is stale.
  * Codes starting with `W_` are warnings: reported, never fatal on their own.
  */
 

@@ -27,7 +27,7 @@ export interface Discovery {
   diagnostics: Diagnostic[];
 }
 
-/** The roots in scan order (runtime spec §2.1); later directory sources take precedence. */
+/** The roots in scan order; later directory sources take precedence. */
 export function sourceRoots(opts: DiscoverOptions): SourceRoot[] {
   const env = opts.env ?? process.env;
   const roots: SourceRoot[] = [];

@@ -32,7 +32,7 @@ function statusReason(c: Candidate): string | undefined {
 }
 
 /**
- * Gate one winning plugin (runtime spec §2.4, in order): broken → disabled → exclusive →
+ * Gate one winning plugin, in this order: broken → disabled → exclusive →
  * model-provider → bundled backend/platform → allow-list → load.
  */
 export function gate(c: Candidate, lists: PluginLists, conflict = false): Verdict {

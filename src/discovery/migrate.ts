@@ -9,7 +9,7 @@ import { editConfig, type LoadedConfig } from "../config/config-file.js";
 import { readPluginLists } from "../config/plugin-lists.js";
 
 /**
- * Top-level user plugins to grandfather (runtime spec §3.3), named as discovery keys them
+ * Top-level user plugins to grandfather (they loaded before plugins.enabled existed), named as discovery keys them
  * (a `nix-managed-x` link without a name is `x`). A user plugin that takes a bundled key from a
  * differently named folder is an impostor: grandfathering it would switch the bundled one on.
  */

@@ -64,7 +64,7 @@ function findCycle(left: Set<string>, edges: Map<string, Set<string>>): string[]
 }
 
 /**
- * Load order (runtime spec §2.5 plus `plugins.order`): Kahn's algorithm in sorted batches over
+ * Load order (dependencies plus `plugins.order`): Kahn's algorithm in sorted batches over
  * `requires_plugins` edges and the consecutive pairs of the explicit order list. A cycle made
  * only of dependencies falls back to key order with a warning, as the original does; a cycle
  * that the explicit order forces is an error naming the cycle.

@@ -14,7 +14,7 @@ export type CandidateStatus = "ok" | "invalid" | "dangling" | "unreadable" | "py
 export const NIX_LINK_PREFIX = "nix-managed-";
 
 export interface Candidate {
-  /** Canonical id: flat = manifest name, category = `cat/dir` (runtime spec §1.4). */
+  /** Canonical id: flat = manifest name, category = `cat/dir`. */
   key: string;
   name: string;
   dirName: string;
@@ -116,7 +116,7 @@ export async function candidateFromFolder(
   }
   if (!manifestFile) {
     if (exists(join(folder, "plugin.json"))) {
-      // A flat package is keyed by the name in its plugin.json (runtime spec §1.4, §2.7).
+      // A flat package is keyed by the name in its plugin.json, not by its folder name.
       let jsonName: string | undefined;
       try {
         const pj = JSON.parse(readFileSync(join(folder, "plugin.json"), "utf8")) as { name?: unknown };
@@ -227,7 +227,7 @@ async function readDirSorted(dir: string): Promise<Dirent[]> {
 }
 
 /**
- * Scan one plugin root (runtime spec §2.1): sorted children, one category level, symlinks
+ * Scan one plugin root: sorted children, one category level, symlinks
  * followed, a dangling link or unreadable folder reported as its own candidate, never fatal.
  * Reads manifests only; imports nothing.
  */

@@ -5,9 +5,9 @@ import { HermesError, type ErrorCode } from "../core/errors.js";
 import { redactSecrets, scrubUrl, urlCredentials } from "./identifier.js";
 
 /**
- * Every git call of install/update/remove goes through here (install spec §1 "Git subprocess
- * rules"): a resolved binary, stdin /dev/null, no prompt of any kind (terminal, credential
- * manager, ssh), a wall-clock timeout, and error text with credentials scrubbed.
+ * Every git call of install/update/remove goes through here, so none can hang or leak a secret:
+ * a resolved binary, stdin /dev/null, no prompt of any kind (terminal, credential manager, ssh),
+ * a wall-clock timeout, and error text with credentials scrubbed.
  */
 
 export const GIT_TIMEOUT_MS = 60_000;

@@ -1,7 +1,7 @@
 import { HermesError } from "../core/errors.js";
 
 /**
- * What `hermes plugins install <identifier>` was asked for (install spec §4.1), before any I/O.
+ * What `hermes plugins install <identifier>` was asked for, before any I/O.
  *
  * - a bare index name (no `/`, no `\`, no scheme): resolved through the community index;
  * - anything else maps to a clone URL, an optional subdirectory and an optional branch.
@@ -123,8 +123,8 @@ function bracketHost(host: string): string {
 }
 
 /**
- * The URL with credentials, query and fragment removed (install spec §4.2 step 2) for http(s)
- * URLs; an ssh:// URL keeps its user name but loses a password. Other forms pass through.
+ * The URL with credentials, query and fragment removed (no secret reaches metadata or logs) for
+ * http(s) URLs; an ssh:// URL keeps its user name but loses a password. Other forms pass through.
  */
 export function scrubUrl(url: string): string {
   const m = /^(https?|ssh|git):\/\/(?:([^@/?#]*)@)?([^/?#]*)([^?#]*)/i.exec(url);

@@ -51,8 +51,8 @@ export interface InstallResult {
 }
 
 /**
- * A plugin folder name (install spec §4.2 step 8, stricter): not empty, not `.`/`..`, no `/`, `\`
- * or `..`, no control characters, not hidden (discovery skips dot names), not `__x__`, and not
+ * A plugin folder name (it becomes a path and a discovery key): not empty, not `.`/`..`, no `/`,
+ * `\` or `..`, no control characters, not hidden (discovery skips dot names), not `__x__`, and not
  * the prefix of deployment links.
  */
 export function validatePluginName(name: string): void {
@@ -371,7 +371,7 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
   return { name, key, dir: target, source: p.source, revision: p.revision, pinned: p.record?.pinned ?? false, enabled, granted: consent.granted, pending: consent.pending, missingEnv, compile: compiled };
 }
 
-/** `hermes plugins install <identifier>` (install spec §4, with the deviations of DESIGN.md). */
+/** `hermes plugins install <identifier>`: resolve, clone, scan, place, consent, compile. */
 export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
   const io = o.io;
   const paths = o.paths;

@@ -3,7 +3,7 @@ import { HermesError } from "../core/errors.js";
 import { withFileLock } from "../core/file-lock.js";
 
 /**
- * `plugins/.install-metadata.json` (install spec §4.4): for each installed plugin folder, where it
+ * `plugins/.install-metadata.json`: for each installed plugin folder, where it
  * came from and which commit is on disk. Only `source`, `revision` and `pinned`: never config,
  * environment values, credentials or grants.
  */
@@ -57,7 +57,7 @@ export async function readMetadata(file: string): Promise<InstallMetadata> {
   return parseMetadata(await readTextIfExists(file), file);
 }
 
-/** 2-space JSON, keys sorted at every level, trailing newline (install spec §4.4). */
+/** 2-space JSON, keys sorted at every level, trailing newline, so equal metadata is equal bytes. */
 export function renderMetadata(meta: InstallMetadata): string {
   const sorted: Record<string, InstallRecord> = {};
   for (const name of Object.keys(meta).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {

@@ -21,7 +21,7 @@ export interface RemoveResult {
   name: string;
   key: string;
   dir: string;
-  /** Config paths that were purged (DESIGN.md deviation 4). */
+  /** Config paths that were purged. */
   purged: string[];
   /** Items the deployment owns, left in place. */
   kept: string[];
@@ -30,8 +30,8 @@ export interface RemoveResult {
 
 /**
  * Forget everything config.yaml says about a plugin: its enable state, its place in
- * `plugins.order`, and `plugins.entries.<key>` with its grants (DESIGN.md deviation 4, issues
- * #54336/#87991: a reinstall, or another plugin under the same key, must be asked again).
+ * `plugins.order`, and `plugins.entries.<key>` with its grants (a reinstall, or another plugin
+ * under the same key, must be asked again).
  */
 export async function purgePluginConfig(configFile: string, names: readonly string[], key: string, guard?: OwnershipGuard): Promise<{ purged: string[]; kept: string[] }> {
   const purged: string[] = [];
@@ -85,7 +85,7 @@ export async function purgePluginConfig(configFile: string, names: readonly stri
   return { purged, kept };
 }
 
-/** `hermes plugins remove|rm|uninstall <name>` (install spec §6 + DESIGN.md deviation 4). */
+/** `hermes plugins remove|rm|uninstall <name>`: the folder, its metadata and its config (grants included). */
 export async function removePlugin(o: RemoveOptions): Promise<RemoveResult> {
   const { paths, io } = o;
   for (const note of await recoverInterrupted(paths)) io.warn(`note: ${note}`);

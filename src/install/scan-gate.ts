@@ -6,7 +6,7 @@ import type { Io } from "../consent/flow.js";
 import { blockHint, installDecision, renderText, scanPluginDir, scanSettingsOf, updateDecision, type Decision, type ScanReport } from "./scan/index.js";
 
 /**
- * The install/update policy around the scanner (install spec §8.2, DESIGN.md deviation 7):
+ * The install/update policy around the scanner:
  * `dangerous` is never overridden; `caution` needs `--force` or a yes on a terminal at install,
  * and only warns at update; `plugins.scan_on_install: false` skips the scan. Waivers come from
  * the operator's config (`plugins.scan_waivers`), never from the plugin.

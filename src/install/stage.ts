@@ -10,7 +10,7 @@ import type { HomePaths } from "../core/paths.js";
 import { readMetadata, withMetadataLock, writeMetadata, type InstallRecord } from "./metadata.js";
 
 /**
- * Crash-safe changes of the plugins dir (install spec §4.2 step 14, §6), so that a failure or a
+ * Crash-safe changes of the plugins dir, so that a failure or a
  * `kill -9` at any instant leaves the plugins dir and the metadata as they were, or as they
  * were meant to become — never in between.
  *

@@ -48,8 +48,8 @@ interface PullOutcome {
 }
 
 /**
- * Install spec §5 step 4, the autostash contract, run in `dir` (a staged copy of the plugin:
- * the placed plugin is never touched until the result is complete and scanned).
+ * Pull with local edits stashed, then re-applied (left in the stash on a conflict), in `dir`
+ * (a staged copy of the plugin: the placed plugin is never touched until the result is complete and scanned).
  */
 export async function pullWithAutostash(dir: string, placedDir: string, env?: NodeJS.ProcessEnv): Promise<PullOutcome> {
   const g = (args: string[], identity = false) => runGit(args, { cwd: dir, env, identity });
@@ -105,7 +105,7 @@ export async function pullWithAutostash(dir: string, placedDir: string, env?: No
   return { upToDate: pull.upToDate, revision: pull.revision, output: pull.output, localChanges, notes };
 }
 
-/** `hermes plugins update <name>` (install spec §5, with the scan rule of DESIGN.md). */
+/** `hermes plugins update <name>`; the new revision is scanned before it replaces the placed one. */
 export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
   const { paths, io } = o;
   for (const note of await recoverInterrupted(paths)) io.warn(`note: ${note}`);

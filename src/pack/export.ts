@@ -10,7 +10,7 @@ import { FULL_SHA, parsePackText } from "./parse.js";
 import { findSeedProblems, sanitizeSeed } from "./seed-hygiene.js";
 
 /**
- * `hermes plugins pack export` (install spec §10.7): the git-installed plugins of a home as a
+ * `hermes plugins pack export`: the git-installed plugins of a home as a
  * hermes-pack.yaml that reinstalls them at the exact revisions they are at now.
  *
  * - Candidates: the plugins of `$HERMES_HOME/plugins` (top-level folders and `nix-managed-*`

@@ -22,7 +22,7 @@ import { findSeedProblems } from "./seed-hygiene.js";
 import { isBundleSource, loadPack, localPath } from "./source.js";
 
 /**
- * `hermes plugins pack show|install <src>` (install spec §10.4–§10.6).
+ * `hermes plugins pack show|install <src>`.
  *
  * install: load and check the pack (all errors at once) → resolve → review → refuse without a
  * terminal (no --yes) → one confirmation → each plugin independently through the ordinary
@@ -103,9 +103,9 @@ function seedFor(pack: Pack, entry: PackEntry, key: string, name: string): { id:
 }
 
 /**
- * Apply a seed fill-only (install spec §10.2): keys already present in `plugins.entries.<key>`
- * keep the user's value; new keys are written (comments and layout of config.yaml kept).
- * Hygiene is checked again right before writing. Returns whether config.yaml changed.
+ * Apply a pack's config seed fill-only, so a pack never overwrites a setting: keys already
+ * present in `plugins.entries.<key>` keep the user's value; new keys are written (comments and
+ * layout of config.yaml kept). Hygiene is checked again right before writing. Returns whether config.yaml changed.
  */
 export async function applySeed(paths: HomePaths, key: string, seed: Record<string, unknown>, io: Io, guard?: OwnershipGuard): Promise<boolean> {
   const bad = findSeedProblems(seed);

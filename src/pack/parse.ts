@@ -46,7 +46,7 @@ function trimSlashes(v: string): string {
 }
 
 /**
- * Parse and check a hermes-pack.yaml (install spec §10.1–10.2): schema errors positioned, then
+ * Parse and check a hermes-pack.yaml: schema errors positioned, then
  * the named rules (40-hex refs per entry, seed hygiene at any depth), all reported together.
  */
 export function parsePackText(text: string, file: string): PackParse {

@@ -5,7 +5,7 @@ import { installIdentifierOf, resolveIndexName, type LoadedIndex } from "../inst
 import type { Pack, PackEntry } from "./parse.js";
 
 /**
- * What each pack entry installs (install spec §10.1, DESIGN.md deviation 5):
+ * What each pack entry installs:
  *
  * - `repo` wins: `owner/repo[/subdir]` (shorthand) or `<url>#<subdir>` (any git URL);
  * - a bare `name` resolves through the community index by exact, case-insensitive name only;

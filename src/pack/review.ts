@@ -2,7 +2,7 @@ import type { Pack } from "./parse.js";
 import type { ResolvedPack } from "./resolve.js";
 
 /**
- * The review screen shared by `pack show` and `pack install` (install spec §10.4): what would be
+ * The review screen shared by `pack show` and `pack install`: what would be
  * installed, from where, at which commit, with which declared capabilities (index labels for
  * names; manifest capabilities are shown per plugin at install, where consent asks for them),
  * the config seeds, the skills, and the reminder that a pack never bulk-grants.

@@ -6,7 +6,7 @@ import { fetchCapped } from "../install/index/load.js";
 import { parsePackText, type Pack } from "./parse.js";
 
 /**
- * Where a pack comes from (install spec §10.3): an `https://` URL (15 s, redirects followed but
+ * Where a pack comes from: an `https://` URL (15 s, redirects followed but
  * only to https, 1 MiB), or a local file (`~` expanded, 1 MiB). `http://`, `file://`, `ftp://`
  * and other schemes are refused. A local `*.tar.gz`/`*.tgz` (or any file starting with the gzip
  * magic) is a bundle (src/pack/bundle/), read elsewhere.

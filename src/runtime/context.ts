@@ -71,7 +71,7 @@ function walk(root: unknown, segs: readonly string[]): { found: boolean; value: 
 }
 
 /**
- * What a plugin's `register(ctx)` receives (runtime spec §4). Every registration goes through the
+ * What a plugin's `register(ctx)` receives. Every registration goes through the
  * plugin's ledger so a failed load, an unload or a reload disposes it; after a load timeout the
  * context is abandoned and every registration becomes a warned no-op.
  */
@@ -207,7 +207,7 @@ export class PluginContext {
   // ---- MCP ----
 
   /**
-   * Call a tool of a configured MCP server (runtime spec §4.9). The allowlist
+   * Call a tool of a configured MCP server. The allowlist
    * (`plugins.entries.<key>.mcp_allowlist`, exact names, no wildcard) is checked first and a
    * server outside it rejects with `McpPermissionError` (name `PermissionError`). The timeout is
    * parsed with Number(), unparseable → 30, clamped to 1–600 s. Every other outcome resolves to
@@ -374,7 +374,7 @@ export class PluginContext {
   // ---- host LLM and messages (the agent session provides them) ----
 
   /**
-   * `ctx.llm` (runtime spec §4.7): complete / complete_structured with the host's provider and
+   * `ctx.llm`: complete / complete_structured with the host's provider and
    * model, overrides gated by the llm.*_override capabilities. Outside an agent session (hermes
    * chat, hermes demo) every call rejects with E_AGENT_NO_PROVIDER.
    */
@@ -387,7 +387,7 @@ export class PluginContext {
   }
 
   /**
-   * `ctx.inject_message(content, role = "user", {session_key})` (runtime spec §4.5). CLI session:
+   * `ctx.inject_message(content, role = "user", {session_key})`. CLI session:
    * queued as the next input (idle) or interrupting the running turn; non-user roles are prefixed
    * `[role] `; true when queued. Gateway routing (a session_key) is not available in hermes-kit:
    * it warns with the reason and returns false, as does a call with no session running.

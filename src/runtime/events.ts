@@ -13,7 +13,7 @@ const MAX_DEPTH = 8;
 const MAX_PENDING = 64;
 
 /**
- * Plugin event bus (runtime spec §4.3): `<plugin>:<event>` names, FIFO delivery off the emitter's
+ * Plugin event bus: `<plugin>:<event>` names, FIFO delivery off the emitter's
  * path, a fresh deep copy per subscriber, bounded recursion and backlog. Unload bumps the
  * generation so queued events for removed subscriptions are dropped.
  */

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 
 /**
- * Every registration a plugin makes is a handle in its ledger (runtime spec §9). Disposal runs in
+ * Every registration a plugin makes is a handle in its ledger. Disposal runs in
  * reverse order, is idempotent, and never throws: a failed `register()` leaves nothing callable.
  */
 export interface Registration {

@@ -1,7 +1,7 @@
 import { HermesError } from "../core/errors.js";
 
 /**
- * `ctx.call_mcp` (runtime spec §4.9): the allowlist gate, the timeout rule and the envelope.
+ * `ctx.call_mcp`: the allowlist gate, the timeout rule and the envelope.
  * The MCP client itself lives in src/agent/mcp; the runtime only sees it through `McpDispatcher`.
  */
 
@@ -97,7 +97,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-/** Build the §4.9 envelope from what the native MCP tool handler returned. */
+/** Build the `ctx.call_mcp` result envelope from what the native MCP tool handler returned. */
 export function buildMcpEnvelope(raw: unknown): McpEnvelope {
   const { text, truncated } = truncateMcpText(rawToString(raw));
   let env: McpEnvelope;

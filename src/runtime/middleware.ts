@@ -11,7 +11,7 @@ export interface MiddlewareEntry {
   kind: string;
   cb: MiddlewareCallback;
   owner: string;
-  /** A required plugin's middleware fails the call instead of being skipped (DESIGN.md deviation 2). */
+  /** A required plugin's middleware fails the call instead of being skipped: it is never silently bypassed. */
   required: boolean;
 }
 
@@ -63,10 +63,9 @@ const PENDING = Promise.resolve(PENDING_MARK);
 const EMPTY_CONTEXT: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
- * The four middleware chains (runtime spec §6). Request middleware is chained: each callback
- * sees the payload as rewritten by the ones before it (DESIGN.md deviation 1; the original fans
- * out and keeps the last writer). Execution middleware nests in registration order around the
- * real call, with a single-use `next_call`.
+ * The four middleware chains. Request middleware is chained: each callback sees the payload as
+ * rewritten by the ones before it, so no rewrite is lost (the original fans out and keeps the
+ * last writer). Execution middleware nests in registration order around the real call, with a single-use `next_call`.
  */
 export class MiddlewareEngine {
   private readonly chains = new CallbackLists<MiddlewareEntry>();
@@ -128,7 +127,7 @@ export class MiddlewareEngine {
 
   /**
    * `llm_execution` (payload key `request`) or `tool_execution` (key `args`, plus `tool_name`)
-   * around `terminal`. Frame rules (runtime spec §6.3): a throw before `next_call` skips the frame
+   * around `terminal`. Frame rules: a throw before `next_call` skips the frame
    * (fail open) unless its plugin is required; a throw after a successful `next_call` keeps the
    * downstream result (the call never runs twice); a downstream error propagates unchanged unless
    * the frame translates it; a frame that never calls `next_call` short-circuits.

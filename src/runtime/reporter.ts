@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 
 /**
- * Warn once, then debug (runtime spec §6.6): a misbehaving callback on a hot path must not flood
+ * Warn once, then debug: a misbehaving callback on a hot path must not flood
  * the log. Identity is the callback's owner and name plus the error, not object identity, so a
  * reload does not re-warn for a different object of the same code; unload-all resets it.
  */

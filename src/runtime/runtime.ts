@@ -55,7 +55,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * The runtime: one home, one lock. It imports only what the lock enables, registers plugins in
- * lock order, and owns every registry the plugins write to (DESIGN.md "Run").
+ * lock order, and owns every registry the plugins write to.
  */
 export class Runtime implements RuntimeHost {
   readonly paths: HomePaths;

@@ -20,7 +20,7 @@ export function transportCallsInFlight(): number {
 type Outcome = { kind: "value"; value: unknown; at: number } | { kind: "error"; error: unknown; at: number };
 
 /**
- * Run a plugin's `present(request)` under the host's deadline (runtime spec §8.2) and validate what
+ * Run a plugin's `present(request)` under the host's deadline and validate what
  * comes back, in order: late → timeout; threw → error; not an ApprovalDecision (e.g. a plain
  * object) → invalid; bound to another request (id or digest) → stale; a choice the request did
  * not offer → invalid. A late answer is discarded and can never approve anything.

@@ -14,7 +14,7 @@ function cut(s: string): string {
   return one.length > 70 ? `${one.slice(0, 67)}...` : one;
 }
 
-/** `hermes plugins search [term] [--capability C] [--json] [--refresh]` (install spec §3.2, §7.4). */
+/** `hermes plugins search [term] [--capability C] [--json] [--refresh]`. */
 export function searchCommand(): Command {
   return new Command("search")
     .argument("[term]", "words, a name, a prefix or a tag (typos tolerated); empty lists every plugin by name", "")
@@ -49,7 +49,7 @@ export function searchCommand(): Command {
     });
 }
 
-/** `hermes plugins pack show|install|export` (install spec §10). */
+/** `hermes plugins pack show|install|export`. */
 export function packCommand(): Command {
   const pack = new Command("pack").description("plugin packs: review, install and export sets of pinned plugins (hermes-pack.yaml, bundles)");
 

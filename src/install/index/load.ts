@@ -10,7 +10,7 @@ import { parseIndexDocument, type IndexEntry } from "./parse.js";
 import { closestNames } from "./search.js";
 
 /**
- * The community plugin index (install spec §7.2–§7.3, made loud):
+ * The community plugin index, with every fallback reported:
  *
  *   fresh cache (≤ 24 h by mtime) → remote (`plugins.index_url`) → stale cache → seed copy
  *
@@ -257,7 +257,7 @@ export type NameResolution =
   | { kind: "unknown"; closest: IndexEntry[] };
 
 /**
- * Bare-name resolution for install and packs (DESIGN.md deviation 5): only an exact,
+ * Bare-name resolution for install and packs: only an exact,
  * case-insensitive name match resolves; two exact matches are ambiguous; anything else is
  * unknown, with the closest names (the search's ranking: prefixes, words, typos) as
  * suggestions. The original's "unique substring resolves" rule is dropped on purpose:
@@ -276,7 +276,7 @@ export function installIdentifierOf(e: IndexEntry): string {
   return e.subdir ? `${e.repo}/${e.subdir}` : e.repo;
 }
 
-/** Serialization for JSON output (§7.1): fixed keys, optional ones only when set. */
+/** Serialization for JSON output: fixed keys, optional ones only when set. */
 export function entryToJson(e: IndexEntry): Record<string, unknown> {
   const o: Record<string, unknown> = { name: e.name, description: e.description, author: e.author, tags: e.tags, repo: e.repo, ref: e.ref };
   if (e.subdir) o.subdir = e.subdir;

@@ -47,7 +47,7 @@ function normalize(o: Record<string, unknown>): IndexEntry {
 }
 
 /**
- * An index document (install spec §7.1): an object with a `plugins` list or a bare list. The
+ * An index document: an object with a `plugins` list or a bare list. The
  * wrapper's shape is fatal (the source counts as failed); each bad entry is dropped with a warning
  * that names it, and the rest load.
  */

@@ -2,7 +2,7 @@ import type { IndexEntry } from "./parse.js";
 import { codePoints, lcsLength, matchingSizeQ, prepareQuery, type CodePoints, type PreparedQuery } from "./sequence-matcher.js";
 
 /**
- * Community index search (install spec §7.4, improved). Documented in docs/index-and-packs.md.
+ * Community index search. Documented in docs/index-and-packs.md.
  *
  * Every entry gets the best score of the rules below (the max, never a sum); entries scoring 0
  * are dropped; the rest sort by score (high first), then by name (code-unit order, as the

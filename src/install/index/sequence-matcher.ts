@@ -1,6 +1,6 @@
 /**
  * A faithful port of Python's `difflib.SequenceMatcher` ratio (Ratcliff/Obershelp "gestalt
- * pattern matching"), as the original's index search uses it (install spec §7.4):
+ * pattern matching"), as the original's index search uses it:
  *
  * - `ratio = 2·M / (len(a) + len(b))`, 1.0 when both are empty;
  * - M = total size of the matching blocks, found by taking the longest common contiguous block

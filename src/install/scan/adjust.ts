@@ -1,5 +1,5 @@
 /**
- * Plugin adjustments (install spec §8.4, refined): context rules that drop or re-grade a raw
+ * Plugin adjustments: context rules that drop or re-grade a raw
  * pattern hit. Each rule is named in the catalog row (`adjust:`), so the table stays the one place
  * that says what applies where.
  *
@@ -121,6 +121,7 @@ export function looksLikeRealSecret(value: string): boolean {
 
 // ── invisible characters ──────────────────────────────────────────────────────────────────────
 
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: matches one code point at a time; skin tones and VS16 are listed alone on purpose
 const EMOJI_NEAR_RE = /[\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F\u20E3]/u;
 const JOINING_SCRIPT_RE = /[\p{Script=Arabic}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Syriac}\p{Script=Hebrew}\p{Script=Mongolian}]/u;
 

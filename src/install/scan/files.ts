@@ -5,8 +5,8 @@
  * - kind `code` (js, py, sh, …): executable; every pattern applies outside comments.
  * - kind `doc` (md, txt, rst, html): prose; code examples in it are not executable, so only the
  *   prose patterns (prompt injection, agent-config persistence) and secrets apply.
- * - kind `config` (yaml, json, toml, …) and `other` text: every pattern applies (install spec §8.4:
- *   the plugin exemptions for code never apply here).
+ * - kind `config` (yaml, json, toml, …) and `other` text: every pattern applies (the plugin
+ *   exemptions for code never apply here).
  * - a file under `test/`, `tests/`, `__tests__/`, repository metadata (`.github/`, …) or named like a
  *   test (`x.test.js`, `test_x.py`) is `nonRuntime`: it ships but the runtime never loads it, so code
  *   and prose patterns are skipped there; secrets and invisible characters are still reported (low).

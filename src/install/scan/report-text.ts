@@ -1,5 +1,5 @@
 /**
- * The human report (after install spec §8.3, with what the original lacked: the column, the
+ * The human report (with what the original lacked: the column, the
  * deciding findings marked and named, waived findings shown as waived, what was skipped).
  *
  *   Scan: my-plugin (owner/repo)  Verdict: DANGEROUS

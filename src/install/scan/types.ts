@@ -2,7 +2,7 @@
  * Shared shapes of the install-time security scanner ("plugin-guard").
  *
  * The contract other code relies on: pattern ids, severities, categories, the verdict mapping
- * (install spec §8.2) and the report below. Everything else (regexes, heuristics) may evolve.
+ * and the report below. Everything else (regexes, heuristics) may evolve.
  */
 
 /** Engine version, recorded in every report: bump when a pattern change can change a verdict. */
@@ -14,7 +14,7 @@ export type Severity = (typeof SEVERITIES)[number];
 /** Higher is worse; used for sorting and for "the worst finding decides". */
 export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 3, high: 2, medium: 1, low: 0 };
 
-/** Threat categories (install spec §8.5), with a short title for reports. */
+/** Threat categories, with a short title for reports. */
 export const CATEGORIES = {
   exfiltration: "credential access and exfiltration",
   network: "reverse shells, tunnels and listeners",

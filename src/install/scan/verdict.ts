@@ -1,5 +1,5 @@
 /**
- * Verdict and policy (install spec §8.2).
+ * Verdict and policy.
  *
  * - safe: no unwaived critical or high finding (medium and low are informational);
  * - caution: at least one unwaived high, no critical;
@@ -77,7 +77,7 @@ function decidingList(r: ScanReport, max = 3): string {
   return refs.join(", ") + (r.deciding.length > max ? `, and ${r.deciding.length - max} more` : "");
 }
 
-/** What an install does with this report (install spec §8.2, plugin policy). */
+/** What an install does with this report. */
 export function installDecision(r: ScanReport, o: InstallPolicyOptions = {}): Decision {
   const n = r.findings.filter((f) => !f.waived).length;
   switch (r.verdict) {
