@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { sha256Hex } from "../core/hash.js";
 import { constants, promises as fsp } from "node:fs";
 import { dirname, join } from "node:path";
 import { mkdirOwned, ownLikeParent, symlinkAtomic, writeFileAtomic } from "../core/atomic-fs.js";
@@ -165,7 +166,7 @@ export async function registerGcRoots(paths: HomePaths, generation: number, link
   let made = 0;
   for (const l of store) {
     const farm = join(paths.generations, String(generation), "links", farmName(l.link));
-    const name = createHash("sha256").update(farm).digest("hex").slice(0, 32);
+    const name = sha256Hex(farm).slice(0, 32);
     await fsp.symlink(farm, join(autoDir, name)).then(
       () => made++,
       () => undefined,

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../core/hash.js";
 import { readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { canonicalJson } from "../core/canonical-json.js";
@@ -96,7 +96,6 @@ export function lockSettings(config: ConfigValue): LockSettings {
   };
 }
 
-const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function declaredOverlay(inputs: CompileInputs): Record<string, unknown> | null {
@@ -284,7 +283,7 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     // The git origin too: it is in the lock, and same inputs must give the same lock (startup compares them).
     .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null, c.source === "user" ? (inputs.gitOrigins[c.dirName] ?? null) : null]);
   // Canonical: a deployment parsed back from the lock (sorted keys) hashes like the one built here.
-  const inputsHash = `sha256:${sha(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
+  const inputsHash = `sha256:${sha256Hex(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
   const lock: Lock = {
     schema: LOCK_SCHEMA,
     inputs_hash: inputsHash,

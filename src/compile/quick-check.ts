@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../core/hash.js";
 import { lstatSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic-fs.js";
@@ -43,8 +43,6 @@ function readQuick(paths: HomePaths): QuickFile {
 
 const FILE = "quick-check.json";
 
-const sha = (b: string | Buffer) => createHash("sha256").update(b).digest("hex");
-
 /** The file's bytes (undecoded: only hashed or compared), or a marker that cannot be a file's. */
 function readOr(file: string): Buffer | string {
   try {
@@ -77,17 +75,17 @@ export function baseFingerprint(
   parts: { kit: string; specFile?: string; managed?: string | null; roots: readonly string[]; env: unknown; read?: ReadBytes },
 ): string {
   const bytes = (v: string | null | undefined, file: string) => (v === undefined ? readOr(file) : v === null ? "\0absent" : Buffer.from(v, "utf8"));
-  return sha(
+  return sha256Hex(
     JSON.stringify({
       kit: parts.kit,
-      config: sha(bytes(parts.read?.config, paths.config)),
-      spec: parts.specFile ? sha(readOr(parts.specFile)) : null,
+      config: sha256Hex(bytes(parts.read?.config, paths.config)),
+      spec: parts.specFile ? sha256Hex(readOr(parts.specFile)) : null,
       specFile: parts.specFile ?? null,
       managed: parts.managed ?? null,
-      marker: sha(readOr(paths.managed)),
+      marker: sha256Hex(readOr(paths.managed)),
       roots: parts.roots,
       env: parts.env,
-      metadata: sha(bytes(parts.read?.metadata, paths.installMetadata)),
+      metadata: sha256Hex(bytes(parts.read?.metadata, paths.installMetadata)),
       pointers: [link(paths.lock), link(join(paths.generations, "current"))],
     }),
   );
@@ -96,7 +94,7 @@ export function baseFingerprint(
 export function quickUpToDate(paths: HomePaths, base: string): boolean {
   const q = readQuick(paths).entries[base];
   if (!q) return false;
-  if (sha(readOr(paths.lock)) !== q.lockSha) return false;
+  if (sha256Hex(readOr(paths.lock)) !== q.lockSha) return false;
   for (const [d, m] of Object.entries(q.dirs)) {
     try {
       if (statSync(d).mtimeMs !== m) return false;
@@ -134,7 +132,7 @@ export async function recordQuick(paths: HomePaths, base: string, watch: Watch):
     }
   }
   const q = readQuick(paths);
-  q.entries[base] = { lockSha: sha(readOr(paths.lock)), dirs, files, at: Date.now() };
+  q.entries[base] = { lockSha: sha256Hex(readOr(paths.lock)), dirs, files, at: Date.now() };
   const keep = Object.entries(q.entries)
     .sort((a, b) => b[1].at - a[1].at)
     .slice(0, MAX_ENTRIES);

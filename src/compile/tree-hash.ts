@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
-import { createReadStream, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { sha256, sha256File } from "../core/hash.js";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { HermesError } from "../core/errors.js";
 
@@ -82,18 +82,9 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
   return out;
 }
 
-const SMALL_FILE = 1024 * 1024;
-
-async function fileSha(path: string, size: number | undefined): Promise<string> {
-  if (size !== undefined && size <= SMALL_FILE) return createHash("sha256").update(readFileSync(path)).digest("hex");
-  const h = createHash("sha256");
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest("hex");
-}
-
 /** Stat fingerprint used to skip re-reading unchanged files. */
 export function fingerprint(entries: readonly TreeEntry[]): string {
-  const h = createHash("sha256");
+  const h = sha256();
   for (const e of entries) h.update(`${e.type}\0${e.rel}\0${e.mode ?? ""}\0${e.size ?? ""}\0${e.mtimeMs ?? ""}\0${e.ino ?? ""}\0${e.linkTarget ?? ""}\n`);
   return h.digest("hex");
 }
@@ -108,7 +99,7 @@ export interface TreeHash {
 export async function hashTree(root: string, entries?: readonly TreeEntry[]): Promise<TreeHash> {
   const list = entries ?? (await listTree(root));
   const realRoot = realpathSync(root);
-  const h = createHash("sha256");
+  const h = sha256();
   const files: Record<string, string> = {};
   for (const e of list) {
     if (e.type === "dir") h.update(`D ${e.rel}\n`);
@@ -116,7 +107,7 @@ export async function hashTree(root: string, entries?: readonly TreeEntry[]): Pr
       files[e.rel] = `link:${e.linkTarget}`;
       h.update(`L ${e.rel} ${e.linkTarget}\n`);
     } else {
-      const sha = await fileSha(join(realRoot, e.rel), e.size);
+      const sha = await sha256File(join(realRoot, e.rel), e.size);
       files[e.rel] = sha;
       h.update(`F ${e.mode!.toString(8)} ${e.rel} ${sha}\n`);
     }

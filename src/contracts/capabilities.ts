@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../core/hash.js";
 
 /**
  * The capability catalog (runtime spec §7.1): ids, the legacy `plugins.entries.<key>` path each
@@ -36,5 +36,5 @@ export function knownCapabilities(raw: readonly unknown[]): CapabilityId[] {
 /** Order-insensitive hash of a declared set; grants are bound to it (runtime spec §7.4). */
 export function consentHash(caps: readonly string[]): string {
   const unique = [...new Set(caps)].sort();
-  return createHash("sha256").update(unique.join("\n"), "utf8").digest("hex");
+  return sha256Hex(unique.join("\n"));
 }

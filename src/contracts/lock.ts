@@ -1,7 +1,7 @@
 import { readTextIfExists } from "../core/atomic-fs.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../core/hash.js";
 import { canonicalJson, sortKeys } from "../core/canonical-json.js";
 
 export const LOCK_SCHEMA = "hermes.lock.v1";
@@ -95,7 +95,7 @@ export interface Lock {
 /** The lock's own checksum: canonical JSON of everything but the checksum field. */
 export function lockChecksum(lock: Lock): string {
   const { checksum: _ignored, ...body } = lock;
-  return `sha256:${createHash("sha256").update(canonicalJson(body)).digest("hex")}`;
+  return `sha256:${sha256Hex(canonicalJson(body))}`;
 }
 
 /** Deterministic bytes: sorted keys, two-space indent, trailing newline, sealed by a fresh checksum. */

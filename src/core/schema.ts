@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256 } from "./hash.js";
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -33,7 +33,7 @@ let sources: { docs: object[]; digest: string } | undefined;
 /** The schema documents in file-name order and a digest of their bytes (ties precompiled code to them); read once. */
 export function schemaSources(): { docs: object[]; digest: string } {
   if (sources) return sources;
-  const hash = createHash("sha256");
+  const hash = sha256();
   const docs: object[] = [];
   for (const f of readdirSync(SCHEMAS_DIR).sort()) {
     if (!f.endsWith(".schema.json")) continue;

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../core/hash.js";
 import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
 import { join } from "node:path";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
@@ -157,7 +157,7 @@ export const MANIFEST_FILES = ["plugin.yaml", "plugin.yml"] as const;
 
 /** What the lock records as `manifest_sha256`. */
 export function manifestSha256(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  return sha256Hex(text);
 }
 
 /** The manifest of a plugin folder as text; `undefined` when there is none or it cannot be read. */

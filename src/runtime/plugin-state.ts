@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../core/hash.js";
 import { promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic-fs.js";
@@ -13,7 +13,7 @@ export class PluginState {
 
   constructor(home: string, pluginKey: string) {
     const slug = pluginKey.toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^[-_]+|[-_]+$/g, "") || "plugin";
-    const ns = `agent-plugin-${slug}-${createHash("sha256").update(pluginKey).digest("hex").slice(0, 8)}`;
+    const ns = `agent-plugin-${slug}-${sha256Hex(pluginKey).slice(0, 8)}`;
     this.file = join(home, "plugin-data", ns, "state.json");
   }
 

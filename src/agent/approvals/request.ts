@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import { sha256Hex } from "../../core/hash.js";
 import { canonicalJson } from "../../core/canonical-json.js";
 
 export type ApprovalChoice = "once" | "session" | "always" | "deny";
@@ -48,22 +49,20 @@ export function createApprovalRequest(init: ApprovalRequestInit): ApprovalReques
   const request_id = randomUUID().replace(/-/g, "");
   const pattern_keys = Object.freeze([...init.pattern_keys]);
   const timeout_seconds = init.timeout_seconds ?? 300;
-  const digest = createHash("sha256")
-    .update(
-      canonicalJson({
-        schema_version: 1,
-        request_id,
-        command: init.command,
-        description: init.description,
-        pattern_key: init.pattern_key,
-        pattern_keys,
-        surface: init.surface,
-        timeout_seconds,
-        allowed_choices,
-        session_key: init.session_key,
-      }),
-    )
-    .digest("hex");
+  const digest = sha256Hex(
+    canonicalJson({
+      schema_version: 1,
+      request_id,
+      command: init.command,
+      description: init.description,
+      pattern_key: init.pattern_key,
+      pattern_keys,
+      surface: init.surface,
+      timeout_seconds,
+      allowed_choices,
+      session_key: init.session_key,
+    }),
+  );
   const request: ApprovalRequest = {
     schema_version: 1,
     request_id,

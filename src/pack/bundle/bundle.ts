@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { sha256Hex } from "../../core/hash.js";
 import { promises as fsp } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
@@ -47,10 +48,6 @@ export interface BundleExportResult {
   plugins: BundlePlugin[];
   warnings: string[];
   yaml: string;
-}
-
-function sha256(b: Buffer | string): string {
-  return createHash("sha256").update(b).digest("hex");
 }
 
 /** Write a plugin's files (and empty submodule folders) under `dest`, modes set explicitly. */
@@ -125,12 +122,12 @@ export async function exportBundle(o: ExportOptions & { out: string; env?: NodeJ
       proof: { commit: rt.commit.toString("base64"), trees: rt.pathTrees.map((t) => t.toString("base64")) },
     });
   }
-  const manifest: BundleManifest = { format: BUNDLE_FORMAT, pack: { file: PACK_FILE, sha256: sha256(ex.yaml) }, plugins };
+  const manifest: BundleManifest = { format: BUNDLE_FORMAT, pack: { file: PACK_FILE, sha256: sha256Hex(ex.yaml) }, plugins };
   entries.push({ path: MANIFEST_FILE, type: "file", data: Buffer.from(serializeManifest(manifest), "utf8") });
   entries.push({ path: PACK_FILE, type: "file", data: Buffer.from(ex.yaml, "utf8") });
   const gz = writeTarGz(entries);
   await writeFileAtomic(o.out, gz);
-  return { file: o.out, sha256: sha256(gz), bytes: gz.length, plugins, warnings, yaml: ex.yaml };
+  return { file: o.out, sha256: sha256Hex(gz), bytes: gz.length, plugins, warnings, yaml: ex.yaml };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -233,7 +230,7 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
   const manifest = manifestRaw as BundleManifest;
   const pEntry = byPath.get(PACK_FILE);
   if (!pEntry || pEntry.type !== "file") throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file} has no ${PACK_FILE}`, file });
-  if (sha256(pEntry.data) !== manifest.pack.sha256) {
+  if (sha256Hex(pEntry.data) !== manifest.pack.sha256) {
     throw new HermesError("E_BUNDLE_INTEGRITY", { message: `bundle ${file}: ${PACK_FILE} does not match the sha256 its manifest records; nothing was installed`, file });
   }
   const packText = pEntry.data.toString("utf8");
@@ -295,7 +292,7 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
     const missing = pack.plugins.filter((e) => !used.has(e.index)).map((e) => e.label);
     throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file}: pack entries ${missing.join(", ")} have no plugin tree in the bundle`, file });
   }
-  return { file, sha256: sha256(buf), manifest, packText, pack, plugins };
+  return { file, sha256: sha256Hex(buf), manifest, packText, pack, plugins };
 }
 
 /** Materialize one verified plugin under `dest` and check its integrity (step 5). */

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Bytes } from "../../core/hash.js";
 import { constants, gunzipSync, gzipSync } from "node:zlib";
 import { Parser, type ReadEntry } from "tar";
 
@@ -46,7 +46,7 @@ export function gzipCanonical(raw: Buffer): Buffer {
   const gz = gzipSync(raw, { level: 9, memLevel: 8, strategy: constants.Z_DEFAULT_STRATEGY });
   // zlib's own 10-byte header (no flags) is replaced; the rest is deflate data, CRC-32, length.
   const body = gz.subarray(10);
-  return Buffer.concat([GZIP_HEADER, createHash("sha256").update(body).digest(), body]);
+  return Buffer.concat([GZIP_HEADER, sha256Bytes(body), body]);
 }
 
 function octal(n: number, width: number): string {
@@ -181,7 +181,7 @@ export async function readTarGz(buf: Buffer, limits: { maxBytes: number; maxEntr
     );
   }
   const want = buf.subarray(GZIP_HEADER.length, HEADER_LEN);
-  const got = createHash("sha256").update(buf.subarray(HEADER_LEN)).digest();
+  const got = sha256Bytes(buf.subarray(HEADER_LEN));
   if (!got.equals(want)) throw new TarReadError("its checksum does not match its content (the file was modified or truncated)", "corrupt");
   let tarBytes: Buffer;
   try {

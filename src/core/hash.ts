@@ -1,0 +1,33 @@
+import { createHash, type Hash } from "node:crypto";
+import { createReadStream, readFileSync } from "node:fs";
+
+/**
+ * The one place hermes-kit makes a sha256: lock checksums, manifest and consent hashes, tree
+ * hashes, bundle checksums and cache keys all come from here. Strings are hashed as UTF-8.
+ */
+
+/** A running sha256, for hashes built from many parts. */
+export function sha256(): Hash {
+  return createHash("sha256");
+}
+
+/** sha256 of `data` as raw bytes. */
+export function sha256Bytes(data: string | Uint8Array): Buffer {
+  return createHash("sha256").update(data).digest();
+}
+
+/** sha256 of `data` as 64 lowercase hex digits. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** Files up to this size are read whole; larger ones are streamed. */
+const SMALL_FILE = 1024 * 1024;
+
+/** sha256 (hex) of a file's bytes; `size`, when known, picks reading it whole over streaming it. */
+export async function sha256File(path: string, size?: number): Promise<string> {
+  if (size !== undefined && size <= SMALL_FILE) return sha256Hex(readFileSync(path));
+  const h = sha256();
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest("hex");
+}
