@@ -91,8 +91,8 @@ export function parseMcpServers(config: Record<string, unknown>, opts: ParseMcpO
   const sanitized = new Map<string, string>();
   for (const [name, value] of Object.entries(raw)) {
     const at = `mcp_servers.${name}`;
-    const bad = (msg: string, path = at) => diagnostics.push(diagnostic("E_MCP_CONFIG_INVALID", `${msg}; server '${name}' is skipped`, where(path)));
-    const adjusted = (msg: string, path: string) => diagnostics.push(diagnostic("W_MCP_CONFIG_ADJUSTED", msg, where(path)));
+    const bad = (msg: string, path = at) => void diagnostics.push(diagnostic("E_MCP_CONFIG_INVALID", `${msg}; server '${name}' is skipped`, where(path)));
+    const adjusted = (msg: string, path: string) => void diagnostics.push(diagnostic("W_MCP_CONFIG_ADJUSTED", msg, where(path)));
     if (!SERVER_NAME.test(name)) {
       bad(`server name '${name}' must be 1–64 letters, digits, '_', '-' or '.', starting with a letter or digit`);
       continue;
@@ -106,130 +106,149 @@ export function parseMcpServers(config: Record<string, unknown>, opts: ParseMcpO
       bad("the server settings must be a mapping");
       continue;
     }
-    for (const k of Object.keys(value)) if (!KNOWN.has(k) && !ACCEPTED.has(k)) adjusted(`unknown field '${k}' of MCP server '${name}' is ignored`, `${at}.${k}`);
-    if (value.ssl_verify === false) adjusted(`ssl_verify: false is not supported; TLS certificates of '${name}' are always verified`, `${at}.ssl_verify`);
-    for (const k of ["sampling", "elicitation"] as const) {
-      const v = value[k];
-      if (isMap(v) && v.enabled === true) adjusted(`${k} is not offered to MCP servers by hermes-kit; ${k}.enabled of '${name}' is ignored`, `${at}.${k}.enabled`);
-    }
-    const interpolate = (s: string, path: string): string =>
-      s.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, v: string) => {
-        const got = env[v];
-        if (got === undefined) adjusted(`\${${v}} is not set in the environment; it is replaced by an empty string`, path);
-        return got ?? "";
-      });
-    const stringMap = (key: "env" | "headers"): Record<string, string> | undefined => {
-      const m = value[key];
-      if (m === undefined || m === null) return {};
-      if (!isMap(m)) return undefined;
-      const out: Record<string, string> = {};
-      for (const [k, v] of Object.entries(m)) {
-        const s = scalar(v);
-        if (s === undefined) return undefined;
-        out[k] = interpolate(s, `${at}.${key}.${k}`);
-      }
-      return out;
-    };
-    const seconds = (key: "timeout" | "connect_timeout", fallback: number): number | undefined => {
-      const v = value[key];
-      if (v === undefined || v === null) return fallback;
-      if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) return undefined;
-      const clamped = Math.min(MAX_TIMEOUT, Math.max(MIN_TIMEOUT, v));
-      if (clamped !== v) adjusted(`${key} ${v} is outside 1–600 seconds and is clamped to ${clamped}`, `${at}.${key}`);
-      return clamped;
-    };
-    const timeout = seconds("timeout", MCP_TOOL_TIMEOUT_DEFAULT);
-    if (timeout === undefined) {
-      bad("timeout must be a positive number of seconds", `${at}.timeout`);
-      continue;
-    }
-    const connect_timeout = seconds("connect_timeout", MCP_CONNECT_TIMEOUT_DEFAULT);
-    if (connect_timeout === undefined) {
-      bad("connect_timeout must be a positive number of seconds", `${at}.connect_timeout`);
-      continue;
-    }
-    const enabled = value.enabled ?? true;
-    if (typeof enabled !== "boolean") {
-      bad("enabled must be true or false", `${at}.enabled`);
-      continue;
-    }
-    let include: string[] | undefined;
-    let exclude: string[] = [];
-    if (value.tools !== undefined && value.tools !== null) {
-      const t = value.tools;
-      const list = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : undefined);
-      if (!isMap(t) || (t.include !== undefined && !list(t.include)) || (t.exclude !== undefined && !list(t.exclude))) {
-        bad("tools must be a mapping with optional include and exclude lists of tool names", `${at}.tools`);
-        continue;
-      }
-      include = t.include === undefined ? undefined : list(t.include);
-      exclude = list(t.exclude) ?? [];
-      for (const k of ["resources", "prompts"] as const) {
-        if (t[k] === true) adjusted(`tools.${k}: true is not supported (hermes-kit registers the server's tools only); ignored`, `${at}.tools.${k}`);
-      }
-    }
-    const base = { name, timeout, connect_timeout, enabled, include, exclude };
-    const hasCommand = value.command !== undefined;
-    const hasUrl = value.url !== undefined;
-    if (hasCommand === hasUrl) {
-      bad(hasCommand ? "give either command (stdio) or url (HTTP), not both" : "missing command (a stdio server) or url (an HTTP server)");
-      continue;
-    }
-    if (hasCommand) {
-      if (typeof value.command !== "string" || !value.command.trim()) {
-        bad("command must be a non-empty string", `${at}.command`);
-        continue;
-      }
-      const args = value.args ?? [];
-      if (!Array.isArray(args) || args.some((a) => scalar(a) === undefined)) {
-        bad("args must be a list of strings", `${at}.args`);
-        continue;
-      }
-      const envMap = stringMap("env");
-      if (!envMap) {
-        bad("env must be a mapping of names to string values", `${at}.env`);
-        continue;
-      }
-      let cwd: string | undefined;
-      if (value.cwd !== undefined && value.cwd !== null) {
-        if (typeof value.cwd !== "string" || !value.cwd.trim()) {
-          bad("cwd must be a non-empty string", `${at}.cwd`);
-          continue;
-        }
-        const c = interpolate(value.cwd, `${at}.cwd`);
-        cwd = isAbsolute(c) ? c : resolve(opts.baseDir, c);
-      }
-      if (value.headers !== undefined) adjusted(`headers apply to HTTP servers only; ignored for the stdio server '${name}'`, `${at}.headers`);
-      servers.push({
-        ...base,
-        transport: "stdio",
-        command: interpolate(value.command, `${at}.command`),
-        args: (args as unknown[]).map((a, i) => interpolate(scalar(a)!, `${at}.args[${i}]`)),
-        env: envMap,
-        cwd,
-      });
-    } else {
-      const url = typeof value.url === "string" ? interpolate(value.url.trim(), `${at}.url`) : "";
-      let ok = false;
-      try {
-        const u = new URL(url);
-        ok = u.protocol === "http:" || u.protocol === "https:";
-      } catch {
-        ok = false;
-      }
-      if (!ok) {
-        bad("url must be an http:// or https:// URL", `${at}.url`);
-        continue;
-      }
-      const headers = stringMap("headers");
-      if (!headers) {
-        bad("headers must be a mapping of names to string values", `${at}.headers`);
-        continue;
-      }
-      for (const k of ["args", "env", "cwd"]) if (value[k] !== undefined) adjusted(`${k} applies to stdio servers only; ignored for the HTTP server '${name}'`, `${at}.${k}`);
-      servers.push({ ...base, transport: "http", url, headers });
-    }
+    const server = parseServer({ name, at, value, env, baseDir: opts.baseDir, bad, adjusted });
+    if (!server) continue;
+    servers.push(server);
     sanitized.set(sanitizeMcpName(name), name);
   }
   return { servers, diagnostics };
+}
+
+/** One server's settings and how to report on them; each step below reads this. */
+interface ServerInput {
+  name: string;
+  at: string;
+  value: Record<string, unknown>;
+  env: NodeJS.ProcessEnv;
+  baseDir: string;
+  /** The server is skipped for this reason. */
+  bad: (msg: string, path?: string) => void;
+  /** The server is kept, with this setting ignored or changed. */
+  adjusted: (msg: string, path: string) => void;
+}
+
+type ServerBase = Pick<McpServerBase, "name" | "timeout" | "connect_timeout" | "enabled" | "include" | "exclude">;
+
+/** Validate one server's settings; undefined when it was reported as skipped. */
+function parseServer(s: ServerInput): McpServerSpec | undefined {
+  warnIgnoredFields(s);
+  const base = parseServerBase(s);
+  if (!base) return undefined;
+  const hasCommand = s.value.command !== undefined;
+  const hasUrl = s.value.url !== undefined;
+  if (hasCommand === hasUrl) {
+    s.bad(hasCommand ? "give either command (stdio) or url (HTTP), not both" : "missing command (a stdio server) or url (an HTTP server)");
+    return undefined;
+  }
+  return hasCommand ? parseStdioServer(s, base) : parseHttpServer(s, base);
+}
+
+function warnIgnoredFields({ name, at, value, adjusted }: ServerInput): void {
+  for (const k of Object.keys(value)) if (!KNOWN.has(k) && !ACCEPTED.has(k)) adjusted(`unknown field '${k}' of MCP server '${name}' is ignored`, `${at}.${k}`);
+  if (value.ssl_verify === false) adjusted(`ssl_verify: false is not supported; TLS certificates of '${name}' are always verified`, `${at}.ssl_verify`);
+  for (const k of ["sampling", "elicitation"] as const) {
+    const v = value[k];
+    if (isMap(v) && v.enabled === true) adjusted(`${k} is not offered to MCP servers by hermes-kit; ${k}.enabled of '${name}' is ignored`, `${at}.${k}.enabled`);
+  }
+}
+
+/** `${VAR}` from the environment; an unset one becomes "" with a warning. */
+function interpolate(s: ServerInput, text: string, path: string): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, v: string) => {
+    const got = s.env[v];
+    if (got === undefined) s.adjusted(`\${${v}} is not set in the environment; it is replaced by an empty string`, path);
+    return got ?? "";
+  });
+}
+
+function stringMap(s: ServerInput, key: "env" | "headers"): Record<string, string> | undefined {
+  const m = s.value[key];
+  if (m === undefined || m === null) return {};
+  if (!isMap(m)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m)) {
+    const str = scalar(v);
+    if (str === undefined) return undefined;
+    out[k] = interpolate(s, str, `${s.at}.${key}.${k}`);
+  }
+  return out;
+}
+
+function seconds(s: ServerInput, key: "timeout" | "connect_timeout", fallback: number): number | undefined {
+  const v = s.value[key];
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) return undefined;
+  const clamped = Math.min(MAX_TIMEOUT, Math.max(MIN_TIMEOUT, v));
+  if (clamped !== v) s.adjusted(`${key} ${v} is outside 1–600 seconds and is clamped to ${clamped}`, `${s.at}.${key}`);
+  return clamped;
+}
+
+/** Settings both transports share: timeouts, enabled and the tool filter. */
+function parseServerBase(s: ServerInput): ServerBase | undefined {
+  const { at, value, bad } = s;
+  const timeout = seconds(s, "timeout", MCP_TOOL_TIMEOUT_DEFAULT);
+  if (timeout === undefined) return void bad("timeout must be a positive number of seconds", `${at}.timeout`);
+  const connect_timeout = seconds(s, "connect_timeout", MCP_CONNECT_TIMEOUT_DEFAULT);
+  if (connect_timeout === undefined) return void bad("connect_timeout must be a positive number of seconds", `${at}.connect_timeout`);
+  const enabled = value.enabled ?? true;
+  if (typeof enabled !== "boolean") return void bad("enabled must be true or false", `${at}.enabled`);
+  const filter = parseToolFilter(s);
+  if (!filter) return undefined;
+  return { name: s.name, timeout, connect_timeout, enabled, include: filter.include, exclude: filter.exclude };
+}
+
+function parseToolFilter({ at, value, bad, adjusted }: ServerInput): { include: string[] | undefined; exclude: string[] } | undefined {
+  if (value.tools === undefined || value.tools === null) return { include: undefined, exclude: [] };
+  const t = value.tools;
+  const list = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : undefined);
+  if (!isMap(t) || (t.include !== undefined && !list(t.include)) || (t.exclude !== undefined && !list(t.exclude))) {
+    return void bad("tools must be a mapping with optional include and exclude lists of tool names", `${at}.tools`);
+  }
+  const include = t.include === undefined ? undefined : list(t.include);
+  const exclude = list(t.exclude) ?? [];
+  for (const k of ["resources", "prompts"] as const) {
+    if (t[k] === true) adjusted(`tools.${k}: true is not supported (hermes-kit registers the server's tools only); ignored`, `${at}.tools.${k}`);
+  }
+  return { include, exclude };
+}
+
+function parseStdioServer(s: ServerInput, base: ServerBase): McpStdioServer | undefined {
+  const { name, at, value, bad, adjusted } = s;
+  if (typeof value.command !== "string" || !value.command.trim()) return void bad("command must be a non-empty string", `${at}.command`);
+  const args = value.args ?? [];
+  if (!Array.isArray(args) || args.some((a) => scalar(a) === undefined)) return void bad("args must be a list of strings", `${at}.args`);
+  const envMap = stringMap(s, "env");
+  if (!envMap) return void bad("env must be a mapping of names to string values", `${at}.env`);
+  let cwd: string | undefined;
+  if (value.cwd !== undefined && value.cwd !== null) {
+    if (typeof value.cwd !== "string" || !value.cwd.trim()) return void bad("cwd must be a non-empty string", `${at}.cwd`);
+    const c = interpolate(s, value.cwd, `${at}.cwd`);
+    cwd = isAbsolute(c) ? c : resolve(s.baseDir, c);
+  }
+  if (value.headers !== undefined) adjusted(`headers apply to HTTP servers only; ignored for the stdio server '${name}'`, `${at}.headers`);
+  return {
+    ...base,
+    transport: "stdio",
+    command: interpolate(s, value.command, `${at}.command`),
+    args: (args as unknown[]).map((a, i) => interpolate(s, scalar(a)!, `${at}.args[${i}]`)),
+    env: envMap,
+    cwd,
+  };
+}
+
+function parseHttpServer(s: ServerInput, base: ServerBase): McpHttpServer | undefined {
+  const { name, at, value, bad, adjusted } = s;
+  const url = typeof value.url === "string" ? interpolate(s, value.url.trim(), `${at}.url`) : "";
+  let ok = false;
+  try {
+    const u = new URL(url);
+    ok = u.protocol === "http:" || u.protocol === "https:";
+  } catch {
+    ok = false;
+  }
+  if (!ok) return void bad("url must be an http:// or https:// URL", `${at}.url`);
+  const headers = stringMap(s, "headers");
+  if (!headers) return void bad("headers must be a mapping of names to string values", `${at}.headers`);
+  for (const k of ["args", "env", "cwd"]) if (value[k] !== undefined) adjusted(`${k} applies to stdio servers only; ignored for the HTTP server '${name}'`, `${at}.${k}`);
+  return { ...base, transport: "http", url, headers };
 }
