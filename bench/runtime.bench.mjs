@@ -48,7 +48,7 @@ for (const layers of [1, 10, 100]) {
   const koa = [];
   for (let i = 0; i < layers; i++) {
     engine.add({ kind: "tool_execution", owner: `p${i}`, required: false, cb: async ({ args, next_call }) => next_call(args) });
-    koa.push(async (ctx, next) => next());
+    koa.push(async (_ctx, next) => next());
   }
   const fn = compose(koa);
   const n = layers === 100 ? 5000 : 50000;

@@ -29,7 +29,7 @@ const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 
 const SYL = ["tel", "gram", "me", "dia", "stu", "dio", "chro", "me", "re", "search", "craft", "lat", "ex", "bil", "ling", "vau", "lt", "jour", "nal", "pro", "file", "cal", "en", "dar", "mail", "git", "hub", "voice", "note", "task", "flow", "graph", "cache", "sync", "shell", "web", "page", "doc", "mind", "map"];
 const WORDS = [];
-for (let i = 0; WORDS.length < 400; i++) {
+while (WORDS.length < 400) {
   const w = pick(SYL) + pick(SYL) + (rand() < 0.4 ? pick(SYL) : "");
   if (!WORDS.includes(w)) WORDS.push(w);
 }
@@ -47,7 +47,7 @@ while (plugins.length < N) {
   plugins.push({
     name,
     repo: `${pick(AUTHORS).replace(/\W+/g, "").toLowerCase()}/${name}`,
-    description: Array.from({ length: 10 + Math.floor(rand() * 11) }, () => pick(WORDS)).join(" ") + ".",
+    description: `${Array.from({ length: 10 + Math.floor(rand() * 11) }, () => pick(WORDS)).join(" ")}.`,
     author: pick(AUTHORS),
     tags: Array.from({ length: 1 + Math.floor(rand() * 5) }, () => pick(WORDS)),
     capabilities: Array.from({ length: 1 + Math.floor(rand() * 2) }, () => pick(CAPS)),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HermesError } from "../../src/core/errors.js";
+import type { HermesError } from "../../src/core/errors.js";
 import { parseIdentifier, parseRef, redactSecrets, repoNameOf, scrubUrl, urlCredentials } from "../../src/install/identifier.js";
 import { validatePluginName } from "../../src/install/install.js";
 import { parseMetadata, renderMetadata } from "../../src/install/metadata.js";

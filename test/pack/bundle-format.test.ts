@@ -173,7 +173,7 @@ async function refusal(bytes: Buffer, name = "b.tar.gz"): Promise<HermesError> {
   const f = save(name, bytes);
   try {
     const b = await readBundle(f);
-    for (const p of b.plugins) await materializeVerified(f, p, mkdtempSync(join(dir, "m-")) + "/t");
+    for (const p of b.plugins) await materializeVerified(f, p, `${mkdtempSync(join(dir, "m-"))}/t`);
   } catch (e) {
     if (e instanceof HermesError) return e;
     throw e;
