@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "./e2e/cli.js";
+import { ROOT } from "./support/cli.js";
 
 /**
  * The layers of src/ (docs/architecture.md draws them): each folder may import only the folders listed
@@ -120,6 +120,14 @@ describe("architecture: the import graph of src/", () => {
     ]);
     const back: ImportEdge = { file: "src/core/x.ts", line: 1, spec: "../config/y.js", from: "core", to: "config" };
     expect(folderCycle([...edges, back])).toEqual(expect.arrayContaining(["core", "config"]));
+  });
+
+  it("folds hook results only through the typed dispatchers: the raw result list stays inside the bus", () => {
+    const raw = listTs(SRC)
+      .filter((f) => !f.endsWith(join("runtime", "hooks.ts")))
+      .filter((f) => /\.invoke\(/.test(readFileSync(f, "utf8")))
+      .map((f) => relative(ROOT, f));
+    expect(raw).toEqual([]);
   });
 
   it("finds a forbidden import written into a real file of a scratch copy of src/", async () => {

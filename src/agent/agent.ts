@@ -1,6 +1,6 @@
 import { basename, resolve } from "node:path";
 import type { Logger } from "pino";
-import { firstNonEmpty, joinedContext } from "../runtime/hooks.js";
+import { joinContexts } from "../runtime/hooks.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ApprovalGate, PermanentApprovals } from "./approvals/gate.js";
 import type { ApprovalPrompter } from "./approvals/prompt.js";
@@ -230,7 +230,7 @@ export class Agent {
   }
 
   async runTurn(userText: string): Promise<TurnResult> {
-    if (this.running) throw new Error("a turn is already running");
+    if (this.running) throw new Error("internal error: runTurn called while a turn is running (callers queue input instead)");
     const settings = agentSettings(this.runtime.config);
     const maxTurns = this.opts.maxTurns ?? settings.maxTurns;
     const controller = new AbortController();
@@ -249,8 +249,8 @@ export class Agent {
     this.emit({ type: "turn_start", turn: s.turns, turn_id, user_message: userText });
     try {
       await this.ensureSystemPrompt(settings);
-      if (first) await this.hooks.fire("on_session_start", { session_id: s.session_id, model: this.model, platform: this.platform });
-      const ctxResults = await this.hooks.fire("pre_llm_call", {
+      if (first) await this.hooks.observe("on_session_start", { session_id: s.session_id, model: this.model, platform: this.platform });
+      const contexts = await this.hooks.contexts("pre_llm_call", {
         ...ids,
         user_message: userText,
         conversation_history: s.history(),
@@ -261,17 +261,15 @@ export class Agent {
         sender_id: null,
       });
       let context: string | undefined;
-      if (ctxResults.length) {
+      if (contexts.length) {
         const limit = spillLimit(this.runtime.config);
-        const spilled: unknown[] = [];
-        for (const r of ctxResults) {
-          const text = typeof r === "string" ? r : r && typeof r === "object" && typeof (r as { context?: unknown }).context === "string" ? (r as { context: string }).context : undefined;
-          if (text === undefined || !text.trim()) continue;
+        const spilled: string[] = [];
+        for (const text of contexts) {
           const sp = await spillIfLong(text, { home: this.runtime.home, sessionId: s.session_id, maxChars: limit });
           if (sp.file) this.log.info(`pre_llm_call context of ${text.length} characters spilled to ${sp.file}`);
           spilled.push(sp.text);
         }
-        context = joinedContext(spilled);
+        context = joinContexts(spilled);
       }
       s.messages.push({ role: "user", content: context ? `${userText}\n\n${context}` : userText });
       for (let iteration = 1; ; iteration++) {
@@ -345,13 +343,13 @@ export class Agent {
     const failed = exit === "api_error" || exit === "middleware_failed";
     const completed = exit === "completed";
     if (completed && answer) {
-      const replaced = firstNonEmpty(await this.hooks.fire("transform_llm_output", { response_text: answer, session_id: s.session_id, model: this.model, platform: this.platform }));
+      const replaced = await this.hooks.firstNonEmpty("transform_llm_output", { response_text: answer, session_id: s.session_id, model: this.model, platform: this.platform });
       if (replaced !== undefined) {
         answer = replaced;
         const last = s.messages[s.messages.length - 1];
         if (last?.role === "assistant") last.content = replaced;
       }
-      await this.hooks.fire("post_llm_call", {
+      await this.hooks.observe("post_llm_call", {
         ...ids,
         user_message: userText,
         assistant_response: answer,
@@ -360,7 +358,7 @@ export class Agent {
         platform: this.platform,
       });
     }
-    await this.hooks.fire(
+    await this.hooks.observe(
       "on_session_end",
       { ...ids, completed, failed, interrupted, turn_exit_reason: exit, model: this.model, platform: this.platform },
       `completed=${completed} interrupted=${interrupted}`,

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { firstValid } from "../runtime/hooks.js";
+import type { FirstValid } from "../runtime/hooks.js";
 import { errorMessage, errorTypeName, isProviderError } from "./providers/errors.js";
 
 /**
@@ -88,8 +88,11 @@ function isMapping(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-/** Sanitise one hook result (runtime spec §5.4): a valid reason, booleans only where given. */
-export function sanitizeClassification(r: unknown): Partial<Classification> & { reason: FailoverReason } | undefined {
+/** Sanitise one hook result: a valid reason, booleans only where given. */
+/** What a plugin's classification may set; the built-in classifier fills the rest. */
+export type PluginClassification = Partial<Classification> & { reason: FailoverReason };
+
+export function sanitizeClassification(r: unknown): PluginClassification | undefined {
   if (!isMapping(r) || typeof r.reason !== "string") return undefined;
   const reason = r.reason.trim().toLowerCase();
   if (!Object.hasOwn(FAILOVER_REASONS, reason)) return undefined;
@@ -122,10 +125,9 @@ export function classificationPayload(e: unknown, ctx: { provider: string; model
  * Plugins first (all run, the first valid result wins, later valid ones are reported as skipped),
  * then the built-in classifier fills whatever the plugin left out.
  */
-export function combineClassification(e: unknown, results: readonly unknown[], log: Logger): Classification {
-  const valid = results.map(sanitizeClassification).filter((x): x is NonNullable<typeof x> => x !== undefined);
-  if (valid.length > 1) log.warn(`transform_api_error_classification: used the first valid classification and skipped ${valid.length - 1} valid classification(s) from later callbacks`);
-  const winner = firstValid(results, sanitizeClassification);
+export function combineClassification(e: unknown, fold: FirstValid<PluginClassification>, log: Logger): Classification {
+  if (fold.skipped > 0) log.warn(`transform_api_error_classification: used the first valid classification and skipped ${fold.skipped} valid classification(s) from later callbacks`);
+  const winner = fold.value;
   if (!winner) return classifyBuiltin(e);
   return { ...withDefaults(winner.reason), ...winner, classified_by: "plugin" };
 }

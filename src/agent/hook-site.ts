@@ -1,10 +1,11 @@
-import type { HookName } from "../contracts/hook-catalog.js";
-import type { HookBus } from "../runtime/hooks.js";
+import type { HookName, HookPayloadOf, HooksFoldedBy } from "../contracts/hook-catalog.js";
+import type { FirstValid, HookBus, ToolDirective, TranscriptionFields } from "../runtime/hooks.js";
 import type { TimelineSink } from "./timeline.js";
 
 /**
  * Every hook the agent fires goes through here, so the timeline shows each fire site in order,
- * with its owners, whether or not any plugin listens. With no callbacks nothing is copied or awaited.
+ * with its owners, whether or not any plugin listens. Each method is the bus's typed dispatcher for
+ * one fold rule; with no callbacks nothing is copied or awaited.
  */
 export class HookSite {
   constructor(
@@ -16,10 +17,38 @@ export class HookSite {
     return this.hooks.has(name);
   }
 
-  async fire(name: HookName, payload: Record<string, unknown>, detail?: string): Promise<unknown[]> {
+  /** Puts the fire site on the timeline; false when no plugin listens. */
+  private note(name: HookName, detail?: string): boolean {
     const owners = this.hooks.owners(name);
     this.emit({ type: "hook", name, owners, ...(detail ? { detail } : {}) });
-    if (!owners.length) return [];
-    return this.hooks.invoke(name, payload);
+    return owners.length > 0;
+  }
+
+  async observe<H extends HooksFoldedBy<"ignored">>(name: H, payload: HookPayloadOf<H>, detail?: string): Promise<void> {
+    if (this.note(name, detail)) await this.hooks.observe(name, payload);
+  }
+
+  async firstString<H extends HooksFoldedBy<"first-string">>(name: H, payload: HookPayloadOf<H>): Promise<string | undefined> {
+    return this.note(name) ? this.hooks.firstString(name, payload) : undefined;
+  }
+
+  async firstNonEmpty<H extends HooksFoldedBy<"first-non-empty">>(name: H, payload: HookPayloadOf<H>): Promise<string | undefined> {
+    return this.note(name) ? this.hooks.firstNonEmpty(name, payload) : undefined;
+  }
+
+  async contexts<H extends HooksFoldedBy<"joined">>(name: H, payload: HookPayloadOf<H>): Promise<string[]> {
+    return this.note(name) ? this.hooks.contexts(name, payload) : [];
+  }
+
+  async directive<H extends HooksFoldedBy<"directive">>(name: H, payload: HookPayloadOf<H>, originalArgs: Record<string, unknown>): Promise<ToolDirective> {
+    return this.note(name) ? this.hooks.directive(name, payload, originalArgs) : {};
+  }
+
+  async firstValid<H extends HooksFoldedBy<"first-valid">, T>(name: H, payload: HookPayloadOf<H>, validate: (r: unknown) => T | undefined): Promise<FirstValid<T>> {
+    return this.note(name) ? this.hooks.firstValid(name, payload, validate) : { skipped: 0 };
+  }
+
+  async lastWriterPerField<H extends HooksFoldedBy<"last-writer-per-field">>(name: H, payload: HookPayloadOf<H>): Promise<TranscriptionFields> {
+    return this.note(name) ? this.hooks.lastWriterPerField(name, payload) : {};
   }
 }

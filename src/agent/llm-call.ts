@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { HookBus } from "../runtime/hooks.js";
 import { RequiredMiddlewareError, type MiddlewareEngine, type TraceEntry } from "../runtime/middleware.js";
-import { classificationPayload, combineClassification, type Classification } from "./error-classification.js";
+import { classificationPayload, combineClassification, sanitizeClassification, type Classification } from "./error-classification.js";
 import type { HookSite } from "./hook-site.js";
 import { newId } from "./ids.js";
 import { errorMessage, errorTypeName, isProviderError, ProviderError } from "./providers/errors.js";
@@ -49,6 +49,7 @@ export interface LlmCallResult {
 
 /** The turn was interrupted during a model call. */
 export class InterruptedError extends Error {
+  readonly code = "E_AGENT_INTERRUPTED";
   constructor(message = "interrupted") {
     super(message);
     this.name = "InterruptedError";
@@ -118,7 +119,7 @@ function requestStats(req: LlmRequest) {
 }
 
 /**
- * One model call in the order of the middleware seed and runtime spec §6.4, per attempt:
+ * One model call, in this order per attempt:
  * build the kwargs → `llm_request` middleware → `pre_api_request` (effective request and
  * middleware_trace) → `llm_execution` middleware around the real provider call (streamed events
  * queued for on_stream_* off the token path) → `post_api_request`, or on failure the
@@ -209,7 +210,7 @@ async function applyRequestMiddleware(c: LlmCallContext, kwargs: LlmRequest, mwC
     if (e instanceof RequiredMiddlewareError) {
       c.emit({ type: "middleware", kind: "llm_request", owners, detail: `failed: ${e.message}` });
       c.log.error({ code: "E_AGENT_MIDDLEWARE_FAILED", plugin: e.plugin }, e.message);
-      throw new LlmCallFailed(e, combineClassification(e, [], c.log), "E_AGENT_MIDDLEWARE_FAILED");
+      throw new LlmCallFailed(e, combineClassification(e, { skipped: 0 }, c.log), "E_AGENT_MIDDLEWARE_FAILED");
     }
     c.log.warn(`llm_request middleware failed as a whole (${errorMessage(e)}); the unmodified request is sent`);
   }
@@ -231,7 +232,7 @@ async function firePreApiRequest(
   started_at: number,
   sanitizedRequest: unknown,
 ): Promise<void> {
-  await c.hooks.fire(
+  await c.hooks.observe(
     "pre_api_request",
     {
       ...ids,
@@ -280,7 +281,7 @@ async function executeRequest(
 
 async function reportResponse(c: LlmCallContext, a: Attempt, response: LlmResponse): Promise<void> {
   const msg = response.choices[0]!.message;
-  await c.hooks.fire(
+  await c.hooks.observe(
     "post_api_request",
     {
       ...a.ids,
@@ -309,8 +310,8 @@ async function planAfterFailure(c: LlmCallContext, a: Attempt, failure: unknown)
   if (interrupted) cls = { reason: "unknown", retryable: false, should_fallback: false, should_compress: false, should_rotate_credential: false, classified_by: "builtin" };
   else {
     const approx = Math.ceil(JSON.stringify(request.messages ?? []).length / 4);
-    const results = await c.hooks.fire("transform_api_error_classification", classificationPayload(failure, { provider: a.provider.name, model: request.model, approx_tokens: approx, num_messages: request.messages?.length ?? 0 }));
-    cls = combineClassification(failure, results, c.log);
+    const payload = classificationPayload(failure, { provider: a.provider.name, model: request.model, approx_tokens: approx, num_messages: request.messages?.length ?? 0 });
+    cls = combineClassification(failure, await c.hooks.firstValid("transform_api_error_classification", payload, sanitizeClassification), c.log);
   }
   const retryAfter = isProviderError(failure) ? failure.retry_after_ms : null;
   // A server asking for a longer pause than a person would wait at a prompt gets a clear give-up instead.
@@ -333,7 +334,7 @@ async function planAfterFailure(c: LlmCallContext, a: Attempt, failure: unknown)
 
 async function reportFailure(c: LlmCallContext, a: Attempt, failure: unknown, p: FailurePlan): Promise<void> {
   const reason = p.interrupted ? "interrupted" : p.cls.reason;
-  await c.hooks.fire(
+  await c.hooks.observe(
     "api_request_error",
     {
       ...a.ids,

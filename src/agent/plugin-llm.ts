@@ -80,7 +80,7 @@ function invalid(message: string): HermesError {
 let ajv: Ajv2020 | undefined;
 
 /**
- * `ctx.llm` (runtime spec §4.7): one host-owned completion with the user's provider and model.
+ * `ctx.llm`: one host-owned completion with the user's provider and model.
  * Overrides of provider, model, agent id and profile pass only with the matching `llm.*_override`
  * capability (or its legacy `llm.allow_*` key) and, where given, the `allowed_*` list; a refusal
  * throws PermissionError (E_AGENT_LLM_TRUST). Calls are auxiliary: they fire pre/post_auxiliary_call,
@@ -207,7 +207,7 @@ export class PluginLlm {
     const eff = mw.payload;
     const chars = JSON.stringify(eff.messages ?? []).length;
     const started_at = Date.now() / 1000;
-    await this.d.hooks.fire("pre_auxiliary_call", {
+    await this.d.hooks.observe("pre_auxiliary_call", {
       ...aux,
       request_messages: sanitize(eff.messages),
       system_prompt: eff.messages?.find((m) => m.role === "system")?.content ?? null,
@@ -226,7 +226,7 @@ export class PluginLlm {
       const res = checkResponse(raw, provider.name);
       const msg = res.choices[0]!.message;
       const ended_at = Date.now() / 1000;
-      await this.d.hooks.fire("post_auxiliary_call", {
+      await this.d.hooks.observe("post_auxiliary_call", {
         ...aux,
         api_duration: ended_at - started_at,
         started_at,
@@ -253,7 +253,7 @@ export class PluginLlm {
       };
     } catch (e) {
       const ended_at = Date.now() / 1000;
-      await this.d.hooks.fire("post_auxiliary_call", { ...aux, api_duration: ended_at - started_at, started_at, ended_at, error: errorMessage(e), error_type: errorTypeName(e) });
+      await this.d.hooks.observe("post_auxiliary_call", { ...aux, api_duration: ended_at - started_at, started_at, ended_at, error: errorMessage(e), error_type: errorTypeName(e) });
       this.d.log.warn({ plugin: this.d.pluginKey }, `ctx.llm call failed: ${errorMessage(e)}`);
       throw e;
     } finally {

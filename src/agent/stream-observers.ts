@@ -1,9 +1,12 @@
 import type { Logger } from "pino";
-import type { HookName } from "../contracts/hook-catalog.js";
+import type { HooksFoldedBy } from "../contracts/hook-catalog.js";
 import type { HookBus } from "../runtime/hooks.js";
 import type { StreamEvent } from "./types.js";
 
 const MAX_QUEUE = 512;
+
+/** The stream observer hooks: all fold nothing, so the drain only observes. */
+type StreamHook = Extract<HooksFoldedBy<"ignored">, `on_stream_${string}`>;
 
 /**
  * on_stream_start / on_stream_delta / on_stream_end, delivered off the token path: the provider's
@@ -12,7 +15,7 @@ const MAX_QUEUE = 512;
  * with one warning per stream. Nothing is queued when no plugin listens.
  */
 export class StreamObservers {
-  private readonly queue: Array<{ name: HookName; payload: Record<string, unknown> }> = [];
+  private readonly queue: Array<{ name: StreamHook; payload: Record<string, unknown> }> = [];
   private draining: Promise<void> | undefined;
   private dropped = 0;
   deltas = 0;
@@ -41,7 +44,7 @@ export class StreamObservers {
     } else this.enqueue("on_stream_end", { final_text: ev.final_text, finished: ev.finished, error: ev.error ?? null });
   };
 
-  private enqueue(name: HookName, fields: Record<string, unknown>): void {
+  private enqueue(name: StreamHook, fields: Record<string, unknown>): void {
     if (!this.hooks.has(name)) return;
     if (this.queue.length >= MAX_QUEUE) {
       const i = this.queue.findIndex((q) => q.name === "on_stream_delta");
@@ -57,7 +60,7 @@ export class StreamObservers {
   private async drain(): Promise<void> {
     while (this.queue.length) {
       const next = this.queue.shift()!;
-      await this.hooks.invoke(next.name, next.payload).catch(() => undefined);
+      await this.hooks.observe(next.name, next.payload).catch(() => undefined);
     }
     this.draining = undefined;
   }

@@ -1,6 +1,5 @@
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
-import { firstString, resolveToolDirective } from "../runtime/hooks.js";
 import { RequiredMiddlewareError, type MiddlewareEngine, type TraceEntry } from "../runtime/middleware.js";
 import type { ToolEntry, ToolRegistry } from "../runtime/registries.js";
 import type { ApprovalGate } from "./approvals/gate.js";
@@ -49,7 +48,7 @@ function isMapping(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * One tool call in the order of the middleware seed and runtime spec §6.5:
+ * One tool call, in this order:
  * 1. parse and coerce the model's arguments (not JSON → an error result, nothing runs);
  * 2. `tool_request` middleware (its result is the effective args for everything below);
  * 3. availability (unknown tool → error result), `pre_tool_call` directives (block → `{"error": msg}`,
@@ -77,16 +76,14 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
     duration_ms: number,
     transform = true,
   ): Promise<ToolCallOutcome> => {
-    await c.hooks.fire(
+    await c.hooks.observe(
       "post_tool_call",
       { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message, middleware_trace: structuredClone(trace) },
       `status=${status}${error_type ? ` error_type=${error_type}` : ""} duration_ms=${duration_ms}`,
     );
     let final = result;
     if (transform) {
-      const replaced = firstString(
-        await c.hooks.fire("transform_tool_result", { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message }),
-      );
+      const replaced = await c.hooks.firstString("transform_tool_result", { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message });
       if (replaced !== undefined) final = replaced;
     }
     c.emit({ type: "tool_end", tool_name, status, duration_ms, result: final });
@@ -134,8 +131,7 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
   }
 
   // 3b. pre_tool_call directives.
-  const results = await c.hooks.fire("pre_tool_call", { tool_name, args: structuredClone(args), ...ids, middleware_trace: structuredClone(trace) });
-  const directive = resolveToolDirective(results, args);
+  const directive = await c.hooks.directive("pre_tool_call", { tool_name, args: structuredClone(args), ...ids, middleware_trace: structuredClone(trace) }, args);
   if (directive.modified_args) {
     args = directive.modified_args;
     c.emit({ type: "tool_args", args, changed: true });

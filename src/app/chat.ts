@@ -125,7 +125,7 @@ async function oneShot(h: AgentHandle, o: ChatOptions, stdout: NodeJS.WriteStrea
 function helpText(h: AgentHandle): string {
   const lines = ["/help            this list", "/tools           the tools the model can call", "/exit, /quit     leave"];
   for (const c of h.runtime.commands.values().sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    lines.push(`/${c.name}${c.args_hint ? ` ${c.args_hint}` : ""}`.padEnd(17) + `${c.description} (${c.plugin_key})`);
+    lines.push(`${`/${c.name}${c.args_hint ? ` ${c.args_hint}` : ""}`.padEnd(17)}${c.description} (${c.plugin_key})`);
   }
   return lines.join("\n");
 }
@@ -150,7 +150,7 @@ async function slash(h: AgentHandle, line: string, say: (s: string) => void): Pr
     say(BUILTIN_SLASH_COMMANDS.has(name) ? `/${name} is not available in hermes-kit's chat` : `unknown command /${name}${didYouMean(name, known)} (see /help)`);
     return true;
   }
-  await h.agent.hooks.fire("pre_command", { surface: "cli", command: name, alias_used: null, args_raw: raw, session_key: h.agent.session.session_id, platform: "cli" });
+  await h.agent.hooks.observe("pre_command", { surface: "cli", command: name, alias_used: null, args_raw: raw, session_key: h.agent.session.session_id, platform: "cli" });
   try {
     const out = await cmd.handler(raw);
     if (typeof out === "string" && out) say(out);

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { homePaths } from "../core/paths.js";
+import type { HookPayloadOf } from "../contracts/hook-catalog.js";
 import { loadConfig } from "../config/config-file.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { startRuntime, type VerifyMode } from "./start-runtime.js";
@@ -54,7 +55,9 @@ export async function startAgent(opts: StartAgentOptions): Promise<AgentHandle> 
     env,
     ...(opts.log ? { log: opts.log } : {}),
     beforeLoad: async (rt) => {
-      registerBuiltinTools(rt, { fire: (name, payload) => (agent ? agent.hooks.fire(name, payload) : rt.hooks.invoke(name, payload)), config: () => rt.config });
+      const transformOutput = (payload: HookPayloadOf<"transform_terminal_output">) =>
+        agent ? agent.hooks.firstString("transform_terminal_output", payload) : rt.hooks.firstString("transform_terminal_output", payload);
+      registerBuiltinTools(rt, { transformOutput, config: () => rt.config });
       // MCP servers of config.yaml: their tools beside the built-ins, and ctx.call_mcp's client.
       await attachMcp(rt, { config, env, ...(opts.log ? { log: opts.log } : {}) });
       await opts.beforeLoad?.(rt, config);

@@ -1,14 +1,16 @@
 import { nearest } from "../core/suggest.js";
 
 /**
- * Recorded in the lock. A plugin compiled against one catalog and run against another would have its
- * hook names checked against the wrong set, so the runtime compares this string before trusting names.
+ * Recorded in the lock as `hook_catalog`. A lock compiled for another catalog names hook slots this
+ * runtime may not have, so the runtime never runs it: a managed home refuses (E_LOCK_CATALOG), an
+ * unmanaged home warns and recompiles.
  */
 export const HOOK_CATALOG_VERSION = "hermes.hooks.v1";
 
 /**
  * Directive hooks steer control flow, transform hooks replace content, observers only watch. The class
- * is documentation for plugin authors; `combine` and `timeout` are what the dispatcher acts on.
+ * is only documentation (docs/hooks.md). `timeout` decides how the dispatcher runs callbacks;
+ * `combine` decides which of its fold methods a fire site may call (each takes HooksFoldedBy<rule>).
  */
 export type HookClass = "directive" | "transform" | "observer";
 
@@ -572,6 +574,17 @@ export const HOOK_CATALOG = {
 } as const satisfies Record<string, HookSpec>;
 
 export type HookName = keyof typeof HOOK_CATALOG;
+
+type Catalog = typeof HOOK_CATALOG;
+
+/**
+ * The hooks whose results are folded by rule `C`. The typed dispatchers accept only these names, so a
+ * fire site cannot fold a hook's results by another hook's rule.
+ */
+export type HooksFoldedBy<C extends HookCombine> = { [H in HookName]: Catalog[H]["combine"] extends C ? H : never }[HookName];
+
+/** The keyword fields a fire site may pass to hook `H`: exactly the catalog's payload list for it. */
+export type HookPayloadOf<H extends HookName> = { readonly [F in Catalog[H]["payload"][number]]?: unknown };
 
 /** Sorted so that error messages and listings are stable regardless of the catalog's lifecycle order. */
 export const HOOK_NAMES: readonly HookName[] = Object.freeze((Object.keys(HOOK_CATALOG) as HookName[]).sort());

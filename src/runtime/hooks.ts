@@ -1,4 +1,4 @@
-import { HOOK_CATALOG, type HookName } from "../contracts/hook-catalog.js";
+import { HOOK_CATALOG, type HookName, type HookPayloadOf, type HooksFoldedBy } from "../contracts/hook-catalog.js";
 import { CallbackLists } from "./callback-lists.js";
 import type { FailureReporter } from "./reporter.js";
 
@@ -13,7 +13,7 @@ export interface HookEntry {
   owner: string;
 }
 
-/** `plugins.hook_callback_timeout` (runtime spec §5.3): default 30, 0 disables, negative → default, clamp 600. */
+/** `plugins.hook_callback_timeout`: default 30, 0 disables, negative → default, clamp 600. */
 export function normalizeHookTimeout(v: unknown): number {
   if (v === null || v === undefined || typeof v !== "number" || !Number.isFinite(v) || v < 0) return 30;
   return Math.min(v, 600);
@@ -33,7 +33,7 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
 }
 
 /**
- * Hook registry and dispatch (runtime spec §5.2–§5.3). Callbacks run in registration order
+ * Hook registry and dispatch. Callbacks run in registration order
  * (which the loader makes equal to the lock's load order). A promise-returning callback on a
  * bounded or fail-closed hook is raced against the timeout and, if late, abandoned: JavaScript
  * cannot pre-empt a synchronous busy loop, so only asynchronous work is bounded.
@@ -41,7 +41,7 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
 export class HookBus {
   private readonly entries = new CallbackLists<HookEntry>();
   /**
-   * Timeout bookkeeping keyed by callback identity (runtime spec §5.3), never by name: two
+   * Timeout bookkeeping keyed by callback identity, never by name: two
    * anonymous callbacks of one plugin are different callbacks. Suppression is per (hook, callback);
    * the running gate per (hook, callback, call identity); the abandoned count per callback.
    */
@@ -166,9 +166,46 @@ export class HookBus {
     }
     return results;
   }
+
+  // ---- typed dispatch: the hook's fold rule is part of its name's type ----
+
+  /** Observers: every callback runs; results are discarded. */
+  async observe<H extends HooksFoldedBy<"ignored">>(name: H, payload: HookPayloadOf<H>): Promise<void> {
+    if (this.entries.has(name)) await this.invoke(name, payload);
+  }
+
+  /** The first string result, "" included, or undefined when no callback returned one. */
+  async firstString<H extends HooksFoldedBy<"first-string">>(name: H, payload: HookPayloadOf<H>): Promise<string | undefined> {
+    return this.entries.has(name) ? firstString(await this.invoke(name, payload)) : undefined;
+  }
+
+  /** The first non-empty string result. */
+  async firstNonEmpty<H extends HooksFoldedBy<"first-non-empty">>(name: H, payload: HookPayloadOf<H>): Promise<string | undefined> {
+    return this.entries.has(name) ? firstNonEmpty(await this.invoke(name, payload)) : undefined;
+  }
+
+  /** Every non-blank context result in callback order; `joinContexts` joins them. */
+  async contexts<H extends HooksFoldedBy<"joined">>(name: H, payload: HookPayloadOf<H>): Promise<string[]> {
+    return this.entries.has(name) ? contextParts(await this.invoke(name, payload)) : [];
+  }
+
+  /** The resolved tool directive: merged modifications, a block, or the first approve. */
+  async directive<H extends HooksFoldedBy<"directive">>(name: H, payload: HookPayloadOf<H>, originalArgs: Record<string, unknown>): Promise<ToolDirective> {
+    return this.entries.has(name) ? resolveToolDirective(await this.invoke(name, payload), originalArgs) : {};
+  }
+
+  /** All callbacks run; the first result `validate` accepts wins, and how many later valid ones lost. */
+  async firstValid<H extends HooksFoldedBy<"first-valid">, T>(name: H, payload: HookPayloadOf<H>, validate: (r: unknown) => T | undefined): Promise<FirstValid<T>> {
+    return this.entries.has(name) ? firstValid(await this.invoke(name, payload), validate) : { skipped: 0 };
+  }
+
+  /** Object results applied in order; later callbacks win per allowed field. */
+  async lastWriterPerField<H extends HooksFoldedBy<"last-writer-per-field">>(name: H, payload: HookPayloadOf<H>): Promise<TranscriptionFields> {
+    return this.entries.has(name) ? lastWriterPerField(await this.invoke(name, payload)) : {};
+  }
 }
 
-// ---- result combination (runtime spec §5.4) ----
+// ---- result combination (each hook's `combine` rule) ----
 
 /** transform_tool_result / transform_terminal_output: the first string, "" included. */
 export function firstString(results: readonly unknown[]): string | undefined {
@@ -180,23 +217,29 @@ export function firstNonEmpty(results: readonly unknown[]): string | undefined {
   return results.find((r): r is string => typeof r === "string" && r.length > 0);
 }
 
-/** pre_llm_call: every `{context}` or non-empty string, joined with a blank line. */
-export function joinedContext(results: readonly unknown[]): string | undefined {
+/** pre_llm_call: every `{context}` or non-blank string result, in callback order. */
+export function contextParts(results: readonly unknown[]): string[] {
   const parts: string[] = [];
   for (const r of results) {
-    if (typeof r === "string" && r.trim()) parts.push(r);
-    else if (r && typeof r === "object" && typeof (r as { context?: unknown }).context === "string" && (r as { context: string }).context.trim()) {
-      parts.push((r as { context: string }).context);
-    }
+    const text = typeof r === "string" ? r : r && typeof r === "object" ? (r as { context?: unknown }).context : undefined;
+    if (typeof text === "string" && text.trim()) parts.push(text);
   }
+  return parts;
+}
+
+/** The text pre_llm_call contexts add to the user message: joined with a blank line. */
+export function joinContexts(parts: readonly string[]): string | undefined {
   return parts.length ? parts.join("\n\n") : undefined;
 }
 
 const TRANSCRIPTION_FIELDS = ["prompt", "language", "model"] as const;
 
 /** pre_transcription: later callbacks win per field; only string values of the allowed fields. */
-export function lastWriterPerField(results: readonly unknown[]): Partial<Record<(typeof TRANSCRIPTION_FIELDS)[number], string>> {
-  const out: Partial<Record<(typeof TRANSCRIPTION_FIELDS)[number], string>> = {};
+export type TranscriptionFields = Partial<Record<(typeof TRANSCRIPTION_FIELDS)[number], string>>;
+
+/** pre_transcription: later callbacks win per field; only string values of the allowed fields. */
+export function lastWriterPerField(results: readonly unknown[]): TranscriptionFields {
+  const out: TranscriptionFields = {};
   for (const r of results) {
     if (!r || typeof r !== "object" || Array.isArray(r)) continue;
     for (const f of TRANSCRIPTION_FIELDS) {
@@ -208,12 +251,15 @@ export function lastWriterPerField(results: readonly unknown[]): Partial<Record<
 }
 
 /** transform_api_error_classification, pre_verify, pre_gateway_dispatch: the first result that validates. */
-export function firstValid<T>(results: readonly unknown[], validate: (r: unknown) => T | undefined): T | undefined {
-  for (const r of results) {
-    const v = validate(r);
-    if (v !== undefined) return v;
-  }
-  return undefined;
+export function firstValid<T>(results: readonly unknown[], validate: (r: unknown) => T | undefined): FirstValid<T> {
+  const valid = results.map(validate).filter((v): v is T => v !== undefined);
+  return valid.length ? { value: valid[0], skipped: valid.length - 1 } : { skipped: 0 };
+}
+
+/** The winner of a first-valid fold, and how many later valid results lost to it. */
+export interface FirstValid<T> {
+  value?: T;
+  skipped: number;
 }
 
 export interface ToolDirective {
@@ -247,7 +293,7 @@ export function directiveProblem(r: unknown): string | undefined {
 }
 
 /**
- * pre_tool_call resolution (runtime spec §5.5): modify merges shallowly in order; a block needs a
+ * pre_tool_call resolution: modify merges shallowly in order; a block needs a
  * non-empty message and wins at once over any approve; otherwise the first valid approve goes to
  * the approval gate; else only the merged args.
  */

@@ -1,13 +1,13 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { classifyBuiltin, combineClassification, sanitizeClassification } from "../../src/agent/error-classification.js";
-import { HookSite } from "../../src/agent/hook-site.js";
-import { callModel, InterruptedError, LlmCallFailed, type LlmCallContext } from "../../src/agent/llm-call.js";
+import { firstValid } from "../../src/runtime/hooks.js";
+import { callModel, InterruptedError, LlmCallFailed } from "../../src/agent/llm-call.js";
 import { ProviderError } from "../../src/agent/providers/errors.js";
-import type { TimelineEvent } from "../../src/agent/timeline.js";
 import type { LlmRequest, Provider } from "../../src/agent/types.js";
-import { captureLog, cleanup, FakeProvider, llmContext as ctx, rig, say } from "./helpers.js";
+import { captureLog, FakeProvider, llmContext as ctx, rig, say } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterAll(cleanup);
+afterAll(cleanupTemp);
 
 
 describe("classification", () => {
@@ -31,7 +31,8 @@ describe("classification", () => {
     expect(sanitizeClassification({ reason: "nonsense" })).toBeUndefined();
     expect(sanitizeClassification("server_error")).toBeUndefined();
     const logs = captureLog();
-    const c = combineClassification(new ProviderError("http", "bad", { status_code: 400 }), [null, { reason: "bogus" }, { reason: "server_error", should_fallback: false }, { reason: "auth" }], logs.log);
+    const fold = firstValid([null, { reason: "bogus" }, { reason: "server_error", should_fallback: false }, { reason: "auth" }], sanitizeClassification);
+    const c = combineClassification(new ProviderError("http", "bad", { status_code: 400 }), fold, logs.log);
     expect(c).toMatchObject({ reason: "server_error", retryable: true, should_fallback: false, classified_by: "plugin" });
     expect(logs.warnings().map((w) => w.msg)).toEqual([expect.stringMatching(/skipped 1 valid classification/)]);
   });

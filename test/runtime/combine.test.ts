@@ -10,7 +10,8 @@ import {
   firstString,
   firstValid,
   HookBus,
-  joinedContext,
+  contextParts,
+  joinContexts,
   lastWriterPerField,
   OBSERVER_SCHEMA_VERSION,
   resolveToolDirective,
@@ -100,8 +101,8 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
   it('pre_llm_call: every {context} or non-empty string, joined with "\\n\\n" in callback order', async () => {
     expect(combineOf("pre_llm_call")).toEqual(["joined"]);
     const r = await results("pre_llm_call", ["alpha", { context: "beta" }, "", { context: "" }, { other: "x" }, 3, { context: 7 }, "gamma"]);
-    expect(joinedContext(r)).toBe("alpha\n\nbeta\n\ngamma");
-    expect(joinedContext(await results("pre_llm_call", ["", { nope: 1 }]))).toBeUndefined();
+    expect(joinContexts(contextParts(r))).toBe("alpha\n\nbeta\n\ngamma");
+    expect(joinContexts(contextParts(await results("pre_llm_call", ["", { nope: 1 }])))).toBeUndefined();
   });
 
   it("post_llm_call: ignored", async () => {
@@ -119,8 +120,8 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
       return (action === "continue" || action === "block") && typeof msg === "string" && msg.trim() ? { action, message: msg.trim() } : undefined;
     };
     const r = await results("pre_verify", [{ action: "continue" }, "text", { decision: " BLOCK ", reason: " tests fail " }, { action: "continue", message: "later" }]);
-    expect(firstValid(r, validate)).toEqual({ action: "block", message: "tests fail" });
-    expect(firstValid(await results("pre_verify", [{ action: "maybe", message: "x" }]), validate)).toBeUndefined();
+    expect(firstValid(r, validate).value).toEqual({ action: "block", message: "tests fail" });
+    expect(firstValid(await results("pre_verify", [{ action: "maybe", message: "x" }]), validate).value).toBeUndefined();
   });
 
   it("pre_api_request / post_api_request / api_request_error: ignored", async () => {
@@ -144,11 +145,11 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
     const values = [{ reason: "not-a-reason" }, { reason: "RATE_LIMIT", retryable: true }, { reason: "context_overflow" }];
     values.forEach((v, i) => b.add("transform_api_error_classification", () => (ran.push(i), v), `p${i}`));
     const reasons = new Set(["rate_limit", "context_overflow"]);
-    const winner = firstValid(await b.invoke("transform_api_error_classification", {}), (r) =>
+    const winner = await b.firstValid("transform_api_error_classification", {}, (r) =>
       typeof (r as { reason?: unknown }).reason === "string" && reasons.has((r as { reason: string }).reason.toLowerCase()) ? r : undefined,
     );
     expect(ran).toEqual([0, 1, 2]);
-    expect(winner).toEqual({ reason: "RATE_LIMIT", retryable: true });
+    expect(winner).toEqual({ value: { reason: "RATE_LIMIT", retryable: true }, skipped: 1 });
   });
 
   it("on_stream_start / on_stream_delta / on_stream_end / on_interim_message / on_room_member_activity: ignored", async () => {
@@ -182,7 +183,7 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
       return undefined;
     };
     const r = await results("pre_gateway_dispatch", [{ action: "shout" }, { action: "rewrite", text: "hi" }, { action: "skip", reason: "spam" }]);
-    expect(firstValid(r, recognised)).toEqual({ action: "rewrite", text: "hi" });
+    expect(firstValid(r, recognised).value).toEqual({ action: "rewrite", text: "hi" });
   });
 
   it("gateway_platform_event: ignored, and the only hook without telemetry_schema_version", async () => {
@@ -255,5 +256,52 @@ describe("resolveToolDirective (runtime spec §5.5)", () => {
 
   it("unknown actions and non-mappings are ignored", () => {
     expect(resolveToolDirective(["block", null, 3, ["x"], { action: "deny", message: "x" }, { message: "no action" }], orig)).toEqual({});
+  });
+});
+
+describe("typed dispatch: the fold is chosen by the hook's name", () => {
+  it("each fold method folds by its hook's rule", async () => {
+    const { bus: b } = bus();
+    b.add("transform_tool_result", () => "", "a");
+    b.add("transform_tool_result", () => "later", "b");
+    expect(await b.firstString("transform_tool_result", { result: "x" })).toBe("");
+    b.add("transform_llm_output", () => "", "a");
+    b.add("transform_llm_output", () => "kept", "b");
+    expect(await b.firstNonEmpty("transform_llm_output", { response_text: "x" })).toBe("kept");
+    b.add("pre_llm_call", () => ({ context: "one" }), "a");
+    b.add("pre_llm_call", () => "  ", "b");
+    b.add("pre_llm_call", () => "two", "c");
+    expect(await b.contexts("pre_llm_call", { user_message: "hi" })).toEqual(["one", "two"]);
+    b.add("pre_tool_call", () => ({ action: "modify", args: { a: 2 } }), "a");
+    b.add("pre_tool_call", () => ({ action: "block", message: "no" }), "b");
+    expect(await b.directive("pre_tool_call", { tool_name: "t" }, { a: 1, b: 1 })).toEqual({ action: "block", message: "no", modified_args: { a: 2, b: 1 } });
+    b.add("pre_transcription", () => ({ language: "en", file_path: "/etc/x" }), "a");
+    b.add("pre_transcription", () => ({ language: "fr" }), "b");
+    expect(await b.lastWriterPerField("pre_transcription", { file_path: "/a.wav" })).toEqual({ language: "fr" });
+    let seen: unknown;
+    b.add("post_tool_call", (p) => ((seen = p.tool_name), "ignored"), "a");
+    expect(await b.observe("post_tool_call", { tool_name: "t" })).toBeUndefined();
+    expect(seen).toBe("t");
+  });
+
+  it("with no callbacks a fold returns its empty value", async () => {
+    const { bus: b } = bus();
+    expect(await b.firstString("transform_tool_result", {})).toBeUndefined();
+    expect(await b.contexts("pre_llm_call", {})).toEqual([]);
+    expect(await b.directive("pre_tool_call", {}, { a: 1 })).toEqual({});
+    expect(await b.firstValid("pre_verify", {}, (r) => r)).toEqual({ skipped: 0 });
+  });
+
+  it("refuses, at type-check time, a fold that is not the hook's and a payload field the catalog does not list", () => {
+    const { bus: b } = bus();
+    const wrong = () => [
+      // @ts-expect-error pre_tool_call folds by directive, not first-string
+      b.firstString("pre_tool_call", {}),
+      // @ts-expect-error transform_tool_result is not an observer
+      b.observe("transform_tool_result", {}),
+      // @ts-expect-error post_tool_call has no field tool_nme
+      b.observe("post_tool_call", { tool_nme: "x" }),
+    ];
+    expect(typeof wrong).toBe("function");
   });
 });

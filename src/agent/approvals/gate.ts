@@ -46,7 +46,7 @@ function lowerTrim(v: unknown): string | undefined {
   return typeof v === "string" ? v.trim().toLowerCase() : undefined;
 }
 
-/** `approvals.*` and `security.approval.*` (runtime spec §8.3: only the exact `builtin` enables fallback). */
+/** `approvals.*` and `security.approval.*`; only the exact value `builtin` enables the fallback prompt. */
 export function approvalSettings(config: Record<string, unknown>): ApprovalSettings {
   const a = (config.approvals ?? {}) as Record<string, unknown>;
   const sec = ((config.security ?? {}) as Record<string, unknown>).approval as Record<string, unknown> | undefined;
@@ -90,7 +90,7 @@ const TRANSPORT_BLOCKED = (failure: string) =>
   `BLOCKED: Selected approval transport failed (${failure}); the user has NOT consented to this action. Do NOT retry this command or attempt the same outcome through another route.`;
 
 /**
- * The approval gate (runtime spec §8): pre-approved keys (session, always) pass without asking;
+ * The approval gate: pre-approved keys (session, always) pass without asking;
  * otherwise the selected transport is asked, or the built-in prompt; without a terminal the
  * built-in prompt denies at once and never waits. Every question fires pre_approval_request and
  * post_approval_response.
@@ -138,7 +138,7 @@ export class ApprovalGate {
     const base = this.observerPayload(ask, `transport:${s.transport}`);
     if (!entry || entry.profile_home !== this.deps.home) {
       const result = { choice: "deny", failure: "unavailable" as const, detail: `no approval transport named '${s.transport}' is registered in this profile` };
-      await this.deps.hooks.fire("post_approval_response", { ...base, request_id: null, request_digest: null, choice: "transport_unavailable", decided_by: `transport:${s.transport}` });
+      await this.deps.hooks.observe("post_approval_response", { ...base, request_id: null, request_digest: null, choice: "transport_unavailable", decided_by: `transport:${s.transport}` });
       this.deps.emit({ type: "approval", outcome: "transport_unavailable", detail: result.detail });
       return result;
     }
@@ -160,17 +160,17 @@ export class ApprovalGate {
       return { choice: "deny", failure: "error_construct", detail: (e as Error).message };
     }
     const ids = { request_id: request.request_id, request_digest: request.digest };
-    await this.deps.hooks.fire("pre_approval_request", { ...base, command: request.command, description: request.description, ...ids });
+    await this.deps.hooks.observe("pre_approval_request", { ...base, command: request.command, description: request.description, ...ids });
     const r = await invokeApprovalTransport(entry.present as (req: ApprovalRequest) => unknown, request, { timeout_seconds: s.timeoutSeconds, signal: ask.signal });
     const choice = r.failure ? `transport_${r.failure}` : r.choice;
-    await this.deps.hooks.fire("post_approval_response", { ...base, command: request.command, description: request.description, ...ids, choice, decided_by: `transport:${s.transport}` }, `choice=${choice}`);
+    await this.deps.hooks.observe("post_approval_response", { ...base, command: request.command, description: request.description, ...ids, choice, decided_by: `transport:${s.transport}` }, `choice=${choice}`);
     this.deps.emit({ type: "approval", outcome: choice, detail: `transport ${s.transport}${r.detail ? `: ${r.detail}` : ""}` });
     return r;
   }
 
   private async builtin(s: ApprovalSettings, ask: ApprovalAsk): Promise<ApprovalOutcome> {
     const base = this.observerPayload(ask, "cli");
-    await this.deps.hooks.fire("pre_approval_request", base);
+    await this.deps.hooks.observe("pre_approval_request", base);
     let choice: string;
     let decided_by = "user";
     const choices = ["once", "session", ...(s.allowPermanent ? ["always"] : []), "deny"];
@@ -183,7 +183,7 @@ export class ApprovalGate {
         timeoutMs: s.timeoutSeconds * 1000,
       });
     }
-    await this.deps.hooks.fire("post_approval_response", { ...base, choice, decided_by }, `choice=${choice}`);
+    await this.deps.hooks.observe("post_approval_response", { ...base, choice, decided_by }, `choice=${choice}`);
     if (decided_by === "no_tty") {
       this.deps.log.warn({ code: "E_APPROVAL_DENIED" }, `denied without asking: no terminal to ask for approval of '${ask.command}' (${ask.description})`);
       return this.done(ask, {

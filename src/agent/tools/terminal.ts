@@ -1,8 +1,9 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { execa } from "execa";
-import { firstString } from "../../runtime/hooks.js";
+import type { HookPayloadOf } from "../../contracts/hook-catalog.js";
 import type { ToolEntry } from "../../runtime/registries.js";
+import { HermesError } from "../../core/errors.js";
 
 export interface TerminalSettings {
   timeoutSeconds: number;
@@ -43,10 +44,16 @@ export const TERMINAL_SCHEMA = {
 /**
  * The `terminal` tool: the command runs through execa in a shell, in `workdir`, under a timeout,
  * cancelled by an interrupt. `transform_terminal_output` may rewrite the output before the output
- * limit applies (runtime spec §5.4). Policy (hardline blocks, approvals) runs before the tool,
+ * limit applies. Policy (hardline blocks, approvals) runs before the tool,
  * in the tool-call pipeline, on the effective arguments.
  */
-export function terminalTool(deps: { fire: (name: "transform_terminal_output", payload: Record<string, unknown>) => Promise<unknown[]>; config: () => Record<string, unknown> }): Omit<ToolEntry, "owner"> {
+/** What the terminal tool needs from its host: the transform_terminal_output fold, and the live config. */
+export interface TerminalDeps {
+  transformOutput: (payload: HookPayloadOf<"transform_terminal_output">) => Promise<string | undefined>;
+  config: () => Record<string, unknown>;
+}
+
+export function terminalTool(deps: TerminalDeps): Omit<ToolEntry, "owner"> {
   return {
     name: "terminal",
     toolset: "terminal",
@@ -57,7 +64,7 @@ export function terminalTool(deps: { fire: (name: "transform_terminal_output", p
     handler: async (args, extra) => {
       const s = terminalSettings(deps.config());
       const command = args.command;
-      if (typeof command !== "string" || !command.trim()) throw new Error("terminal needs a non-empty 'command' string");
+      if (typeof command !== "string" || !command.trim()) throw new HermesError("E_AGENT_TOOL_ARGS", { message: "terminal needs a non-empty 'command' string" });
       const workdir = resolve(typeof args.workdir === "string" && args.workdir.trim() ? args.workdir : process.cwd());
       let isDir = false;
       try {
@@ -65,7 +72,7 @@ export function terminalTool(deps: { fire: (name: "transform_terminal_output", p
       } catch {
         /* reported below */
       }
-      if (!isDir) throw new Error(`workdir ${workdir} does not exist or is not a directory`);
+      if (!isDir) throw new HermesError("E_AGENT_TOOL_FAILED", { message: `workdir ${workdir} does not exist or is not a directory` });
       const requested = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : s.timeoutSeconds;
       const timeoutS = Math.min(requested, s.maxTimeoutSeconds);
       const signal = extra.signal instanceof AbortSignal ? extra.signal : undefined;
@@ -112,11 +119,10 @@ export function terminalTool(deps: { fire: (name: "transform_terminal_output", p
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
       }
-      if (canceled) throw new Error(`interrupted; the command was killed (${command})`);
+      if (canceled) throw new HermesError("E_AGENT_INTERRUPTED", { message: `interrupted; the command was killed (${command})` });
       let output = typeof r.all === "string" ? r.all : "";
       const returncode = typeof r.exitCode === "number" ? r.exitCode : null;
-      const results = await deps.fire("transform_terminal_output", { command, output, returncode, task_id: extra.task_id ?? null, env_type: "local" });
-      const replaced = firstString(results);
+      const replaced = await deps.transformOutput({ command, output, returncode, task_id: extra.task_id ?? null, env_type: "local" });
       if (replaced !== undefined) output = replaced;
       output = limitOutput(output, s.outputLimit);
       const error = timedOut ? `timed out after ${timeoutS}s; the command was killed` : r.failed && returncode === null ? (r.shortMessage ?? "failed") : null;
