@@ -1,8 +1,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { diagnostic, hasErrors, HermesError, type Diagnostic } from "../core/errors.js";
-import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
-import { inferKind, isContainedRelativePath, MANIFEST_FILES, parseManifestText, type PluginManifest } from "../manifest/parse.js";
+import { findManifestFile, inferKind, isContainedRelativePath, parseManifestText, readManifestText, type PluginManifest } from "../manifest/parse.js";
 
 export type SourceKind = "bundled" | "user" | "project" | "npm";
 
@@ -94,13 +93,7 @@ export async function candidateFromFolder(
   opts: { category?: string; dirName?: string; linkTarget?: string; keyOverride?: string } = {},
 ): Promise<Candidate | undefined> {
   const dirName = opts.dirName ?? basename(folder);
-  let manifestFile: string | undefined;
-  for (const f of MANIFEST_FILES) {
-    if (exists(join(folder, f))) {
-      manifestFile = join(folder, f);
-      break;
-    }
-  }
+  const manifestFile = findManifestFile(folder);
   const base = {
     dirName,
     category: opts.category,
@@ -144,7 +137,7 @@ export async function candidateFromFolder(
   }
   let text: string;
   try {
-    text = readTextCappedSync(manifestFile, SIZE_LIMITS.manifest, "E_MANIFEST_TOO_LARGE");
+    text = readManifestText(manifestFile);
   } catch (e) {
     const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : dirName);
     if (e instanceof HermesError && e.code === "E_MANIFEST_TOO_LARGE") {

@@ -9,7 +9,7 @@ import { parseGrantFlag, runConsent, type Io } from "../consent/flow.js";
 import { HermesError, type Diagnostic } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
 import { candidateFromFolder, NIX_LINK_PREFIX, type Candidate } from "../discovery/scan.js";
-import { SUPPORTED_MANIFEST_VERSION, type PluginManifest } from "../manifest/parse.js";
+import { findManifestFile, isPluginFolder, SUPPORTED_MANIFEST_VERSION, type PluginManifest } from "../manifest/parse.js";
 import { cloneInto, resolveSubdir, resolveTreePath, snapshotSubdir } from "./checkout.js";
 import { envFileNames, setEnvValue } from "./env-file.js";
 import { isFullSha, parseIdentifier, parseRef, repoNameOf, scrubUrl, type Identifier } from "./identifier.js";
@@ -84,7 +84,7 @@ async function manifestFolders(root: string, depth = 3): Promise<string[]> {
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (!e.isDirectory() || e.name.startsWith(".") || e.name === "node_modules") continue;
       const p = join(dir, e.name);
-      if (await fsp.access(join(p, "plugin.yaml")).then(() => true, () => fsp.access(join(p, "plugin.yml")).then(() => true, () => false))) {
+      if (findManifestFile(p)) {
         out.push(relative(root, p).split(sep).join("/"));
       } else if (d > 1) await walk(p, d - 1);
       if (out.length >= 10) return;
@@ -92,13 +92,6 @@ async function manifestFolders(root: string, depth = 3): Promise<string[]> {
   };
   await walk(root, depth);
   return out;
-}
-
-async function isPluginFolder(dir: string): Promise<boolean> {
-  for (const f of ["plugin.yaml", "plugin.yml", "plugin.json", "__init__.py"]) {
-    if (await fsp.access(join(dir, f)).then(() => true, () => false)) return true;
-  }
-  return false;
 }
 
 /**

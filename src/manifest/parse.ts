@@ -1,5 +1,6 @@
 import { sha256Hex } from "../core/hash.js";
 import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
+import { existsSync, promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { safeString } from "../core/safe-string.js";
@@ -155,23 +156,49 @@ export function vcsFolderOf(p: string): string | undefined {
 /** Manifest file names, in the order a plugin folder is searched. */
 export const MANIFEST_FILES = ["plugin.yaml", "plugin.yml"] as const;
 
+/** Files any one of which makes a folder a plugin (loadable or not: portable packages and python plugins count). */
+export const PLUGIN_FOLDER_FILES = [...MANIFEST_FILES, "plugin.json", "__init__.py"] as const;
+
+/** Whether `dir` holds any of PLUGIN_FOLDER_FILES. */
+export async function isPluginFolder(dir: string): Promise<boolean> {
+  for (const f of PLUGIN_FOLDER_FILES) {
+    if (await fsp.access(join(dir, f)).then(() => true, () => false)) return true;
+  }
+  return false;
+}
+
+/** The manifest file of a plugin folder: the first of MANIFEST_FILES that exists, or `undefined`. */
+export function findManifestFile(dir: string): string | undefined {
+  for (const name of MANIFEST_FILES) {
+    const file = join(dir, name);
+    if (existsSync(file)) return file;
+  }
+  return undefined;
+}
+
+/** A manifest file's text, refused (E_MANIFEST_TOO_LARGE) over the manifest size limit. */
+export function readManifestText(file: string): string {
+  return readTextCappedSync(file, SIZE_LIMITS.manifest, "E_MANIFEST_TOO_LARGE");
+}
+
 /** What the lock records as `manifest_sha256`. */
 export function manifestSha256(text: string): string {
   return sha256Hex(text);
 }
 
-/** The manifest of a plugin folder as text; `undefined` when there is none or it cannot be read. */
+/**
+ * The manifest of a plugin folder as text (the file discovery picks: findManifestFile);
+ * `undefined` when there is none or it cannot be read. A manifest over the limit is refused.
+ */
 export function readManifestFile(dir: string): { file: string; text: string } | undefined {
-  for (const name of MANIFEST_FILES) {
-    const file = join(dir, name);
-    try {
-      return { file, text: readTextCappedSync(file, SIZE_LIMITS.manifest, "E_MANIFEST_TOO_LARGE") };
-    } catch (e) {
-      // A manifest over the limit is refused, not skipped for the next name.
-      if (e instanceof HermesError) throw e;
-    }
+  const file = findManifestFile(dir);
+  if (!file) return undefined;
+  try {
+    return { file, text: readManifestText(file) };
+  } catch (e) {
+    if (e instanceof HermesError) throw e;
+    return undefined;
   }
-  return undefined;
 }
 
 export function parseManifestText(text: string, file: string, dirName: string): ManifestParse {

@@ -9,7 +9,7 @@
  */
 import { basename, posix } from "node:path";
 import type { LoadedConfig } from "../../config/config-file.js";
-import { parseManifestText, type PluginManifest } from "../../manifest/parse.js";
+import { MANIFEST_FILES, parseManifestText, type PluginManifest } from "../../manifest/parse.js";
 import { classify, nonRuntimeRoot, resolveSpecifier, type FileClass } from "./files.js";
 import { matchFile } from "./match.js";
 import { patternById } from "./patterns.js";
@@ -43,7 +43,7 @@ function isLoadedConfig(c: unknown): c is LoadedConfig {
 }
 
 function manifestOf(files: readonly TextFile[], root: string): PluginManifest | undefined {
-  const f = files.find((x) => x.rel === "plugin.yaml") ?? files.find((x) => x.rel === "plugin.yml");
+  const f = MANIFEST_FILES.map((name) => files.find((x) => x.rel === name)).find((x) => x !== undefined);
   if (!f) return undefined;
   return parseManifestText(f.text, `${root}/${f.rel}`, basename(root)).manifest;
 }

@@ -8,6 +8,7 @@ import { runConsent, type Io } from "../../consent/flow.js";
 import { HermesError } from "../../core/errors.js";
 import type { HomePaths } from "../../core/paths.js";
 import { candidateFromFolder } from "../../discovery/scan.js";
+import { isPluginFolder } from "../../manifest/parse.js";
 import { envFileNames, setEnvValue } from "../../install/env-file.js";
 import { runGit } from "../../install/git.js";
 import { scrubUrl } from "../../install/identifier.js";
@@ -148,7 +149,7 @@ export async function placeBundledPlugin(o: PlaceOptions, p: BundledPlugin, tree
     if (targetStat) {
       if (!o.force) throw new HermesError("E_INSTALL_EXISTS", { message: `plugin '${name}' already exists at ${target}`, hint: "use --force to reinstall it from the bundle" });
       const prior = (await readMetadata(paths.installMetadata))[name];
-      const isPlugin = await Promise.any(["plugin.yaml", "plugin.yml", "plugin.json", "__init__.py"].map((f) => fsp.access(join(target, f)))).then(() => true, () => false);
+      const isPlugin = await isPluginFolder(target);
       if (targetStat.isDirectory() && !prior && !isPlugin) {
         throw new HermesError("E_INSTALL_EXISTS", { message: `${target} exists and is not a plugin folder; --force will not replace it` });
       }
