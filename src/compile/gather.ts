@@ -6,10 +6,12 @@ import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { envFlag } from "../core/env-flag.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { discover, sourceRoots, type Discovery } from "../discovery/discover.js";
-import { candidateFromFolder, candidateFromPackage, NIX_LINK_PREFIX, type Candidate } from "../discovery/scan.js";
+import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
+import { candidateFromFolder, candidateFromPackage, type Candidate } from "../discovery/scan.js";
 import { loadDeploySpec, type DeploySpec, type SpecPlugin } from "./deploy-spec.js";
 import { IntegrityCache } from "./integrity-cache.js";
 import { readLock, type Lock } from "../contracts/lock.js";
+import { parseMetadata, type InstallMetadata } from "../contracts/install-metadata.js";
 import { readManaged } from "../config/managed.js";
 import type { Watch } from "./quick-check.js";
 
@@ -37,7 +39,7 @@ export interface CompileInputs {
   /** What the discovery roots were, folded into the inputs hash. */
   env: { roots: string[]; projectPlugins: boolean };
   /** `.install-metadata.json` records by plugin folder name (git origin). */
-  gitOrigins: Record<string, { source: string; revision: string; pinned: boolean }>;
+  gitOrigins: InstallMetadata;
   /** Raw bytes of the lock in force, to detect a no-op. */
   previousText?: string;
   /** The bytes of `.install-metadata.json` this compile read (absent: undefined), for the no-op fingerprint. */
@@ -69,18 +71,19 @@ export interface GatherOptions {
   configText?: string;
 }
 
-function readGitOrigins(text: string | undefined): CompileInputs["gitOrigins"] {
-  if (!text) return {};
+/**
+ * The git origins of `.install-metadata.json`, read by install's own reader. A corrupt file does
+ * not stop compile (install owns it and refuses to touch it until fixed): it is a warning, and
+ * the lock records no git origin until it is fixed.
+ */
+function readGitOrigins(text: string | undefined, file: string, diagnostics: Diagnostic[]): InstallMetadata {
   try {
-    const raw = JSON.parse(text) as Record<string, unknown>;
-    const out: CompileInputs["gitOrigins"] = {};
-    for (const [name, rec] of Object.entries(raw)) {
-      if (!rec || typeof rec !== "object") continue;
-      const r = rec as Record<string, unknown>;
-      if (typeof r.source === "string" && typeof r.revision === "string") out[name] = { source: r.source, revision: r.revision, pinned: r.pinned === true };
-    }
-    return out;
-  } catch {
+    return parseMetadata(text, file);
+  } catch (e) {
+    if (!(e instanceof HermesError)) throw e;
+    diagnostics.push(
+      diagnostic("W_INSTALL_METADATA_CORRUPT", `${e.message}; the lock records no git origins until it is fixed`, { file: e.file, line: e.line, col: e.col, path: e.path }),
+    );
     return {};
   }
 }
@@ -146,31 +149,100 @@ async function resolveSpecTargets(spec: DeploySpec, paths: HomePaths): Promise<{
   return { targets, diagnostics };
 }
 
-export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> {
-  const paths = homePaths(resolve(opts.home));
-  const diagnostics: Diagnostic[] = [];
-  let spec: DeploySpec | undefined;
-  let specTargets: SpecTarget[] = [];
-  if (opts.specFile) {
-    const r = await loadDeploySpec(opts.specFile);
-    diagnostics.push(...r.diagnostics);
-    spec = r.spec;
-    if (spec) {
-      const t = await resolveSpecTargets(spec, paths);
-      specTargets = t.targets;
-      diagnostics.push(...t.diagnostics);
-    }
-  }
-  const configText = opts.configText ?? (await readTextCappedIfExists(paths.config, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE"));
-  const previousText = await readTextIfExists(paths.lock).catch(() => undefined);
-  let previous: Lock | undefined;
+async function loadSpec(specFile: string | undefined, paths: HomePaths, diagnostics: Diagnostic[]): Promise<{ spec: DeploySpec | undefined; specTargets: SpecTarget[] }> {
+  if (!specFile) return { spec: undefined, specTargets: [] };
+  const r = await loadDeploySpec(specFile);
+  diagnostics.push(...r.diagnostics);
+  if (!r.spec) return { spec: r.spec, specTargets: [] };
+  const t = await resolveSpecTargets(r.spec, paths);
+  diagnostics.push(...t.diagnostics);
+  return { spec: r.spec, specTargets: t.targets };
+}
+
+async function readPreviousLock(paths: HomePaths, diagnostics: Diagnostic[]): Promise<Lock | undefined> {
   try {
-    previous = await readLock(paths.lock);
+    return await readLock(paths.lock);
   } catch (e) {
     // A broken lock is replaced by the compile; say so rather than refuse.
     const code = e instanceof HermesError && e.code === "E_LOCK_TAMPERED" ? "E_LOCK_TAMPERED" : "E_LOCK_INVALID";
     diagnostics.push({ ...diagnostic(code, `${(e as HermesError).message}; it will be rewritten`, { file: paths.lock }), severity: "warning" });
+    return undefined;
   }
+}
+
+/** Integrity of every winner and conflicting candidate, each real folder hashed once. */
+async function hashCandidates(discovery: Discovery, cache: IntegrityCache, fullHash: boolean | undefined): Promise<CompileInputs["integrity"]> {
+  const integrity: CompileInputs["integrity"] = new Map();
+  const hashed = new Set<string>();
+  const toHash = [...discovery.resolution.winners, ...[...discovery.resolution.conflicts.values()].flat()];
+  // Bounded concurrency: enough to overlap I/O, few enough not to exhaust file handles.
+  const queue = toHash.filter((c) => c.realPath && !hashed.has(c.realPath) && hashed.add(c.realPath));
+  const workers = Array.from({ length: 8 }, async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      try {
+        integrity.set(c.realPath!, await cache.integrity(c.realPath!, { full: fullHash }));
+      } catch (e) {
+        const he = e instanceof HermesError ? e : new HermesError("E_FS_READ", { message: `cannot hash ${c.realPath}: ${(e as Error).message}` });
+        integrity.set(c.realPath!, { error: he.toDiagnostic() });
+      }
+    }
+  });
+  await Promise.all(workers);
+  return integrity;
+}
+
+/** Where the deployment's links (recorded, declared and nix-managed) point now. */
+async function readLinksOnDisk(paths: HomePaths, previous: Lock | undefined, specTargets: SpecTarget[]): Promise<Record<string, string>> {
+  const linkPaths = new Set<string>([...(previous?.deployment.links ?? []).map((l) => l.link), ...specTargets.map((t) => t.link)]);
+  for (const name of await fsp.readdir(paths.plugins).catch(() => [] as string[])) if (name.startsWith(NIX_LINK_PREFIX)) linkPaths.add(`plugins/${name}`);
+  const linksOnDisk: Record<string, string> = {};
+  for (const l of [...linkPaths].sort()) {
+    const v = await fsp.readlink(join(paths.home, l)).catch(() => undefined);
+    if (v !== undefined) linksOnDisk[l] = v;
+  }
+  return linksOnDisk;
+}
+
+/** Ownership recorded by a generation newer than the current one (an activation that did not finish). */
+async function readPendingOwnership(paths: HomePaths): Promise<CompileInputs["pendingOwnership"]> {
+  const gens = (await fsp.readdir(paths.generations).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number);
+  const newest = gens.length ? Math.max(...gens) : undefined;
+  const currentGen = await fsp.readlink(join(paths.generations, "current")).then(Number, () => undefined);
+  if (!(newest !== undefined && (currentGen === undefined || newest > currentGen))) return undefined;
+  const text = await readTextIfExists(join(paths.generations, String(newest), "hermes.lock.json")).catch(() => undefined);
+  try {
+    const d = text ? (JSON.parse(text) as Lock).deployment : undefined;
+    if (d) return { leaves: d.owned_leaves, items: d.owned_items };
+  } catch {
+    // a torn generation is ignored; it was never current
+  }
+  return undefined;
+}
+
+/** Folders and files whose change makes the compile's inputs stale. */
+function watchList(discovery: Discovery, cache: IntegrityCache, specTargets: SpecTarget[]): Watch {
+  const roots = discovery.roots.map((r) => r.dir);
+  const dirs = new Set<string>(roots);
+  const files = new Set<string>();
+  for (const c of discovery.candidates) {
+    for (let d = dirname(c.path); roots.some((r) => d.startsWith(r)) && !dirs.has(d); d = dirname(d)) dirs.add(d);
+    dirs.add(c.path);
+  }
+  for (const [real, entries] of cache.listed) {
+    dirs.add(real);
+    for (const e of entries) (e.type === "dir" ? dirs : files).add(join(real, e.rel));
+  }
+  for (const t of specTargets) dirs.add(t.entry.path);
+  return { dirs: [...dirs].sort(), files: [...files].sort() };
+}
+
+export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> {
+  const paths = homePaths(resolve(opts.home));
+  const diagnostics: Diagnostic[] = [];
+  const { spec, specTargets } = await loadSpec(opts.specFile, paths, diagnostics);
+  const configText = opts.configText ?? (await readTextCappedIfExists(paths.config, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE"));
+  const previousText = await readTextIfExists(paths.lock).catch(() => undefined);
+  const previous = await readPreviousLock(paths, diagnostics);
   const managedKind = opts.managed ?? (await readManaged(paths))?.kind ?? null;
   const previousLinks = new Set((previous?.deployment.links ?? []).map((l) => join(paths.home, l.link)));
   const discovery = await discover({
@@ -186,63 +258,18 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
       : undefined,
   });
   const cache = await IntegrityCache.open(paths.cache);
-  const integrity: CompileInputs["integrity"] = new Map();
-  const hashed = new Set<string>();
-  const toHash = [...discovery.resolution.winners, ...[...discovery.resolution.conflicts.values()].flat()];
-  // Bounded concurrency: enough to overlap I/O, few enough not to exhaust file handles.
-  const queue = toHash.filter((c) => c.realPath && !hashed.has(c.realPath) && hashed.add(c.realPath));
-  const workers = Array.from({ length: 8 }, async () => {
-    for (let c = queue.shift(); c; c = queue.shift()) {
-      try {
-        integrity.set(c.realPath!, await cache.integrity(c.realPath!, { full: opts.fullHash }));
-      } catch (e) {
-        const he = e instanceof HermesError ? e : new HermesError("E_FS_READ", { message: `cannot hash ${c.realPath}: ${(e as Error).message}` });
-        integrity.set(c.realPath!, { error: he.toDiagnostic() });
-      }
-    }
-  });
-  await Promise.all(workers);
+  const integrity = await hashCandidates(discovery, cache, opts.fullHash);
   const env = opts.env ?? process.env;
-  const linkPaths = new Set<string>([...(previous?.deployment.links ?? []).map((l) => l.link), ...specTargets.map((t) => t.link)]);
-  for (const name of await fsp.readdir(paths.plugins).catch(() => [] as string[])) if (name.startsWith(NIX_LINK_PREFIX)) linkPaths.add(`plugins/${name}`);
-  const linksOnDisk: Record<string, string> = {};
-  for (const l of [...linkPaths].sort()) {
-    const v = await fsp.readlink(join(paths.home, l)).catch(() => undefined);
-    if (v !== undefined) linksOnDisk[l] = v;
-  }
-  let pendingOwnership: CompileInputs["pendingOwnership"];
-  const gens = (await fsp.readdir(paths.generations).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number);
-  const newest = gens.length ? Math.max(...gens) : undefined;
-  const currentGen = await fsp.readlink(join(paths.generations, "current")).then(Number, () => undefined);
-  if (newest !== undefined && (currentGen === undefined || newest > currentGen)) {
-    const text = await readTextIfExists(join(paths.generations, String(newest), "hermes.lock.json")).catch(() => undefined);
-    try {
-      const d = text ? (JSON.parse(text) as Lock).deployment : undefined;
-      if (d) pendingOwnership = { leaves: d.owned_leaves, items: d.owned_items };
-    } catch {
-      // a torn generation is ignored; it was never current
-    }
-  }
+  const linksOnDisk = await readLinksOnDisk(paths, previous, specTargets);
+  const pendingOwnership = await readPendingOwnership(paths);
   const metadataText = await readTextIfExists(paths.installMetadata).catch(() => undefined);
   const pointers = {
     lock: await fsp.readlink(paths.lock).catch(() => undefined),
     current: await fsp.readlink(join(paths.generations, "current")).catch(() => undefined),
   };
-  const roots = discovery.roots.map((r) => r.dir);
-  const dirs = new Set<string>(roots);
-  const files = new Set<string>();
-  for (const c of discovery.candidates) {
-    for (let d = dirname(c.path); roots.some((r) => d.startsWith(r)) && !dirs.has(d); d = dirname(d)) dirs.add(d);
-    dirs.add(c.path);
-  }
-  for (const [real, entries] of cache.listed) {
-    dirs.add(real);
-    for (const e of entries) (e.type === "dir" ? dirs : files).add(join(real, e.rel));
-  }
-  for (const t of specTargets) dirs.add(t.entry.path);
   return {
     pendingOwnership,
-    watch: { dirs: [...dirs].sort(), files: [...files].sort() },
+    watch: watchList(discovery, cache, specTargets),
     previousText,
     linksOnDisk,
     pointers,
@@ -256,7 +283,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     discovery,
     integrity,
     env: { roots: sourceRoots({ home: paths.home, cwd: opts.cwd, env }).map((r) => `${r.source}:${r.dir}`), projectPlugins: envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env) },
-    gitOrigins: readGitOrigins(metadataText),
+    gitOrigins: readGitOrigins(metadataText, paths.installMetadata, diagnostics),
     metadataText,
     diagnostics: [...diagnostics, ...discovery.diagnostics],
     cache,
