@@ -4,9 +4,10 @@ import { PluginLlm } from "../../src/agent/plugin-llm.js";
 import { renderSections } from "../../src/agent/system-prompt.js";
 import type { TimelineEvent } from "../../src/agent/timeline.js";
 import type { PromptSection } from "../../src/runtime/registries.js";
-import { calls, captureLog, cleanup, FakeProvider, rig, say } from "./helpers.js";
+import { calls, captureLog, FakeProvider, rig, say } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterAll(cleanup);
+afterAll(cleanupTemp);
 
 const info = { session_id: "s1", model: "m", provider: "p", platform: "cli", profile_name: "default", cwd: "/x" };
 const section = (id: string, content: PromptSection["content"], max_chars = 4000): PromptSection => ({ id, content, position: "after_memory", max_chars, plugin_key: `pk-${id}` });

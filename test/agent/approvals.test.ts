@@ -10,9 +10,10 @@ import { invokeApprovalTransport, TRANSPORT_POOL_SIZE, transportCallsInFlight } 
 import { HookSite } from "../../src/agent/hook-site.js";
 import { Session } from "../../src/agent/session.js";
 import type { TimelineEvent } from "../../src/agent/timeline.js";
-import { captureLog, cleanup, rig } from "./helpers.js";
+import { captureLog, rig } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterAll(cleanup);
+afterAll(cleanupTemp);
 
 describe("command policy", () => {
   it.each([

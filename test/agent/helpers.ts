@@ -12,7 +12,7 @@ import type { MiddlewareCallback } from "../../src/runtime/middleware.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
 import { captureLog, start } from "../runtime/helpers.js";
 
-export { captureLog, cleanup, tmp } from "../runtime/helpers.js";
+export { captureLog } from "../runtime/helpers.js";
 
 export type Outcome = LlmResponse | ProviderError | ((req: LlmRequest, opts: ProviderCallOptions) => Promise<LlmResponse>);
 

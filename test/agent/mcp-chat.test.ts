@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, Scratch } from "../e2e/cli.js";
+import { runCli } from "../support/cli.js";
+import { Scratch } from "../support/home.js";
 
 /**
  * MCP through the built CLI: `hermes chat` starts the servers of config.yaml, the model calls

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino, type Logger } from "pino";
@@ -9,6 +8,7 @@ import { attachMcp, McpPermissionError, type McpEnvelope, type McpManager } from
 import type { PluginContext } from "../../src/runtime/context.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
 import { startRuntime } from "../../src/app/start-runtime.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
 
 /**
  * Issue 5 item 7: MCP servers from config.yaml over the official SDK, their tools beside the
@@ -17,10 +17,7 @@ import { startRuntime } from "../../src/app/start-runtime.js";
  */
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/mcp/echo-server.mjs", import.meta.url));
-const roots: string[] = [];
-afterAll(() => {
-  for (const r of roots) rmSync(r, { recursive: true, force: true });
-});
+afterAll(cleanupTemp);
 
 type Ctx = PluginContext & { callMcp: PluginContext["call_mcp"] };
 
@@ -40,8 +37,7 @@ function capture(): { log: Logger; logs: Array<Record<string, unknown>> } {
 
 /** A home with plugins that hand their ctx to the test, MCP servers in config.yaml, a built-in tool. */
 async function harness(mcpServersYaml: string, entries: Record<string, string[]>): Promise<Harness> {
-  const root = mkdtempSync(join(tmpdir(), "hermes-mcp-"));
-  roots.push(root);
+  const root = tempDir("hermes-mcp-");
   const home = join(root, "home");
   const bundled = join(root, "bundled");
   mkdirSync(bundled, { recursive: true });
@@ -238,8 +234,7 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
 
 describe("MCP edge cases", () => {
   it("without attachMcp, call_mcp answers with an error envelope (after the allowlist)", async () => {
-    const root = mkdtempSync(join(tmpdir(), "hermes-mcp-none-"));
-    roots.push(root);
+    const root = tempDir("hermes-mcp-none-");
     const home = join(root, "home");
     const dir = join(home, "plugins", "lonely");
     mkdirSync(dir, { recursive: true });

@@ -1,12 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HookSite } from "../../src/agent/hook-site.js";
-import { callModel, LlmCallFailed, retryDelay, type LlmCallContext } from "../../src/agent/llm-call.js";
+import { callModel, LlmCallFailed, retryDelay } from "../../src/agent/llm-call.js";
 import { OpenAiCompatibleProvider } from "../../src/agent/providers/openai-compatible.js";
-import type { TimelineEvent } from "../../src/agent/timeline.js";
 import type { Provider, StreamEvent } from "../../src/agent/types.js";
-import { cleanup, llmContext, rig, type Rig } from "./helpers.js";
+import { llmContext, rig, type Rig } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
 // A real HTTP server on 127.0.0.1; each test sets how it answers and sees when each request came.
 let url = "";
@@ -27,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
-  cleanup();
+  cleanupTemp();
 });
 
 const ctx = (r: Rig, provider: Provider, backoffMs: number, maxRetries = 2) => llmContext(r, provider, { retry: { maxRetries, backoffMs } });

@@ -3,12 +3,13 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HookSite } from "../../src/agent/hook-site.js";
 import { PluginLlm } from "../../src/agent/plugin-llm.js";
-import { ProviderError } from "../../src/agent/providers/errors.js";
+import type { ProviderError } from "../../src/agent/providers/errors.js";
 import { OpenAiCompatibleProvider } from "../../src/agent/providers/openai-compatible.js";
 import { modelSettings, resolveProvider } from "../../src/agent/providers/resolve.js";
 import { parseScript, ScriptedProvider } from "../../src/agent/providers/scripted.js";
 import type { StreamEvent } from "../../src/agent/types.js";
-import { captureLog, cleanup, FakeProvider, rig, say } from "./helpers.js";
+import { captureLog, FakeProvider, rig, say } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
 let url = "";
 let handler: (res: ServerResponse, body: string) => void = () => undefined;
@@ -25,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
-  cleanup();
+  cleanupTemp();
 });
 
 const signal = () => new AbortController().signal;

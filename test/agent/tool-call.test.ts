@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApprovalGate, PermanentApprovals } from "../../src/agent/approvals/gate.js";
@@ -11,9 +10,10 @@ import { runToolCall, type ToolCallContext } from "../../src/agent/tool-call.js"
 import { registerBuiltinTools } from "../../src/agent/tools/builtin.js";
 import { limitOutput, terminalSettings } from "../../src/agent/tools/terminal.js";
 import type { ToolCall } from "../../src/agent/types.js";
-import { captureLog, cleanup, rig, type Rig } from "./helpers.js";
+import { captureLog, rig, type Rig } from "./helpers.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
 
-afterAll(cleanup);
+afterAll(cleanupTemp);
 
 function call(name: string, args: unknown, id = "call_1"): ToolCall {
   return { id, type: "function", function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) } };
@@ -24,7 +24,7 @@ async function setup(opts: { prompter?: ApprovalPrompter; config?: Record<string
   const events: TimelineEvent[] = [];
   const logs = captureLog();
   const hooks = new HookSite(r.rt.hooks, (e) => events.push(e));
-  registerBuiltinTools(r.rt, { fire: (n, p) => hooks.fire(n, p), config: () => opts.config ?? {} });
+  registerBuiltinTools(r.rt, { transformOutput: (p) => hooks.firstString("transform_terminal_output", p), config: () => opts.config ?? {} });
   const runs: unknown[] = [];
   r.rt.tools.lease("probe", {
     name: "probe",
@@ -144,7 +144,7 @@ describe("the built-in tools", () => {
 
   it("terminal: a timeout kills the whole process group and reports exit 124; a missing workdir is an error", async () => {
     const { c } = await setup();
-    const dir = mkdtempSync(join(tmpdir(), "hk-term-"));
+    const dir = tempDir("hk-term-");
     const t0 = Date.now();
     const o = await runToolCall(c, call("terminal", { command: `(sleep 5; echo late > ${dir}/late.txt) & sleep 5`, timeout: 1 }));
     expect(Date.now() - t0).toBeLessThan(4500);
@@ -158,7 +158,7 @@ describe("the built-in tools", () => {
 
   it("read_file, write_file (atomic, folders created), list_dir; writing into ~/.ssh needs approval", async () => {
     const { c } = await setup();
-    const dir = mkdtempSync(join(tmpdir(), "hk-files-"));
+    const dir = tempDir("hk-files-");
     const w = await runToolCall(c, call("write_file", { path: join(dir, "a", "b.txt"), content: "one\ntwo\nthree" }));
     expect(JSON.parse(w.result)).toEqual({ path: join(dir, "a", "b.txt"), bytes_written: 13 });
     const rd = await runToolCall(c, call("read_file", { path: join(dir, "a", "b.txt"), offset: 2, limit: 1 }));

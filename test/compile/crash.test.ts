@@ -1,9 +1,11 @@
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI } from "../support/cli.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
+
+afterAll(cleanupTemp);
 
 /**
  * Kill `hermes compile` at every fault point of apply (HERMES_FAULT_KILL_AT) and at many random
@@ -11,8 +13,6 @@ import { beforeAll, describe, expect, it } from "vitest";
  * or the new one — lock and resolving links together — and a rerun must converge on the state a
  * clean run produces.
  */
-const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-
 interface HomeState {
   lock: string | null;
   links: Record<string, string>;
@@ -131,7 +131,7 @@ function expectConverges(home: string, spec: string, label: string) {
 }
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), "hk-crash-"));
+  root = tempDir("hk-crash-");
   const store = join(root, "store");
   plugin(join(store, "alpha-1"), "alpha", "one");
   plugin(join(store, "alpha-2"), "alpha", "two");

@@ -1,8 +1,10 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { compile } from "../../src/compile/compile.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
+
+afterAll(cleanupTemp);
 
 function makeHome(home: string, names: string[]) {
   mkdirSync(join(home, "plugins"), { recursive: true });
@@ -25,7 +27,7 @@ const env = (root: string) => ({ HERMES_BUNDLED_PLUGINS: join(root, "bundled"), 
 
 describe("compile determinism", () => {
   it("same inputs created in different orders give identical lock bytes", async () => {
-    const root = mkdtempSync(join(tmpdir(), "hk-det-"));
+    const root = tempDir("hk-det-");
     mkdirSync(join(root, "bundled"));
     const home = join(root, "home");
     const names = Array.from({ length: 40 }, (_, i) => `p${i}`);
@@ -43,7 +45,7 @@ describe("compile determinism", () => {
   });
 
   it("a no-op compile writes nothing", async () => {
-    const root = mkdtempSync(join(tmpdir(), "hk-noop-"));
+    const root = tempDir("hk-noop-");
     mkdirSync(join(root, "bundled"));
     const home = join(root, "home");
     makeHome(home, ["p0", "p1", "p2"]);
@@ -71,7 +73,7 @@ describe("compile determinism", () => {
   });
 
   it("a changed plugin file is a new generation; the lock names what changed", async () => {
-    const root = mkdtempSync(join(tmpdir(), "hk-change-"));
+    const root = tempDir("hk-change-");
     mkdirSync(join(root, "bundled"));
     const home = join(root, "home");
     makeHome(home, ["p0", "p1"]);

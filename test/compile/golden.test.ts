@@ -1,10 +1,12 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { compile } from "../../src/compile/compile.js";
 import { formatDiagnostic, HermesError, type Diagnostic } from "../../src/core/errors.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
+
+afterAll(cleanupTemp);
 
 /**
  * Golden tests: each `samples/<case>/input` is a home (`home/`), optional bundled plugins
@@ -48,7 +50,7 @@ describe("compile golden samples", () => {
     it(name, async () => {
       const input = join(SAMPLES, name, "input");
       const expected = join(SAMPLES, name, "expected");
-      const root = mkdtempSync(join(tmpdir(), `hk-golden-${name}-`));
+      const root = tempDir(`hk-golden-${name}-`);
       const vars = { HOME: join(root, "home"), STORE: join(root, "store"), BUNDLED: join(root, "bundled"), ROOT: root };
       for (const d of ["home", "store", "bundled"]) {
         if (existsSync(join(input, d))) cpSync(join(input, d), join(root, d), { recursive: true, verbatimSymlinks: true });

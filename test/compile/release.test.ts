@@ -7,7 +7,8 @@ import { readFileSync, writeFileSync, appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { parse } from "yaml";
-import { runCli, Scratch, writePlugin } from "../e2e/cli.js";
+import { runCli } from "../support/cli.js";
+import { Scratch, writePlugin } from "../support/home.js";
 
 const scratch = new Scratch("hermes-release-");
 afterAll(() => scratch.cleanup());

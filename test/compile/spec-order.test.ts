@@ -12,7 +12,8 @@ import { compile } from "../../src/compile/compile.js";
 import { startRuntime } from "../../src/app/start-runtime.js";
 // The benchmarks' seeded PRNG: every fast-check seed maps to one shuffle.
 import { prng } from "../../bench/lib/synthetic-home.mjs";
-import { runCli, Scratch, writePlugin } from "../e2e/cli.js";
+import { runCli } from "../support/cli.js";
+import { Scratch, writePlugin } from "../support/home.js";
 
 const scratch = new Scratch("hermes-spec-order-");
 afterAll(() => scratch.cleanup());

@@ -7,9 +7,11 @@ import { promises as fsp } from "node:fs";
 import { parse } from "yaml";
 import { disablePlugin, enablePlugin } from "../../src/config/enable.js";
 import { findPlugin, loadPluginSet, type PluginSet } from "../../src/discovery/plugin-set.js";
-import { cleanupTmp, fileStamp, makeSandbox, rejection, sleep, thrown, writeFile, writePlugin, type Sandbox } from "../discovery/helpers.js";
+import { makeSandbox, writePlugin, type Sandbox } from "../discovery/helpers.js";
+import { cleanupTemp, fileStamp, writeText } from "../support/home.js";
+import { rejection, sleep, thrown } from "../support/util.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 async function config(sb: Sandbox): Promise<{ plugins?: { enabled?: unknown; disabled?: unknown } }> {
   return parse(await fsp.readFile(sb.configFile, "utf8")) ?? {};
@@ -27,7 +29,7 @@ describe("enablePlugin", () => {
 
   it("removes the key and the manifest name from plugins.disabled, not a bare leaf (it may be another plugin's key)", async () => {
     const sb = await makeSandbox();
-    await writeFile(sb.configFile, "plugins:\n  enabled: [other]\n  disabled:\n    - observability/langfuse\n    - langfuse\n    - langfuse-tracing\n    - keep-me\n");
+    writeText(sb.configFile, "plugins:\n  enabled: [other]\n  disabled:\n    - observability/langfuse\n    - langfuse\n    - langfuse-tracing\n    - keep-me\n");
     const r = await enablePlugin(sb.configFile, CAT);
     expect(r.changed).toBe(true);
     expect((await config(sb)).plugins).toEqual({ enabled: ["other", "observability/langfuse"], disabled: ["langfuse", "keep-me"] });
@@ -36,25 +38,25 @@ describe("enablePlugin", () => {
   it("already enabled (by key or by name) and not disabled → no write at all", async () => {
     for (const listed of ["observability/langfuse", "langfuse-tracing"]) {
       const sb = await makeSandbox();
-      await writeFile(sb.configFile, `plugins:\n  enabled: [${listed}]\n`);
-      const before = await fileStamp(sb.configFile);
+      writeText(sb.configFile, `plugins:\n  enabled: [${listed}]\n`);
+      const before = fileStamp(sb.configFile);
       await sleep(20);
       const r = await enablePlugin(sb.configFile, CAT);
       expect(r).toEqual({ key: CAT.key, changed: false, message: `Plugin '${CAT.key}' is already enabled.` });
-      expect(await fileStamp(sb.configFile)).toEqual(before);
+      expect(fileStamp(sb.configFile)).toEqual(before);
     }
   });
 
   it("already enabled but also disabled → only the disabled entry is removed", async () => {
     const sb = await makeSandbox();
-    await writeFile(sb.configFile, "plugins:\n  enabled: [weather]\n  disabled: [weather]\n");
+    writeText(sb.configFile, "plugins:\n  enabled: [weather]\n  disabled: [weather]\n");
     expect((await enablePlugin(sb.configFile, { key: "weather", name: "weather" })).changed).toBe(true);
     expect((await config(sb)).plugins).toEqual({ enabled: ["weather"], disabled: [] });
   });
 
   it("appends to an `enabled:` key with no value", async () => {
     const sb = await makeSandbox();
-    await writeFile(sb.configFile, "plugins:\n  enabled:\n");
+    writeText(sb.configFile, "plugins:\n  enabled:\n");
     await enablePlugin(sb.configFile, { key: "a", name: "a" });
     expect((await config(sb)).plugins).toEqual({ enabled: ["a"] });
   });
@@ -76,7 +78,7 @@ describe("enablePlugin", () => {
       "other: 1",
       "",
     ].join("\n");
-    await writeFile(sb.configFile, text);
+    writeText(sb.configFile, text);
     await enablePlugin(sb.configFile, { key: "weather", name: "weather" });
     const out = await fsp.readFile(sb.configFile, "utf8");
     expect(out).toBe(text.replace("    - alpha   # first\n", "    - alpha   # first\n    - weather\n").replace("[gamma, weather]", "[gamma]"));
@@ -84,23 +86,23 @@ describe("enablePlugin", () => {
 
   it("refuses a non-list plugins.enabled with E_SCHEMA_INVALID at its line and column, leaving the file alone", async () => {
     const sb = await makeSandbox();
-    await writeFile(sb.configFile, "model: x\nplugins:\n  enabled: weather\n");
-    const before = await fileStamp(sb.configFile);
+    writeText(sb.configFile, "model: x\nplugins:\n  enabled: weather\n");
+    const before = fileStamp(sb.configFile);
     const e = await rejection(() => enablePlugin(sb.configFile, { key: "a", name: "a" }));
     expect(e).toMatchObject({ code: "E_SCHEMA_INVALID", file: sb.configFile, line: 3, col: 12, path: "plugins.enabled" });
     expect(e.message).toContain("plugins.enabled");
-    expect(await fileStamp(sb.configFile)).toEqual(before);
+    expect(fileStamp(sb.configFile)).toEqual(before);
   });
 
   it("refuses a non-list plugins.disabled, and a non-mapping plugins", async () => {
     const sb = await makeSandbox();
-    await writeFile(sb.configFile, "plugins:\n  disabled: {a: 1}\n");
+    writeText(sb.configFile, "plugins:\n  disabled: {a: 1}\n");
     expect(await rejection(() => enablePlugin(sb.configFile, { key: "a", name: "a" }))).toMatchObject({
       code: "E_SCHEMA_INVALID",
       line: 2,
       col: 13,
     });
-    await writeFile(sb.configFile, "plugins: [a]\n");
+    writeText(sb.configFile, "plugins: [a]\n");
     expect(await rejection(() => enablePlugin(sb.configFile, { key: "a", name: "a" }))).toMatchObject({
       code: "E_SCHEMA_INVALID",
       line: 1,
@@ -110,17 +112,17 @@ describe("enablePlugin", () => {
 
   it("refuses to edit a config that does not parse", async () => {
     const sb = await makeSandbox();
-    await writeFile(sb.configFile, "plugins:\n  enabled: [a\n");
-    const before = await fileStamp(sb.configFile);
+    writeText(sb.configFile, "plugins:\n  enabled: [a\n");
+    const before = fileStamp(sb.configFile);
     expect(await rejection(() => enablePlugin(sb.configFile, { key: "b", name: "b" }))).toMatchObject({ code: "E_YAML_PARSE", file: sb.configFile });
-    expect(await fileStamp(sb.configFile)).toEqual(before);
+    expect(fileStamp(sb.configFile)).toEqual(before);
   });
 });
 
 describe("disablePlugin", () => {
   it("removes key and name (not a bare leaf) from enabled and adds the key to disabled", async () => {
     const sb = await makeSandbox();
-    await writeFile(
+    writeText(
       sb.configFile,
       "plugins:\n  enabled:\n    - observability/langfuse\n    - langfuse\n    - langfuse-tracing\n    - keep-me\n",
     );
@@ -138,18 +140,18 @@ describe("disablePlugin", () => {
   it("already disabled (by key or by name) and not enabled → no write", async () => {
     for (const listed of ["observability/langfuse", "langfuse-tracing"]) {
       const sb = await makeSandbox();
-      await writeFile(sb.configFile, `plugins:\n  enabled: [x]\n  disabled: [${listed}]\n`);
-      const before = await fileStamp(sb.configFile);
+      writeText(sb.configFile, `plugins:\n  enabled: [x]\n  disabled: [${listed}]\n`);
+      const before = fileStamp(sb.configFile);
       await sleep(20);
       const r = await disablePlugin(sb.configFile, CAT);
       expect(r).toEqual({ key: CAT.key, changed: false, message: `Plugin '${CAT.key}' is already disabled.` });
-      expect(await fileStamp(sb.configFile)).toEqual(before);
+      expect(fileStamp(sb.configFile)).toEqual(before);
     }
   });
 
   it("refuses a non-list plugins.enabled with position", async () => {
     const sb = await makeSandbox();
-    await writeFile(sb.configFile, "plugins:\n  enabled: 42\n");
+    writeText(sb.configFile, "plugins:\n  enabled: 42\n");
     expect(await rejection(() => disablePlugin(sb.configFile, { key: "a", name: "a" }))).toMatchObject({
       code: "E_SCHEMA_INVALID",
       line: 2,

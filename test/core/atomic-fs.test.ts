@@ -8,9 +8,10 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { readTextIfExists, resolveWriteTarget, symlinkAtomic, writeFileAtomic } from "../../src/core/atomic-fs.js";
 import { editConfig } from "../../src/config/config-file.js";
-import { cleanupTmp, makeTmp, rejection, writeFile } from "../discovery/helpers.js";
+import { cleanupTemp, tempDir, writeText } from "../support/home.js";
+import { rejection } from "../support/util.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 async function listing(dir: string): Promise<string[]> {
   return (await fsp.readdir(dir)).sort();
@@ -18,7 +19,7 @@ async function listing(dir: string): Promise<string[]> {
 
 describe("writeFileAtomic", () => {
   it("creates a file (and its folder) with the bytes given and mode 0644 by default", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "sub", "config.yaml");
     await writeFileAtomic(file, "a: 1\n");
     expect(await fsp.readFile(file, "utf8")).toBe("a: 1\n");
@@ -27,16 +28,16 @@ describe("writeFileAtomic", () => {
   });
 
   it("replaces the content and leaves no temp files", async () => {
-    const dir = await makeTmp();
-    const file = await writeFile(join(dir, "config.yaml"), "old\n");
+    const dir = tempDir();
+    const file = writeText(join(dir, "config.yaml"), "old\n");
     for (let i = 0; i < 5; i++) await writeFileAtomic(file, `new ${i}\n`);
     expect(await fsp.readFile(file, "utf8")).toBe("new 4\n");
     expect(await listing(dir)).toEqual(["config.yaml"]);
   });
 
   it("keeps the file mode of an existing file", async () => {
-    const dir = await makeTmp();
-    const file = await writeFile(join(dir, "secret.yaml"), "x\n");
+    const dir = tempDir();
+    const file = writeText(join(dir, "secret.yaml"), "x\n");
     await fsp.chmod(file, 0o600);
     await writeFileAtomic(file, "y\n");
     expect((await fsp.stat(file)).mode & 0o7777).toBe(0o600);
@@ -46,8 +47,8 @@ describe("writeFileAtomic", () => {
   });
 
   it("keeps a group-writable mode even under umask 022", async () => {
-    const dir = await makeTmp();
-    const file = await writeFile(join(dir, "shared.yaml"), "x\n");
+    const dir = tempDir();
+    const file = writeText(join(dir, "shared.yaml"), "x\n");
     await fsp.chmod(file, 0o664);
     const saved = process.umask(0o022);
     try {
@@ -60,16 +61,16 @@ describe("writeFileAtomic", () => {
   });
 
   it("an explicit mode wins", async () => {
-    const dir = await makeTmp();
-    const file = await writeFile(join(dir, "f"), "x\n");
+    const dir = tempDir();
+    const file = writeText(join(dir, "f"), "x\n");
     await writeFileAtomic(file, "y\n", { mode: 0o600 });
     expect((await fsp.stat(file)).mode & 0o777).toBe(0o600);
   });
 
   it("writes through a symlinked config to its target; the link stays a link", async () => {
-    const home = await makeTmp();
-    const dotfiles = await makeTmp();
-    const target = await writeFile(join(dotfiles, "hermes", "config.yaml"), "old: 1\n");
+    const home = tempDir();
+    const dotfiles = tempDir();
+    const target = writeText(join(dotfiles, "hermes", "config.yaml"), "old: 1\n");
     await fsp.chmod(target, 0o600);
     const link = join(home, "config.yaml");
     await fsp.symlink(target, link);
@@ -83,8 +84,8 @@ describe("writeFileAtomic", () => {
   });
 
   it("follows a chain of relative links", async () => {
-    const dir = await makeTmp();
-    const real = await writeFile(join(dir, "store", "real.yaml"), "a\n");
+    const dir = tempDir();
+    const real = writeText(join(dir, "store", "real.yaml"), "a\n");
     await fsp.symlink("store/real.yaml", join(dir, "mid.yaml"));
     await fsp.symlink("mid.yaml", join(dir, "config.yaml"));
     expect(await resolveWriteTarget(join(dir, "config.yaml"))).toBe(real);
@@ -95,7 +96,7 @@ describe("writeFileAtomic", () => {
   });
 
   it("a dangling link is written through: its target is created", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const target = join(dir, "elsewhere", "config.yaml");
     await fsp.symlink(target, join(dir, "config.yaml"));
     await writeFileAtomic(join(dir, "config.yaml"), "x\n");
@@ -104,8 +105,8 @@ describe("writeFileAtomic", () => {
   });
 
   it("replaceLink replaces the link itself with a regular file", async () => {
-    const dir = await makeTmp();
-    const target = await writeFile(join(dir, "target.yaml"), "t\n");
+    const dir = tempDir();
+    const target = writeText(join(dir, "target.yaml"), "t\n");
     const link = join(dir, "link.yaml");
     await fsp.symlink(target, link);
     await writeFileAtomic(link, "own\n", { replaceLink: true });
@@ -115,17 +116,17 @@ describe("writeFileAtomic", () => {
   });
 
   it("a symlink loop is refused with E_FS_WRITE", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     await fsp.symlink(join(dir, "b"), join(dir, "a"));
     await fsp.symlink(join(dir, "a"), join(dir, "b"));
     expect(await rejection(() => writeFileAtomic(join(dir, "a"), "x"))).toMatchObject({ code: "E_FS_WRITE" });
   });
 
   it("a failed write leaves the old file and no temp file", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     // The target path is a folder: rename over it fails after the temp file was written.
     await fsp.mkdir(join(dir, "config.yaml"));
-    await writeFile(join(dir, "config.yaml", "inner"), "keep\n");
+    writeText(join(dir, "config.yaml", "inner"), "keep\n");
     const e = await rejection(() => writeFileAtomic(join(dir, "config.yaml"), "x\n"));
     expect(e.code).toBe("E_FS_WRITE");
     expect(await listing(dir)).toEqual(["config.yaml"]);
@@ -133,9 +134,9 @@ describe("writeFileAtomic", () => {
   });
 
   it("editConfig writes through a symlinked config.yaml and keeps its mode", async () => {
-    const home = await makeTmp();
-    const store = await makeTmp();
-    const target = await writeFile(join(store, "config.yaml"), "# managed by me\nplugins:\n  enabled: []\n");
+    const home = tempDir();
+    const store = tempDir();
+    const target = writeText(join(store, "config.yaml"), "# managed by me\nplugins:\n  enabled: []\n");
     await fsp.chmod(target, 0o640);
     await fsp.symlink(target, join(home, "config.yaml"));
     const r = await editConfig(join(home, "config.yaml"), () => [{ op: "append", path: ["plugins", "enabled"], value: "x" }]);
@@ -152,9 +153,9 @@ describe("writeFileAtomic", () => {
 
 describe("symlinkAtomic and readTextIfExists", () => {
   it("points a link at a new target, replacing an old link, without temp files", async () => {
-    const dir = await makeTmp();
-    await writeFile(join(dir, "a", "x"), "a");
-    await writeFile(join(dir, "b", "x"), "b");
+    const dir = tempDir();
+    writeText(join(dir, "a", "x"), "a");
+    writeText(join(dir, "b", "x"), "b");
     const link = join(dir, "link");
     await symlinkAtomic(join(dir, "a"), link);
     expect(await fsp.readFile(join(link, "x"), "utf8")).toBe("a");
@@ -165,9 +166,9 @@ describe("symlinkAtomic and readTextIfExists", () => {
   });
 
   it("readTextIfExists: undefined for a missing file, the text otherwise, E_FS_READ for a folder", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     expect(await readTextIfExists(join(dir, "nope"))).toBeUndefined();
-    expect(await readTextIfExists(await writeFile(join(dir, "f"), "hi"))).toBe("hi");
+    expect(await readTextIfExists(writeText(join(dir, "f"), "hi"))).toBe("hi");
     expect(await rejection(() => readTextIfExists(dir))).toMatchObject({ code: "E_FS_READ" });
   });
 });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { envFlag } from "../../src/core/env-flag.js";
 import { HermesError } from "../../src/core/errors.js";
-import { thrown } from "../discovery/helpers.js";
+import { thrown } from "../support/util.js";
 
 const FLAG = "HERMES_TEST_FLAG";
 

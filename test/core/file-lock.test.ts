@@ -12,9 +12,10 @@ import { parse } from "yaml";
 import { withFileLock } from "../../src/core/file-lock.js";
 import { editConfig } from "../../src/config/config-file.js";
 import { enablePlugin } from "../../src/config/enable.js";
-import { cleanupTmp, makeTmp, rejection, sleep, writeFile } from "../discovery/helpers.js";
+import { cleanupTemp, tempDir, writeText } from "../support/home.js";
+import { rejection, sleep } from "../support/util.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 /** A pid that certainly belonged to a process that has exited. */
 function deadPid(): number {
@@ -24,7 +25,7 @@ function deadPid(): number {
 }
 
 async function writeLock(lockPath: string, owner: { pid: number; host: string; at?: number }): Promise<void> {
-  await writeFile(lockPath, JSON.stringify({ at: Date.now(), ...owner }));
+  writeText(lockPath, JSON.stringify({ at: Date.now(), ...owner }));
 }
 
 async function enabledOf(file: string): Promise<unknown> {
@@ -33,7 +34,7 @@ async function enabledOf(file: string): Promise<unknown> {
 
 describe("withFileLock", () => {
   it("runs the function, returns its value and removes the lock", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "config.yaml");
     const v = await withFileLock(file, async () => {
       expect(existsSync(`${file}.lock`)).toBe(true);
@@ -46,14 +47,14 @@ describe("withFileLock", () => {
   });
 
   it("removes the lock when the function throws", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "config.yaml");
     await expect(withFileLock(file, async () => { throw new Error("boom"); })).rejects.toThrow("boom");
     expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
   it("serialises holders in one process", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "f");
     const events: string[] = [];
     const hold = (id: string) =>
@@ -71,9 +72,9 @@ describe("withFileLock", () => {
   });
 
   it("locks the target of a symlinked file, next to the target", async () => {
-    const dir = await makeTmp();
-    const store = await makeTmp();
-    const target = await writeFile(join(store, "config.yaml"), "");
+    const dir = tempDir();
+    const store = tempDir();
+    const target = writeText(join(store, "config.yaml"), "");
     await fsp.symlink(target, join(dir, "config.yaml"));
     await withFileLock(join(dir, "config.yaml"), async () => {
       expect(existsSync(`${target}.lock`)).toBe(true);
@@ -82,7 +83,7 @@ describe("withFileLock", () => {
   });
 
   it("breaks a stale lock whose pid is dead on this host", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "config.yaml");
     await writeLock(`${file}.lock`, { pid: deadPid(), host: hostname() });
     const t0 = Date.now();
@@ -92,7 +93,7 @@ describe("withFileLock", () => {
   });
 
   it("a lock held by a live process times out with E_FS_LOCK_TIMEOUT naming the holder, and is left in place", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "config.yaml");
     await writeLock(`${file}.lock`, { pid: process.pid, host: hostname() });
     const t0 = Date.now();
@@ -108,16 +109,16 @@ describe("withFileLock", () => {
   });
 
   it("a dead pid on another host is not ours to judge: it is waited for", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "config.yaml");
     await writeLock(`${file}.lock`, { pid: deadPid(), host: `${hostname()}-elsewhere` });
     expect(await rejection(() => withFileLock(file, async () => undefined, { timeoutMs: 100 }))).toMatchObject({ code: "E_FS_LOCK_TIMEOUT" });
   });
 
   it("an unreadable (torn) lock file is waited for while fresh and broken once old", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "config.yaml");
-    await writeFile(`${file}.lock`, "{not json");
+    writeText(`${file}.lock`, "{not json");
     expect(await rejection(() => withFileLock(file, async () => undefined, { timeoutMs: 100 }))).toMatchObject({ code: "E_FS_LOCK_TIMEOUT" });
     const old = new Date(Date.now() - 60_000);
     await fsp.utimes(`${file}.lock`, old, old);
@@ -125,7 +126,7 @@ describe("withFileLock", () => {
   });
 
   it("waits for a live holder that lets go", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "config.yaml");
     await writeLock(`${file}.lock`, { pid: process.pid, host: hostname() });
     setTimeout(() => void fsp.rm(`${file}.lock`), 100);
@@ -135,8 +136,8 @@ describe("withFileLock", () => {
 
 describe("editConfig under the lock", () => {
   it("two concurrent editConfig calls both land", async () => {
-    const dir = await makeTmp();
-    const file = await writeFile(join(dir, "config.yaml"), "# keep\nplugins:\n  enabled: []\n");
+    const dir = tempDir();
+    const file = writeText(join(dir, "config.yaml"), "# keep\nplugins:\n  enabled: []\n");
     const add = (v: string) =>
       editConfig(file, async (cur) => {
         await sleep(20); // widen the read-modify-write window
@@ -150,7 +151,7 @@ describe("editConfig under the lock", () => {
   });
 
   it("ten concurrent enables all land", async () => {
-    const dir = await makeTmp();
+    const dir = tempDir();
     const file = join(dir, "config.yaml");
     const names = Array.from({ length: 10 }, (_, i) => `p${i}`);
     await Promise.all(names.map((n) => enablePlugin(file, { key: n, name: n })));
@@ -158,8 +159,8 @@ describe("editConfig under the lock", () => {
   });
 
   it("edits from several processes all land", async () => {
-    const dir = await makeTmp();
-    const file = await writeFile(join(dir, "config.yaml"), "plugins:\n  enabled: []\n");
+    const dir = tempDir();
+    const file = writeText(join(dir, "config.yaml"), "plugins:\n  enabled: []\n");
     const distEnable = fileURLToPath(new URL("../../dist/config/enable.js", import.meta.url));
     expect(existsSync(distEnable), "dist/ is built by test/global-setup.ts").toBe(true);
     const script = `import { enablePlugin } from ${JSON.stringify(distEnable)};

@@ -4,19 +4,16 @@
  * time, and show that a schema edited after the build is never judged by stale code.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT } from "../e2e/cli.js";
+import { ROOT } from "../support/cli.js";
 import { hasShared, SHARED_FIXTURES as FIXTURES } from "../shared-dir.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
 
 const SHARED = hasShared("test/core/schema-precompiled.test.ts: the comparison on the shared fixtures");
 
-const scratch: string[] = [];
-afterAll(() => {
-  for (const d of scratch) rmSync(d, { recursive: true, force: true });
-});
+afterAll(cleanupTemp);
 
 /** Validate files with the schema module of `pkg` in a fresh node process; prints diagnostics and which validators were precompiled. */
 function validateWith(pkg: string, jobs: Array<{ schema: string; file: string }>, env: Record<string, string> = {}): { results: unknown[]; precompiled: string[] } {
@@ -82,8 +79,7 @@ describe("precompiled schema validators", () => {
   });
 
   it("and on documents with errors of every kind the renderer handles", () => {
-    const dir = mkdtempSync(join(tmpdir(), "hermes-schema-"));
-    scratch.push(dir);
+    const dir = tempDir("hermes-schema-");
     const docs: Record<string, [string, string]> = {
       "enum.yaml": ["plugin-manifest", 'name: x\nversion: "1"\nhooks: [pre_tool_cal]\nkind: weird\n'],
       "types.yaml": ["plugin-manifest", "name: [1]\nversion: {a: 1}\nrequires_env: 3\n"],
@@ -103,8 +99,7 @@ describe("precompiled schema validators", () => {
 
   it("are not used once a schema changed after the build: the schema is compiled instead", () => {
     // A copy of the package whose manifest schema now requires `description`.
-    const pkg = mkdtempSync(join(tmpdir(), "hermes-schema-pkg-"));
-    scratch.push(pkg);
+    const pkg = tempDir("hermes-schema-pkg-");
     cpSync(join(ROOT, "package.json"), join(pkg, "package.json"));
     cpSync(join(ROOT, "dist"), join(pkg, "dist"), { recursive: true });
     cpSync(join(ROOT, "schemas"), join(pkg, "schemas"), { recursive: true });

@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { gate } from "../../src/discovery/gate.js";
 import { loadPluginSet, type PluginSet, type PluginView } from "../../src/discovery/plugin-set.js";
 import { readPluginLists, enableStateOf } from "../../src/config/plugin-lists.js";
-import { cleanupTmp, makeSandbox, writePlugin, type Sandbox } from "./helpers.js";
+import { makeSandbox, writePlugin, type Sandbox } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 async function setOf(sb: Sandbox, plugins: Record<string, unknown> | undefined): Promise<PluginSet> {
   return loadPluginSet({ home: sb.home, env: sb.env, config: plugins === undefined ? {} : { plugins } });

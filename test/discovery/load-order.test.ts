@@ -5,9 +5,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveLoadOrder, type OrderInput } from "../../src/discovery/order.js";
 import { loadPluginSet } from "../../src/discovery/plugin-set.js";
-import { cleanupTmp, makeSandbox, writePlugin } from "./helpers.js";
+import { makeSandbox, writePlugin } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 const p = (key: string, requires: string[] = [], name = key): OrderInput => ({ key, name, requires });
 

@@ -8,9 +8,11 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { grandfatheredNames, migrateEnabledList } from "../../src/discovery/migrate.js";
 import { loadPluginSet } from "../../src/discovery/plugin-set.js";
-import { cleanupTmp, fileStamp, makeSandbox, makeTmp, sleep, writeFile, writePlugin, type Sandbox } from "./helpers.js";
+import { makeSandbox, writePlugin, type Sandbox } from "./helpers.js";
+import { cleanupTemp, fileStamp, tempDir, writeText } from "../support/home.js";
+import { sleep } from "../support/util.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 async function configValue(sb: Sandbox): Promise<Record<string, unknown>> {
   return parse(await fsp.readFile(sb.configFile, "utf8")) as Record<string, unknown>;
@@ -32,7 +34,7 @@ describe("migrateEnabledList", () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "keep");
     await writePlugin(sb.userPlugins, "off-folder", { manifest: { name: "off" } });
-    await writeFile(sb.configFile, "plugins:\n  disabled: [off]\n");
+    writeText(sb.configFile, "plugins:\n  disabled: [off]\n");
     const r = await migrateEnabledList(sb.home);
     expect(r.names).toEqual(["keep"]);
     expect((await configValue(sb)).plugins).toEqual({ disabled: ["off"], enabled: ["keep"] });
@@ -72,7 +74,7 @@ describe("migrateEnabledList", () => {
     await writePlugin(sb.userPlugins, "observability/langfuse");
     await writePlugin(sb.userPlugins, ".staging-x");
     await fsp.mkdir(join(sb.userPlugins, "empty-folder"));
-    await writeFile(join(sb.userPlugins, "notes.txt"), "x");
+    writeText(join(sb.userPlugins, "notes.txt"), "x");
     await writePlugin(sb.userPlugins, "real");
     expect((await migrateEnabledList(sb.home)).names).toEqual(["real"]);
   });
@@ -88,11 +90,11 @@ describe("migrateEnabledList", () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "first");
     expect((await migrateEnabledList(sb.home)).migrated).toBe(true);
-    const before = await fileStamp(sb.configFile);
+    const before = fileStamp(sb.configFile);
     await writePlugin(sb.userPlugins, "second");
     await sleep(20);
     expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
-    expect(await fileStamp(sb.configFile)).toEqual(before);
+    expect(fileStamp(sb.configFile)).toEqual(before);
     expect((await configValue(sb)).plugins).toEqual({ enabled: ["first"] });
   });
 
@@ -103,17 +105,17 @@ describe("migrateEnabledList", () => {
   ])("does nothing when plugins.enabled is present (%s)", async (_label, text) => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "would-be-added");
-    await writeFile(sb.configFile, text);
-    const before = await fileStamp(sb.configFile);
+    writeText(sb.configFile, text);
+    const before = fileStamp(sb.configFile);
     expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
-    expect(await fileStamp(sb.configFile)).toEqual(before);
+    expect(fileStamp(sb.configFile)).toEqual(before);
   });
 
   it("keeps the rest of the config, comments included", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "p");
     const text = "# mine\nmodel:\n  default: gpt-4o  # the usual\nplugins:\n  disabled: [q]  # off\n";
-    await writeFile(sb.configFile, text);
+    writeText(sb.configFile, text);
     await migrateEnabledList(sb.home);
     const out = await fsp.readFile(sb.configFile, "utf8");
     expect(out.startsWith(text)).toBe(true);
@@ -123,7 +125,7 @@ describe("migrateEnabledList", () => {
   it("a non-mapping plugins value is left for the user to fix, never overwritten", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "p");
-    await writeFile(sb.configFile, "plugins: 5\n");
+    writeText(sb.configFile, "plugins: 5\n");
     expect((await migrateEnabledList(sb.home)).migrated).toBe(false);
     expect(await configValue(sb)).toEqual({ plugins: 5 });
   });
@@ -131,21 +133,21 @@ describe("migrateEnabledList", () => {
   it("refuses a config.yaml that does not parse and leaves it as it was", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "p");
-    await writeFile(sb.configFile, "plugins:\n  disabled: [a\n");
-    const before = await fileStamp(sb.configFile);
+    writeText(sb.configFile, "plugins:\n  disabled: [a\n");
+    const before = fileStamp(sb.configFile);
     await expect(migrateEnabledList(sb.home)).rejects.toMatchObject({ code: "E_YAML_PARSE", file: sb.configFile });
-    expect(await fileStamp(sb.configFile)).toEqual(before);
+    expect(fileStamp(sb.configFile)).toEqual(before);
   });
 
   it("does nothing for a home folder that does not exist, and does not create it", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const home = join(root, "no-such-home");
     expect(await migrateEnabledList(home)).toEqual({ migrated: false, names: [] });
     expect(existsSync(home)).toBe(false);
   });
 
   it("a home without a plugins folder gets an empty allow-list", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const home = join(root, "home");
     await fsp.mkdir(home);
     expect(await migrateEnabledList(home)).toEqual({ migrated: true, names: [] });
@@ -154,7 +156,7 @@ describe("migrateEnabledList", () => {
 
   it("follows symlinked plugin folders", async () => {
     const sb = await makeSandbox();
-    const store = await makeTmp();
+    const store = tempDir();
     const target = await writePlugin(store, "pkg", { manifest: { name: "linked" } });
     await fsp.symlink(target, join(sb.userPlugins, "linked"));
     await fsp.symlink(join(store, "gone"), join(sb.userPlugins, "dangling"));
@@ -163,7 +165,7 @@ describe("migrateEnabledList", () => {
 
   it("grandfathered names are the keys discovery uses, so the migrated plugins actually load", async () => {
     const sb = await makeSandbox();
-    const store = await makeTmp();
+    const store = tempDir();
     await writePlugin(sb.userPlugins, "plain");
     await writePlugin(sb.userPlugins, "named-folder", { manifest: { name: "named" } });
     // A Nix-placed link whose manifest has no name: discovery keys it by the name after the prefix.

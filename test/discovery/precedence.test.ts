@@ -8,9 +8,10 @@ import { promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { discover } from "../../src/discovery/discover.js";
 import type { Resolution } from "../../src/discovery/precedence.js";
-import { cleanupTmp, makeSandbox, makeTmp, writeNpmPackage, writePlugin, type Sandbox } from "./helpers.js";
+import { makeSandbox, writeNpmPackage, writePlugin, type Sandbox } from "./helpers.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 async function resolveIn(sb: Sandbox, project = false): Promise<Resolution> {
   const env = project ? { ...sb.env, HERMES_ENABLE_PROJECT_PLUGINS: "1" } : sb.env;
@@ -116,7 +117,7 @@ describe("impostor rule", () => {
 
   it("a nix-managed-<name> link counts as folder <name>", async () => {
     const sb = await makeSandbox();
-    const store = await makeTmp();
+    const store = tempDir();
     const b = await writePlugin(sb.bundled, "disk-cleanup");
     const target = await writePlugin(store, "hash-disk-cleanup-1.0", { manifest: { name: "disk-cleanup" } });
     await fsp.symlink(target, join(sb.userPlugins, "nix-managed-disk-cleanup"));
@@ -129,7 +130,7 @@ describe("impostor rule", () => {
 
   it("a nix-managed link named after another plugin is still an impostor", async () => {
     const sb = await makeSandbox();
-    const store = await makeTmp();
+    const store = tempDir();
     const b = await writePlugin(sb.bundled, "disk-cleanup");
     const target = await writePlugin(store, "x", { manifest: { name: "disk-cleanup" } });
     await fsp.symlink(target, join(sb.userPlugins, "nix-managed-something-else"));

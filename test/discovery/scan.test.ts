@@ -8,9 +8,10 @@ import { join, resolve } from "node:path";
 import { BUNDLED_SKIP, scanNodeModules, scanRoot, type Candidate } from "../../src/discovery/scan.js";
 import { discover, sourceRoots } from "../../src/discovery/discover.js";
 import { PACKAGE_ROOT } from "../../src/core/paths.js";
-import { cleanupTmp, makeSandbox, makeTmp, permissionsEnforced, writeFile, writeNpmPackage, writePlugin } from "./helpers.js";
+import { makeSandbox, writeNpmPackage, writePlugin } from "./helpers.js";
+import { cleanupTemp, permissionsEnforced, tempDir, writeText } from "../support/home.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 function keys(cs: readonly Candidate[]): string[] {
   return cs.map((c) => c.key);
@@ -24,7 +25,7 @@ function byKey(cs: readonly Candidate[], key: string): Candidate {
 
 describe("scanRoot: folders", () => {
   it("returns candidates in sorted (code point) order regardless of creation order", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     for (const n of ["zeta", "Alpha", "beta", "alpha"]) await writePlugin(root, n);
     const { candidates, diagnostics } = await scanRoot(root, "user");
     expect(keys(candidates)).toEqual(["Alpha", "alpha", "beta", "zeta"]);
@@ -32,18 +33,18 @@ describe("scanRoot: folders", () => {
   });
 
   it("skips dunder and dot folders, and plain files", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "__pycache__");
     await writePlugin(root, ".staging");
     await writePlugin(root, ".git");
     await writePlugin(root, "real");
-    await writeFile(join(root, "README.md"), "not a plugin\n");
+    writeText(join(root, "README.md"), "not a plugin\n");
     const { candidates } = await scanRoot(root, "user");
     expect(keys(candidates)).toEqual(["real"]);
   });
 
   it("a flat plugin's key is its manifest name, not the folder name", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const dir = await writePlugin(root, "some-folder", { manifest: { name: "the-name", version: "1.2.0" } });
     const { candidates } = await scanRoot(root, "user");
     expect(candidates).toHaveLength(1);
@@ -63,17 +64,17 @@ describe("scanRoot: folders", () => {
   });
 
   it("falls back to plugin.yml when plugin.yaml is absent, and prefers plugin.yaml when both exist", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const yml = await writePlugin(root, "yml-only", { manifest: "name: from-yml\n", manifestFile: "plugin.yml" });
     const both = await writePlugin(root, "both", { manifest: "name: from-yaml\n" });
-    await writeFile(join(both, "plugin.yml"), "name: from-yml-2\n");
+    writeText(join(both, "plugin.yml"), "name: from-yml-2\n");
     const { candidates } = await scanRoot(root, "user");
     expect(keys(candidates)).toEqual(["from-yaml", "from-yml"]);
     expect(byKey(candidates, "from-yml").manifestFile).toBe(join(yml, "plugin.yml"));
   });
 
   it("a folder without a manifest is a category scanned one level deep with key cat/dir", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "image_gen/openai", { manifest: { name: "openai-images" } });
     await writePlugin(root, "image_gen/fal");
     const { candidates } = await scanRoot(root, "bundled");
@@ -83,7 +84,7 @@ describe("scanRoot: folders", () => {
   });
 
   it("does not descend deeper than <root>/<cat>/<plugin>", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "cat/sub/deep");
     await writePlugin(root, "cat/ok");
     const { candidates } = await scanRoot(root, "user");
@@ -91,7 +92,7 @@ describe("scanRoot: folders", () => {
   });
 
   it("dunder and dot folders are skipped inside a category too", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "cat/__pycache__");
     await writePlugin(root, "cat/.hidden");
     await writePlugin(root, "cat/shown");
@@ -100,7 +101,7 @@ describe("scanRoot: folders", () => {
   });
 
   it("a root that does not exist yields nothing and no error", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     expect(await scanRoot(join(root, "missing"), "user")).toEqual({ candidates: [], diagnostics: [] });
   });
 });
@@ -108,7 +109,7 @@ describe("scanRoot: folders", () => {
 describe("scanRoot: bundled skip names", () => {
   it("skips memory, context_engine, model-providers, cron_providers, computer_use at the top of the bundled root", async () => {
     expect([...BUNDLED_SKIP].sort()).toEqual(["computer_use", "context_engine", "cron_providers", "memory", "model-providers"]);
-    const root = await makeTmp();
+    const root = tempDir();
     for (const n of BUNDLED_SKIP) {
       await writePlugin(root, n); // as a plugin
       await writePlugin(root, `${n}/inner`); // and as a category
@@ -138,8 +139,8 @@ describe("scanRoot: bundled skip names", () => {
 
 describe("scanRoot: symlinks", () => {
   it("a symlinked plugin folder whose target is outside the root works", async () => {
-    const root = await makeTmp();
-    const elsewhere = await makeTmp();
+    const root = tempDir();
+    const elsewhere = tempDir();
     const target = await writePlugin(elsewhere, "store/linked-src", { manifest: { name: "linked" } });
     await fsp.symlink(target, join(root, "linked"));
     const { candidates } = await scanRoot(root, "user");
@@ -155,7 +156,7 @@ describe("scanRoot: symlinks", () => {
   });
 
   it("a relative symlink works too", async () => {
-    const parent = await makeTmp();
+    const parent = tempDir();
     const root = join(parent, "plugins");
     await fsp.mkdir(root);
     await writePlugin(parent, "store-rel/p", { manifest: { name: "rel" } });
@@ -165,7 +166,7 @@ describe("scanRoot: symlinks", () => {
   });
 
   it("a dangling symlink is a candidate with status 'dangling' and E_DISCOVERY_DANGLING_LINK naming the target", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const gone = join(root, "..", "nowhere-xyz", "plugin");
     await fsp.symlink(gone, join(root, "broken"));
     await writePlugin(root, "fine");
@@ -181,15 +182,15 @@ describe("scanRoot: symlinks", () => {
   });
 
   it("a dangling nix-managed-<name> link is keyed by <name>", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await fsp.symlink("/nix/store/does-not-exist-hk", join(root, "nix-managed-weather"));
     const { candidates } = await scanRoot(root, "user");
     expect(candidates.map((c) => [c.key, c.status, c.origin])).toEqual([["weather", "dangling", "nix"]]);
   });
 
   it("a nix-managed-<name> link without a manifest name is keyed by <name>", async () => {
-    const root = await makeTmp();
-    const store = await makeTmp();
+    const root = tempDir();
+    const store = tempDir();
     const target = await writePlugin(store, "abc123-weather");
     await fsp.symlink(target, join(root, "nix-managed-weather"));
     const { candidates } = await scanRoot(root, "user");
@@ -197,8 +198,8 @@ describe("scanRoot: symlinks", () => {
   });
 
   it("a symlinked category folder is scanned as a category", async () => {
-    const root = await makeTmp();
-    const store = await makeTmp();
+    const root = tempDir();
+    const store = tempDir();
     await writePlugin(store, "shared-cat/one");
     await fsp.symlink(join(store, "shared-cat"), join(root, "cat"));
     const { candidates } = await scanRoot(root, "user");
@@ -206,8 +207,8 @@ describe("scanRoot: symlinks", () => {
   });
 
   it("a symlink to a file is not a plugin", async () => {
-    const root = await makeTmp();
-    await writeFile(join(root, "file.txt"), "x");
+    const root = tempDir();
+    writeText(join(root, "file.txt"), "x");
     await fsp.symlink(join(root, "file.txt"), join(root, "file-link"));
     expect((await scanRoot(root, "user")).candidates).toEqual([]);
   });
@@ -215,7 +216,7 @@ describe("scanRoot: symlinks", () => {
 
 describe("scanRoot: status of a folder", () => {
   it("a python plugin (__init__.py, no index.js) has status 'python' with a warning", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const dir = await writePlugin(root, "py", { entry: "__init__.py", entrySource: "def register(ctx):\n    pass\n" });
     const { candidates } = await scanRoot(root, "user");
     expect(candidates[0]).toMatchObject({ key: "py", status: "python", entry: undefined });
@@ -223,13 +224,13 @@ describe("scanRoot: status of a folder", () => {
   });
 
   it("a plugin with both index.js and __init__.py is a JS plugin", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "dual", { files: { "__init__.py": "def register(ctx): pass\n" } });
     expect((await scanRoot(root, "user")).candidates[0]).toMatchObject({ status: "ok", entry: "index.js" });
   });
 
   it("index.mjs is an entry; `main:` names another one", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "mjs", { entry: "index.mjs" });
     await writePlugin(root, "main", { manifest: { main: "lib/start.js" }, entry: "lib/start.js" });
     const { candidates } = await scanRoot(root, "user");
@@ -240,7 +241,7 @@ describe("scanRoot: status of a folder", () => {
   });
 
   it("no entry at all → status 'invalid' with E_PLUGIN_NO_ENTRY", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const dir = await writePlugin(root, "noentry", { entry: null });
     const c = (await scanRoot(root, "user")).candidates[0]!;
     expect(c.status).toBe("invalid");
@@ -248,7 +249,7 @@ describe("scanRoot: status of a folder", () => {
   });
 
   it("a `main:` that does not exist → E_PLUGIN_NO_ENTRY naming it (index.js is not used instead)", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "badmain", { manifest: { main: "dist/missing.js" } });
     const c = (await scanRoot(root, "user")).candidates[0]!;
     expect(c.status).toBe("invalid");
@@ -258,16 +259,16 @@ describe("scanRoot: status of a folder", () => {
   });
 
   it("a root plugin.json (no plugin.yaml) is a portable package", async () => {
-    const root = await makeTmp();
-    await writeFile(join(root, "cat", "skills-pack", "plugin.json"), JSON.stringify({ name: "skills-pack" }));
+    const root = tempDir();
+    writeText(join(root, "cat", "skills-pack", "plugin.json"), JSON.stringify({ name: "skills-pack" }));
     const c = (await scanRoot(root, "user")).candidates[0]!;
     expect(c).toMatchObject({ key: "cat/skills-pack", status: "portable", category: "cat" });
     expect(c.diagnostics.map((d) => [d.code, d.severity])).toEqual([["W_DISCOVERY_PORTABLE_PLUGIN", "warning"]]);
   });
 
   it("a flat portable package is keyed by the name in its plugin.json (runtime spec §1.4)", async () => {
-    const root = await makeTmp();
-    await writeFile(join(root, "pack-folder", "plugin.json"), JSON.stringify({ name: "agent-skills", version: "1.0.0" }));
+    const root = tempDir();
+    writeText(join(root, "pack-folder", "plugin.json"), JSON.stringify({ name: "agent-skills", version: "1.0.0" }));
     const c = (await scanRoot(root, "user")).candidates[0]!;
     expect(c.status).toBe("portable");
     expect(c.key).toBe("agent-skills");
@@ -275,19 +276,19 @@ describe("scanRoot: status of a folder", () => {
   });
 
   it("plugin.yaml wins over plugin.json", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "mixed", { manifest: { name: "native" }, files: { "plugin.json": "{}" } });
     expect((await scanRoot(root, "user")).candidates.map((c) => [c.key, c.status])).toEqual([["native", "ok"]]);
   });
 
   it("a user plugin with a .git folder has origin 'git'", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "cloned", { files: { ".git/HEAD": "ref: refs/heads/main\n" } });
     expect((await scanRoot(root, "user")).candidates[0]!.origin).toBe("git");
   });
 
   it("a bad manifest never aborts the scan of the others", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     await writePlugin(root, "a-good");
     await writePlugin(root, "b-broken-yaml", { manifest: "name: [unclosed\n" });
     await writePlugin(root, "c-list", { manifest: "- not\n- a mapping\n" });
@@ -306,7 +307,7 @@ describe("scanRoot: status of a folder", () => {
   it.skipIf(!permissionsEnforced)(
     "an unreadable plugin folder is reported and skipped, the others still scan (skipped when running as root: chmod 000 does not stop root from reading)",
     async () => {
-      const root = await makeTmp();
+      const root = tempDir();
       await writePlugin(root, "a-ok");
       const locked = await writePlugin(root, "b-locked");
       await writePlugin(root, "c-ok");
@@ -327,7 +328,7 @@ describe("scanRoot: status of a folder", () => {
   it.skipIf(!permissionsEnforced)(
     "an unreadable plugin.yaml gives status 'unreadable' (skipped when running as root: chmod 000 does not stop root from reading)",
     async () => {
-      const root = await makeTmp();
+      const root = tempDir();
       const dir = await writePlugin(root, "secret");
       await fsp.chmod(join(dir, "plugin.yaml"), 0o000);
       const c = (await scanRoot(root, "user")).candidates[0]!;
@@ -339,7 +340,7 @@ describe("scanRoot: status of a folder", () => {
 
 describe("scanNodeModules", () => {
   it("finds packages with \"hermes-plugin\": true (manifest at the package root)", async () => {
-    const nm = join(await makeTmp(), "node_modules");
+    const nm = join(tempDir(), "node_modules");
     const pkg = await writeNpmPackage(nm, "hermes-weather", true, { spec: { manifest: { name: "weather" } } });
     await writeNpmPackage(nm, "left-pad", undefined);
     await writeNpmPackage(nm, "turned-off", false, { spec: {} });
@@ -349,7 +350,7 @@ describe("scanNodeModules", () => {
   });
 
   it("finds packages whose \"hermes-plugin\" is a relative folder, and scoped packages", async () => {
-    const nm = join(await makeTmp(), "node_modules");
+    const nm = join(tempDir(), "node_modules");
     const scoped = await writeNpmPackage(nm, "@acme/hermes-tools", "plugin", { at: "plugin", spec: { manifest: { name: "acme-tools" } } });
     await writeNpmPackage(nm, "@acme/not-a-plugin", undefined);
     const { candidates } = await scanNodeModules(nm);
@@ -357,13 +358,13 @@ describe("scanNodeModules", () => {
   });
 
   it("an npm plugin without a manifest name is keyed by the package folder name", async () => {
-    const nm = join(await makeTmp(), "node_modules");
+    const nm = join(tempDir(), "node_modules");
     await writeNpmPackage(nm, "@acme/nameless", "lib", { at: "lib", spec: {} });
     expect((await scanNodeModules(nm)).candidates.map((c) => c.key)).toEqual(["nameless"]);
   });
 
   it("\"hermes-plugin\" escaping the package → E_MANIFEST_PATH_ESCAPE; a missing manifest → E_DISCOVERY_NO_MANIFEST", async () => {
-    const nm = join(await makeTmp(), "node_modules");
+    const nm = join(tempDir(), "node_modules");
     await writeNpmPackage(nm, "escaper", "../elsewhere");
     await writeNpmPackage(nm, "empty", true);
     await writeNpmPackage(nm, "good", true, { spec: {} });
@@ -374,7 +375,7 @@ describe("scanNodeModules", () => {
   });
 
   it("a missing node_modules yields nothing", async () => {
-    expect(await scanNodeModules(join(await makeTmp(), "node_modules"))).toEqual({ candidates: [], diagnostics: [] });
+    expect(await scanNodeModules(join(tempDir(), "node_modules"))).toEqual({ candidates: [], diagnostics: [] });
   });
 });
 

@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, Scratch, STACK_RE } from "./cli.js";
-import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, spawnCli, TURN_END, TURN_START, waitFor, type ChatJson, type Reply } from "./agent-helpers.js";
+import { runCli, spawnCli, STACK_RE } from "../support/cli.js";
+import { Scratch } from "../support/home.js";
+import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, TURN_END, TURN_START, waitFor, type ChatJson, type Reply } from "./agent-helpers.js";
 
 /**
  * Issue 5, bad input: a provider that sends malformed JSON, times out or drops the stream; tool

@@ -2,7 +2,8 @@ import { cpSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT, runCli, Scratch } from "./cli.js";
+import { ROOT, runCli } from "../support/cli.js";
+import { Scratch } from "../support/home.js";
 import { agentHome, fakeOpenAI, names, readTrace } from "./agent-helpers.js";
 
 /**

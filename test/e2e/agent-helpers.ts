@@ -1,14 +1,13 @@
 /**
  * Helpers for the agent end-to-end tests: a real OpenAI chat-completions server on 127.0.0.1
  * (node:http, streaming and not), a tracer plugin that appends every hook and middleware call
- * it sees to a JSON-lines file, and a spawner that can interrupt the CLI.
+ * it sees to a JSON-lines file, and the homes that enable it (spawn with test/support/cli.ts).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, ROOT, writeText } from "./cli.js";
+import { writeText } from "../support/home.js";
 
 // ---------------------------------------------------------------- the fake server
 
@@ -316,32 +315,6 @@ ${opts.extraYaml ?? ""}`,
   const bundled = opts.bundled ?? join(root, "bundled-empty");
   mkdirSync(bundled, { recursive: true });
   return { home, trace, bundled };
-}
-
-export interface Spawned {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Spawn the CLI keeping the child (to send it SIGINT). */
-export function spawnCli(args: readonly string[], opts: { env?: Record<string, string | undefined>; cwd?: string; input?: string } = {}): Spawned {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("HERMES_")) env[k] = v;
-  env.NO_COLOR = "1";
-  for (const [k, v] of Object.entries(opts.env ?? {})) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
-  if (opts.input !== undefined) child.stdin!.end(opts.input);
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on("close", (code, signal) => r({ code, signal })));
-  return { child, stdout: () => out, stderr: () => err, done };
 }
 
 /** Wait until `pred` holds (polling), or fail after `ms`. */

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, Scratch } from "./cli.js";
+import { runCli } from "../support/cli.js";
+import { Scratch } from "../support/home.js";
 import { agentHome, fakeOpenAI, LLM_CALL, logLines, names, readTrace, TOOL_CALL, TURN_END, TURN_START, type ChatJson, type Reply } from "./agent-helpers.js";
 
 /**

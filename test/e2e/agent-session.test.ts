@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, Scratch, STACK_RE, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writeText } from "../support/home.js";
 import { agentHome, fakeOpenAI, names, readTrace, type Reply } from "./agent-helpers.js";
 
 /**

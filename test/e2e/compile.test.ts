@@ -1,7 +1,8 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, Scratch, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 
 /** `hermes compile`, `hermes lock verify` and the imperative commands' recompiles, as a user runs them. */
 const scratch = new Scratch("hermes-e2e-compile-");

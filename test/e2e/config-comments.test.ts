@@ -2,7 +2,8 @@ import { lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, link, runCli, Scratch, writePlugin, writeText } from "./cli.js";
+import { runCli } from "../support/cli.js";
+import { bundledWithHelloWorld, link, Scratch, writePlugin, writeText } from "../support/home.js";
 
 let s: Scratch;
 let bundled: string;

@@ -2,7 +2,8 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasShared, SHARED_FIXTURES } from "../shared-dir.js";
-import { runCli, Scratch, STACK_RE, writeText, type Diag } from "./cli.js";
+import { runCli, STACK_RE, type Diag } from "../support/cli.js";
+import { Scratch, writeText } from "../support/home.js";
 
 const CONFIG_FIXTURES = join(SHARED_FIXTURES, "configs");
 const SHARED = hasShared("test/e2e/config-validate.test.ts: the real configs of the shared fixtures");

@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, Scratch, writePlugin, writeText } from "./cli.js";
+import { runCli, spawnCli } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 
 /** Homes hardened against kills, managed ownership and misleading state (config, enable, compile). */
 const scratch = new Scratch("hermes-e2e-hardening-");
@@ -60,13 +61,8 @@ describe("the no-op record of a compile", () => {
     const t = home("plugins:\n  enabled: [cap]\n");
     writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
     const hold = writeText(join(t.root, "hold"), "");
-    const { spawn } = await import("node:child_process");
-    const { CLI } = await import("./cli.js");
-    const child = spawn(process.execPath, [CLI, "--home", t.h, "compile"], {
-      env: { ...process.env, HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
-      stdio: "ignore",
-    });
-    const done = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const child = spawnCli(["--home", t.h, "compile"], { env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold }, ignoreOutput: true });
+    const done = child.done.then((r) => r.code);
     const { existsSync, rmSync } = await import("node:fs");
     for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(`${hold}.reached`), "compile never reached the point after gathering its inputs").toBe(true);

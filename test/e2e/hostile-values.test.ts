@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, Scratch, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 
 /** Values that used to end in E_INTERNAL (a TypeError or EISDIR) end in catalog codes, through the real CLI. */
 const s = new Scratch("hermes-e2e-hostile-");

@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hermes, newHome, pluginFiles, Repo, type Ctx } from "../install/helpers.js";
-import { bundledWithHelloWorld, runCli, Scratch, writePlugin, writeText } from "./cli.js";
+import { runCli } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch, writePlugin, writeText } from "../support/home.js";
 
 let s: Scratch;
 let ctx: Ctx;

@@ -6,7 +6,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { runCli, Scratch, STACK_RE, writePlugin } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writePlugin } from "../support/home.js";
 
 const scratch = new Scratch("hermes-e2e-lock-order-");
 afterAll(() => scratch.cleanup());

@@ -3,7 +3,8 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical-json.js";
-import { runCli, Scratch, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 
 /**
  * A lock edited by anything but `hermes compile` is detected: by `hermes lock verify` (one precise
@@ -75,9 +76,9 @@ describe("hermes lock verify: each state has one precise message", () => {
     const t = setup();
     expect((await t.cli("compile")).code).toBe(0);
     const link = join(t.home, "hermes.lock.json");
-    writeFileSync(link + ".tmp", readFileSync(link, "utf8").replace('"version": "1"', '"version": "9"'));
+    writeFileSync(`${link}.tmp`, readFileSync(link, "utf8").replace('"version": "1"', '"version": "9"'));
     rmSync(link);
-    writeFileSync(link, readFileSync(link + ".tmp"));
+    writeFileSync(link, readFileSync(`${link}.tmp`));
     const r = await t.cli("lock", "verify");
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("E_LOCK_TAMPERED");

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, link, runCli, Scratch, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { bundledWithHelloWorld, link, Scratch, writePlugin, writeText } from "../support/home.js";
 
 const KEYS = ["key", "name", "status", "version", "source", "origin", "kind", "path", "loads", "reason"] as const;
 

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { writePlugin, writeText } from "../support/home.js";
 import { INITIAL, toggleHomes } from "./toggle-homes.js";
 
 const { scratch, bundled, makeHome, run, readConfig, lists, leftovers } = toggleHomes();

@@ -8,7 +8,8 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedPort } from "../install/helpers.js";
-import { runCli, Scratch, STACK_RE } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { Scratch } from "../support/home.js";
 
 let s: Scratch;
 let server: Server;

@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { STACK_RE, writePlugin, type RunOptions } from "./cli.js";
+import { STACK_RE, type RunOptions } from "../support/cli.js";
+import { writePlugin } from "../support/home.js";
 import { INITIAL, toggleHomes } from "./toggle-homes.js";
 
 const { makeHome, run, readConfig, lists, leftovers } = toggleHomes();

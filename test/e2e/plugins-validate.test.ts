@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, Scratch, STACK_RE, writePlugin, writeText, type Diag } from "./cli.js";
+import { runCli, STACK_RE, type Diag } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 
 let s: Scratch;
 let root: string;

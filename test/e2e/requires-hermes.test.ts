@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { satisfiesHermes } from "../../src/manifest/requires-hermes.js";
-import { runCli, Scratch, writePlugin, writeText } from "./cli.js";
+import { runCli } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 
 let s: Scratch;
 let home: string;

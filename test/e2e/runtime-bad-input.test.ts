@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveToolDirective } from "../../src/runtime/hooks.js";
-import { runAll, runCli, Scratch, STACK_RE, writeText } from "./cli.js";
+import { runAll, runCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writeText } from "../support/home.js";
 
 /**
  * Issue 4 "Bad input", through the built CLI: a plugin whose register throws, never returns,

@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, Scratch, STACK_RE, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writeText } from "../support/home.js";
 
 /**
  * Issue 4 acceptance: a compiled home with several plugins, the runtime started through the CLI

@@ -3,7 +3,8 @@ import { mkdirSync, readdirSync, statSync, chmodSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, CLI, runCli, Scratch, writePlugin, writeText } from "./cli.js";
+import { CLI, runCli } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch, writePlugin, writeText } from "../support/home.js";
 
 /** Secrets never leave through output: provider errors, logs, the compile plan; generation files are no more readable than config.yaml. */
 const scratch = new Scratch("hermes-e2e-secrets-");

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, runCli, Scratch, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch, writePlugin, writeText } from "../support/home.js";
 import { hermes, newHome, Repo } from "../install/helpers.js";
 
 /** Files every command reads have a size limit with a clear error (a 30 MB plugin.yaml used to cost every command seconds). */

@@ -7,7 +7,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll } from "vitest";
-import { bundledWithHelloWorld, runCli, Scratch, writePlugin, writeText, type RunOptions } from "./cli.js";
+import { runCli, type RunOptions } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch, writePlugin, writeText } from "../support/home.js";
 
 export const INITIAL = "plugins:\n  enabled: []\n";
 

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, runAll, runCli, Scratch, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { ROOT, runAll, runCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 
 let s: Scratch;
 let home: string;

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, runCli, Scratch, STACK_RE, writePlugin, writeText } from "./cli.js";
+import { runCli, STACK_RE } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch, writePlugin, writeText } from "../support/home.js";
 import { hermes, newHome, Repo } from "../install/helpers.js";
 
 /**

@@ -5,8 +5,7 @@
  * with a catalog code, never a raw Error/TypeError/RangeError. Fixed seed: a failure reproduces.
  */
 import fc from "fast-check";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -21,11 +20,12 @@ import { parseIndexText } from "../../src/install/index/load.js";
 import { parseLockText, serializeLock, type Lock } from "../../src/contracts/lock.js";
 import { parseMetadata } from "../../src/install/metadata.js";
 import { manifestProblems } from "../../src/pack/bundle/manifest.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
 
 const SEED = 1313;
 const RUNS = 250;
-const dir = mkdtempSync(join(tmpdir(), "hermes-fuzz-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("hermes-fuzz-");
+afterAll(cleanupTemp);
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 

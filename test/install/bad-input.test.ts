@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HermesError } from "../../src/core/errors.js";
 import { resolveSubdir } from "../../src/install/checkout.js";
-import { bundledWithHelloWorld, Scratch } from "../e2e/cli.js";
+import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import { closedPort, hermes, metadata, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx, type Home } from "./helpers.js";
 
 let s: Scratch;

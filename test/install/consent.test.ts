@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consentHash } from "../../src/contracts/capabilities.js";
-import { bundledWithHelloWorld, Scratch } from "../e2e/cli.js";
-import { hermes, hermesTty, newHome, pluginFiles, Repo, writeFiles, type Ctx, type Home } from "./helpers.js";
+import { runCli } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch, writeFiles } from "../support/home.js";
+import { hermes, hermesTty, newHome, pluginFiles, Repo, type Ctx, type Home } from "./helpers.js";
 
 let s: Scratch;
 let ctx: Ctx;
@@ -56,7 +57,6 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     expect(cfg(h).plugins.entries!.caps!.llm).toEqual({ allow_model_override: true });
     expect(lockCaps(h, "caps")).toMatchObject({ granted: ["llm.model_override", "tools.override"] });
     // What consent writes is valid config.
-    const { runCli } = await import("../e2e/cli.js");
     const v = await runCli(["config", "validate", join(h.home, "config.yaml")], { home: h.home });
     expect(v.code, v.stdout + v.stderr).toBe(0);
   });
@@ -193,7 +193,6 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
 });
 
 async function runCompile(h: Home): Promise<number | null> {
-  const { runCli } = await import("../e2e/cli.js");
   const r = await runCli(["compile"], { home: h.home, env: { HERMES_BUNDLED_PLUGINS: ctx.bundled } });
   return r.code;
 }

@@ -4,11 +4,11 @@
  * staging dir is left. Two ways to kill: at every fault point (HERMES_FAULT_KILL_AT=N makes the CLI
  * SIGKILL itself at its N-th durable step), and from outside after varied delays.
  */
-import { spawn } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, CLI, runCli, Scratch } from "../e2e/cli.js";
+import { runCli, spawnCli } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import { ENTRY, hermes, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx, type Home } from "./helpers.js";
 
 let s: Scratch;
@@ -188,12 +188,9 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
     const outcomes: string[] = [];
     for (const [label, when] of triggers) {
       const h = cloneHome(`timed-${outcomes.length}`);
-      const env: NodeJS.ProcessEnv = {};
-      for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("HERMES_")) env[k] = v;
-      Object.assign(env, { NO_COLOR: "1", HERMES_HOME: h.home, HERMES_BUNDLED_PLUGINS: ctx.bundled });
       const t0 = Date.now();
-      const child = spawn(process.execPath, [CLI, "plugins", "install", repo.url, "--force"], { env, stdio: ["ignore", "ignore", "ignore"] });
-      const closed = new Promise<string>((r) => child.on("close", (code, signal) => r(signal ?? `exit ${code}`)));
+      const { child, done: exited } = spawnCli(["plugins", "install", repo.url, "--force"], { home: h.home, env: { HERMES_BUNDLED_PLUGINS: ctx.bundled }, ignoreOutput: true });
+      const closed = exited.then(({ code, signal }) => signal ?? `exit ${code}`);
       let done = false;
       void closed.then(() => (done = true));
       while (!done && !when(h, Date.now() - t0)) await new Promise((r) => setTimeout(r, 5));

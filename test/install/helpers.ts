@@ -4,29 +4,17 @@
  * HTTP server speaking git's "dumb" protocol behind basic auth.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer, Socket } from "node:net";
 import { dirname, join, normalize } from "node:path";
-import { CLI, runCli, Scratch, type RunOptions, type RunResult } from "../e2e/cli.js";
+import { runCli, ttyCli, type RunOptions, type RunResult } from "../support/cli.js";
+import { writeFiles, type Files, type Scratch } from "../support/home.js";
 
 export const GIT_ID = ["-c", "user.name=Test Author", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"];
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync("git", [...GIT_ID, ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } }).trim();
-}
-
-export type Files = Record<string, string | null>;
-
-export function writeFiles(dir: string, files: Files): void {
-  for (const [rel, text] of Object.entries(files)) {
-    const p = join(dir, rel);
-    if (text === null) rmSync(p, { recursive: true, force: true });
-    else {
-      mkdirSync(dirname(p), { recursive: true });
-      writeFileSync(p, text);
-    }
-  }
 }
 
 export const ENTRY = "export function register(ctx) {}\n";
@@ -262,42 +250,21 @@ export function hermes(ctx: Ctx, h: Home, args: string[], opts: RunOptions = {})
 }
 
 /**
- * Run the CLI on a pseudo-terminal (util-linux `script`), typing `answers` (each followed by
- * Enter) once the matching prompt text has appeared.
+ * Run `hermes plugins …` on a pseudo-terminal, typing `answers` (each followed by Enter) once the
+ * matching prompt text has appeared; an answer whose prompt never comes is not typed.
  */
-export function hermesTty(ctx: Ctx, h: Home, args: string[], answers: Array<[RegExp, string]>, env: Record<string, string> = {}): Promise<RunResult> {
-  const q = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
-  const cmd = [process.execPath, CLI, "plugins", ...args].map(q).join(" ");
-  const childEnv: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("HERMES_")) childEnv[k] = v;
-  Object.assign(childEnv, { NO_COLOR: "1", HERMES_HOME: h.home, HERMES_BUNDLED_PLUGINS: ctx.bundled, TERM: "dumb", ...ctx.env, ...env });
-  const child = spawn("script", ["-qfec", cmd, "/dev/null"], { env: childEnv, stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  const pending = [...answers];
-  let from = 0;
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-    for (;;) {
-      const next = pending[0];
-      if (!next) break;
-      const m = next[0].exec(stdout.slice(from));
-      if (!m) break;
-      // Only text after the prompt that was answered counts for the next prompt.
-      from += m.index + m[0].length;
-      pending.shift();
-      child.stdin!.write(`${next[1]}\r`);
+export async function hermesTty(ctx: Ctx, h: Home, args: string[], answers: Array<[RegExp, string]>, env: Record<string, string> = {}): Promise<RunResult> {
+  const t = ttyCli(["plugins", ...args], { home: h.home, env: { HERMES_BUNDLED_PLUGINS: ctx.bundled, TERM: "dumb", ...ctx.env, ...env } });
+  const timer = setTimeout(() => t.child.kill("SIGKILL"), 120_000);
+  try {
+    for (const [prompt, answer] of answers) {
+      if (!(await t.expect(prompt, 120_000).then(() => true, () => false))) break;
+      t.type(`${answer}\r`);
     }
-  });
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`tty run timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 120_000);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout: stdout.replace(/\r/g, ""), stderr });
-    });
-  });
+    const r = await t.done;
+    if (r.signal === "SIGKILL") throw new Error(`tty run timed out\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    return r;
+  } finally {
+    clearTimeout(timer);
+  }
 }

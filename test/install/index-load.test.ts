@@ -2,14 +2,14 @@
  * Index load order (install spec §7.3, made loud): fresh cache → remote → stale cache → seed,
  * against a real HTTP server on 127.0.0.1. Every non-remote, non-fresh answer must say so.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync, mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { homePaths, type HomePaths } from "../../src/core/paths.js";
 import { cacheFileOf, INDEX_TTL_MS, loadIndex, SEED_INDEX, type LoadIndexOptions } from "../../src/install/index/load.js";
 import { hasShared, SHARED_FIXTURES } from "../shared-dir.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
 
 const SHARED = hasShared("test/install/index-load.test.ts: the seed compared with the published index fixture");
 
@@ -23,7 +23,7 @@ let scratch = "";
 const routes = new Map<string, (res: import("node:http").ServerResponse) => void>();
 
 beforeAll(async () => {
-  scratch = mkdtempSync(join(tmpdir(), "hermes-index-"));
+  scratch = tempDir("hermes-index-");
   server = createServer((req, res) => {
     hits.push(req.url ?? "");
     const h = routes.get(req.url ?? "");
@@ -74,7 +74,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
-  rmSync(scratch, { recursive: true, force: true });
+  cleanupTemp();
 });
 
 function home(url: string): { paths: HomePaths; config: Record<string, unknown> } {

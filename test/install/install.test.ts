@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, Scratch } from "../e2e/cli.js";
+import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import { DumbHttp, ENTRY, git, GitDaemon, githubToLocal, hermes, metadata, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx } from "./helpers.js";
 
 let s: Scratch;

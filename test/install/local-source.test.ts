@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, Scratch } from "../e2e/cli.js";
+import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import { ENTRY, hermes, metadata, newHome, pluginFiles, Repo, snapshot, type Ctx } from "./helpers.js";
 
 let s: Scratch;
@@ -97,8 +97,8 @@ describe.concurrent("reinstalling an installed source", { timeout: 120_000 }, ()
 
   it("an unpinned one points at update, which works", async () => {
     const h = newHome(s, "unpinned-again");
-    expect((await hermes(ctx, h, ["install", mono.url + "#plugins/alpha"])).code).toBe(0);
-    const again = await hermes(ctx, h, ["install", mono.url + "#plugins/alpha"]);
+    expect((await hermes(ctx, h, ["install", `${mono.url}#plugins/alpha`])).code).toBe(0);
+    const again = await hermes(ctx, h, ["install", `${mono.url}#plugins/alpha`]);
     expect(again.code).toBe(1);
     expect(again.stdout).not.toContain("Cloning");
     expect(again.stderr).toContain("`hermes plugins update alpha`");

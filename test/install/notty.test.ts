@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, Scratch, type RunOptions } from "../e2e/cli.js";
+import { type RunOptions } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import { hermes, newHome, pluginFiles, Repo, type Ctx, type Home } from "./helpers.js";
 
 let s: Scratch;

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, Scratch } from "../e2e/cli.js";
+import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import { hermes, newHome, type Ctx } from "./helpers.js";
 
 let s: Scratch;

@@ -29,7 +29,8 @@ import {
   type Verdict,
 } from "../../src/install/scan/index.js";
 import { matchFile } from "../../src/install/scan/match.js";
-import { runAll, runCli, Scratch } from "../e2e/cli.js";
+import { runAll, runCli } from "../support/cli.js";
+import { Scratch } from "../support/home.js";
 
 const CORPUS = fileURLToPath(new URL("../fixtures/scan", import.meta.url));
 const MALICIOUS = join(CORPUS, "malicious");
@@ -751,9 +752,8 @@ describe("settings and policy for the install flow", () => {
 describe("hermes plugins scan (built CLI)", () => {
   it("text by default; exit 0 for safe and caution, 1 for dangerous", async () => {
     const home = s.dir("home");
-    const [safe, caution, dangerous] = await Promise.all(
-      [join(BENIGN, "disk-cleanup"), join(MALICIOUS, "execution"), join(MALICIOUS, "network")].map((d) => runCli(["plugins", "scan", d], { home })),
-    );
+    const scan = (d: string) => runCli(["plugins", "scan", d], { home });
+    const [safe, caution, dangerous] = await Promise.all([scan(join(BENIGN, "disk-cleanup")), scan(join(MALICIOUS, "execution")), scan(join(MALICIOUS, "network"))]);
     expect(safe.code).toBe(0);
     expect(safe.stdout).toBe(`Scan: disk-cleanup (${join(BENIGN, "disk-cleanup")})  Verdict: SAFE\n\nScanned 3 file(s).\nVerdict: SAFE — no findings\n`);
     expect(caution.code).toBe(0);

@@ -2,8 +2,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledWithHelloWorld, Scratch } from "../e2e/cli.js";
-import { ENTRY, git, GitDaemon, hermes, metadata, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, writeFiles, type Ctx, type Home } from "./helpers.js";
+import { bundledWithHelloWorld, Scratch, writeFiles } from "../support/home.js";
+import { ENTRY, git, GitDaemon, hermes, metadata, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx, type Home } from "./helpers.js";
 
 let s: Scratch;
 let ctx: Ctx;

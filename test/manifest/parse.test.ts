@@ -6,9 +6,10 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { parseManifestText, SUPPORTED_MANIFEST_VERSION, type ManifestParse } from "../../src/manifest/parse.js";
 import { candidateFromFolder } from "../../src/discovery/scan.js";
-import { cleanupTmp, makeTmp, writePlugin } from "../discovery/helpers.js";
+import { writePlugin } from "../discovery/helpers.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
 
-afterEach(cleanupTmp);
+afterEach(cleanupTemp);
 
 const FILE = "/plugins/demo/plugin.yaml";
 
@@ -28,7 +29,7 @@ function codes(r: ManifestParse): string[] {
 
 describe("name and scalar fields", () => {
   it("name defaults to the folder name (on a real folder)", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const dir = await writePlugin(root, "my-folder", { manifest: { version: "1.0.0" } });
     const cand = await candidateFromFolder(dir, "user");
     expect(cand?.manifest?.name).toBe("my-folder");
@@ -126,7 +127,7 @@ describe("kind", () => {
   });
 
   it("absent kind is inferred from the entry: register_memory_provider / MemoryProvider → exclusive", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const a = await writePlugin(root, "mem-a", { entrySource: "export function register(ctx) { ctx.register_memory_provider(x); }\n" });
     const b = await writePlugin(root, "mem-b", { entrySource: "class Mine extends MemoryProvider {}\nexport function register() {}\n" });
     expect((await candidateFromFolder(a, "user"))?.manifest?.kind).toBe("exclusive");
@@ -134,7 +135,7 @@ describe("kind", () => {
   });
 
   it("absent kind: register_provider together with ProviderProfile → model-provider; either alone → standalone", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const both = await writePlugin(root, "prov", { entrySource: "const p = new ProviderProfile();\nexport function register(ctx) { ctx.register_provider(p); }\n" });
     const one = await writePlugin(root, "half", { entrySource: "export function register(ctx) { ctx.register_provider(p); }\n" });
     expect((await candidateFromFolder(both, "user"))?.manifest?.kind).toBe("model-provider");
@@ -142,7 +143,7 @@ describe("kind", () => {
   });
 
   it("the marker scan reads __init__.py of a python plugin", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const py = await writePlugin(root, "pymem", { entry: "__init__.py", entrySource: "from x import MemoryProvider\n" });
     const c = await candidateFromFolder(py, "user");
     expect(c?.status).toBe("python");
@@ -150,7 +151,7 @@ describe("kind", () => {
   });
 
   it("a declared kind is never overridden by markers, and markers past 8192 chars are not seen", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const declared = await writePlugin(root, "decl", { manifest: { kind: "standalone" }, entrySource: "// register_memory_provider\n" });
     const late = await writePlugin(root, "late", { entrySource: `${"/".repeat(8200)}\n// register_memory_provider\n` });
     expect((await candidateFromFolder(declared, "user"))?.manifest?.kind).toBe("standalone");
@@ -361,7 +362,7 @@ describe("main path escape", () => {
   });
 
   it("an escaping main makes the folder invalid in discovery", async () => {
-    const root = await makeTmp();
+    const root = tempDir();
     const dir = await writePlugin(root, "esc", { manifest: { main: "../outside.js" } });
     const c = await candidateFromFolder(dir, "user");
     expect(c?.status).toBe("invalid");

@@ -11,7 +11,8 @@ import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, realpathSy
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateSchema } from "../../src/core/schema.js";
-import { CLI, ROOT, runCli, Scratch, writePlugin, writeText } from "../e2e/cli.js";
+import { CLI, ROOT, runCli } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 import { checkNix, nixEnv, nixRun, vendoredNixpkgsLib } from "./helpers.js";
 
 const HARNESS = join(ROOT, "nix", "tests", "eval-modules.nix");
@@ -48,12 +49,14 @@ interface Report {
   groups?: string[];
   tmpfiles?: string[];
   systemPackages?: string[];
+  // biome-ignore lint/suspicious/noExplicitAny: the evaluated systemd unit is free-form Nix JSON the tests walk
   service?: Record<string, any> | null;
   // home-manager
   activationEntry?: { data: string; after: string[]; before: string[] } | null;
   activationOrder?: string[];
   packages?: string[];
   sessionVariables?: Record<string, string>;
+  // biome-ignore lint/suspicious/noExplicitAny: the evaluated launchd agent is free-form Nix JSON the tests walk
   launchd?: { enable: boolean; config: Record<string, any> } | null;
 }
 
@@ -364,7 +367,7 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
       else if (args[i] === "--run-as") i++; // no service user here
       else out.push(args[i]!);
     }
-    const env = { ...nixEnv(userHome), NO_COLOR: "1" };
+    const env: NodeJS.ProcessEnv = { ...nixEnv(userHome), NO_COLOR: "1" };
     for (const k of Object.keys(env)) if (k.startsWith("HERMES_")) delete env[k];
     const r = spawnSync("bash", [ACTIVATE, ...out], { encoding: "utf8", env });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };

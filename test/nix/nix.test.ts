@@ -13,7 +13,8 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateSchema } from "../../src/core/schema.js";
-import { CLI, ROOT, runCli, Scratch, writePlugin, writeText } from "../e2e/cli.js";
+import { CLI, ROOT, runCli } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
 import { checkNix, nixEnv as nixEnvFor, nixRun } from "./helpers.js";
 
 const NIX_DIR = join(ROOT, "nix");

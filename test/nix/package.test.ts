@@ -10,7 +10,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, Scratch, writeText } from "../e2e/cli.js";
+import { ROOT } from "../support/cli.js";
+import { Scratch, writeText } from "../support/home.js";
 import { checkNix, nixRun, vendoredNixpkgsLib } from "./helpers.js";
 
 const scratch = new Scratch("hermes-nix-package-");

@@ -6,8 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,12 +17,13 @@ import { buildTree, checkProof, objectId, parseTree, type GitFile } from "../../
 import { readRevisionTree } from "../../src/pack/bundle/git-read.js";
 import { BUNDLE_FORMAT, serializeManifest, type BundleManifest } from "../../src/pack/bundle/manifest.js";
 import { GZIP_HEADER, gzipCanonical, readTarGz, writeTarGz, type TarEntry } from "../../src/pack/bundle/tar.js";
+import { cleanupTemp, tempDir } from "../support/home.js";
 
 let dir = "";
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "hermes-bundle-fmt-"));
+  dir = tempDir("hermes-bundle-fmt-");
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(cleanupTemp);
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false", ...args], { cwd, encoding: "utf8" }).trim();

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readBundle } from "../../src/pack/bundle/bundle.js";
-import { bundledWithHelloWorld, Scratch, STACK_RE } from "../e2e/cli.js";
+import { STACK_RE } from "../support/cli.js";
+import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import { closedPort, ENTRY, githubToLocal, hermes, hermesTty, metadata, newHome, pluginFiles, Repo, type Ctx, type Home } from "../install/helpers.js";
 
 let s: Scratch;
@@ -319,7 +320,8 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     for (const [name, data] of [
       ["flipped.tar.gz", (() => {
         const t = Buffer.from(bytes);
-        t[Math.floor(t.length / 2)] ^= 0x20;
+        const mid = Math.floor(t.length / 2);
+        t.writeUInt8(t.readUInt8(mid) ^ 0x20, mid);
         return t;
       })()],
       ["truncated.tar.gz", bytes.subarray(0, bytes.length - 100)],

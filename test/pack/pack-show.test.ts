@@ -10,7 +10,8 @@ import { createServer as createHttps, type Server as HttpsServer } from "node:ht
 import { createServer as createHttp, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAll, runCli, Scratch, STACK_RE } from "../e2e/cli.js";
+import { runAll, runCli, STACK_RE } from "../support/cli.js";
+import { Scratch } from "../support/home.js";
 import { hasShared, SHARED_FIXTURES } from "../shared-dir.js";
 import { closedPort } from "../install/helpers.js";
 

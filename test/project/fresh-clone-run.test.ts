@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { ROOT } from "../e2e/cli.js";
+import { ROOT } from "../support/cli.js";
 import { sharedUsers, vitestWithoutShared } from "./helpers.js";
 
 const SKIP_LINE = /skipped: \.\.\/shared is absent \(a fresh clone\); CI runs it/;

@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../e2e/cli.js";
+import { ROOT } from "../support/cli.js";
 import { sharedUsers, testCode, vitestWithoutShared, walk } from "./helpers.js";
 
 /** Code that builds a path to the sibling folder: a quoted relative path into it, or a join of ".." and "shared" (as separate strings). */

@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { ROOT } from "../e2e/cli.js";
+import { ROOT } from "../support/cli.js";
 
 /** Files under `dir` (repo-relative, sorted) that `keep` accepts, leaving out generated and installed trees. */
 export function walk(dir: string, keep: (rel: string) => boolean): string[] {

@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, runCli, Scratch } from "../e2e/cli.js";
+import { ROOT, runCli } from "../support/cli.js";
+import { Scratch } from "../support/home.js";
 
 let s: Scratch;
 beforeAll(() => {

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../e2e/cli.js";
+import { ROOT } from "../support/cli.js";
 
 /** The test files vitest itself selects with `config` (no test is run). */
 function listed(config: string): string[] {

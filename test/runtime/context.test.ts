@@ -6,11 +6,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { PluginContext, PluginToolOverrideError } from "../../src/runtime/context.js";
+import { type PluginContext, PluginToolOverrideError } from "../../src/runtime/context.js";
 import { SlotMap } from "../../src/runtime/ledger.js";
-import { cleanup, plugin, start } from "./helpers.js";
+import { plugin, start } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterEach(() => cleanup());
+afterEach(() => cleanupTemp());
 
 const g = globalThis as Record<string, unknown>;
 

@@ -6,9 +6,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../src/core/paths.js";
-import { cleanup, start } from "./helpers.js";
+import { start } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterEach(() => cleanup());
+afterEach(() => cleanupTemp());
 
 const page = readFileSync(join(PACKAGE_ROOT, "docs", "plugins.md"), "utf8");
 const examples = [...page.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => /export function register\(ctx\)/.test(b));

@@ -4,26 +4,14 @@ import { createHash } from "node:crypto";
  * (the runtime trusts only the lock; startup verification is tested end to end), and a logger whose
  * records the test can read.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino, type Logger } from "pino";
 import type { Lock, LockPlugin, LockSettings } from "../../src/contracts/lock.js";
 import { consentHash } from "../../src/contracts/capabilities.js";
 import { HOOK_CATALOG_VERSION, HOOK_NAMES, MIDDLEWARE_KINDS } from "../../src/contracts/hook-catalog.js";
 import { Runtime } from "../../src/runtime/runtime.js";
-
-const made: string[] = [];
-
-export function tmp(prefix = "hk-rt-"): string {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  made.push(d);
-  return d;
-}
-
-export function cleanup(): void {
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
-}
+import { tempDir } from "../support/home.js";
 
 export interface LogRecord {
   level: number;
@@ -156,7 +144,7 @@ export interface Started {
 
 /** A runtime over a fresh home with these plugins, loaded. */
 export async function start(plugins: TestPlugin[], opts: { settings?: Partial<LockSettings>; config?: string; strict?: boolean; load?: boolean } = {}): Promise<Started> {
-  const home = tmp();
+  const home = tempDir("hk-rt-");
   if (opts.config !== undefined) writeFileSync(join(home, "config.yaml"), opts.config);
   const logs = captureLog();
   const rt = new Runtime(home, makeLock(home, plugins, opts.settings), { log: logs.log, strict: opts.strict });

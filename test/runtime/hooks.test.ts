@@ -6,11 +6,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FAIL_CLOSED_TIMEOUT_MESSAGE, HookBus, normalizeHookTimeout, OBSERVER_SCHEMA_VERSION, resolveToolDirective } from "../../src/runtime/hooks.js";
 import { FailureReporter } from "../../src/runtime/reporter.js";
-import { captureLog, cleanup, plugin, start } from "./helpers.js";
+import { captureLog, plugin, start } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
 afterEach(() => {
   vi.useRealTimers();
-  cleanup();
+  cleanupTemp();
 });
 
 function bus(timeoutSeconds = 30) {

@@ -9,9 +9,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isHermesError } from "../../src/core/errors.js";
 import { PluginContext } from "../../src/runtime/context.js";
 import { readRuntimeStatus } from "../../src/runtime/runtime.js";
-import { cleanup, plugin, start } from "./helpers.js";
+import { plugin, start } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterEach(() => cleanup());
+afterEach(() => cleanupTemp());
 
 /** Registers one of (nearly) everything, then optionally fails. */
 const EVERYTHING = `

@@ -6,9 +6,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MIDDLEWARE_SCHEMA_VERSION, MiddlewareEngine, RequiredMiddlewareError, type MiddlewareCallback } from "../../src/runtime/middleware.js";
 import { OBSERVER_SCHEMA_VERSION } from "../../src/runtime/hooks.js";
 import { FailureReporter } from "../../src/runtime/reporter.js";
-import { captureLog, cleanup, plugin, start } from "./helpers.js";
+import { captureLog, plugin, start } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterEach(() => cleanup());
+afterEach(() => cleanupTemp());
 
 function engine(...cbs: Array<MiddlewareCallback | [MiddlewareCallback, { kind?: string; owner?: string; required?: boolean }]>) {
   const logs = captureLog();

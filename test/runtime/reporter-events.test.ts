@@ -5,9 +5,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { EventBus } from "../../src/runtime/events.js";
 import { FailureReporter } from "../../src/runtime/reporter.js";
-import { captureLog, cleanup, plugin, start } from "./helpers.js";
+import { captureLog, plugin, start } from "./helpers.js";
+import { cleanupTemp } from "../support/home.js";
 
-afterEach(() => cleanup());
+afterEach(() => cleanupTemp());
 
 describe("warn-once reporter", () => {
   it("the first failure warns with the fields the surface provides; identical repeats go to DEBUG", async () => {
