@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { sha256, sha256File } from "../core/hash.js";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
+import { isInside } from "../core/contain.js";
 import { HermesError } from "../core/errors.js";
 
 export const INTEGRITY_PREFIX = "sha256-tree:";
@@ -23,11 +24,6 @@ export interface TreeEntry {
  * there came with the plugin); nothing may load from any of the three (`main:` and links are refused).
  */
 const SKIP = new Set([".git"]);
-
-function inside(root: string, p: string): boolean {
-  const r = relative(root, p);
-  return r === "" || (!r.startsWith(`..${sep}`) && r !== ".." && !isAbsolute(r));
-}
 
 /**
  * List a plugin tree (sorted, deterministic). Symlinks are recorded as links, not followed;
@@ -55,7 +51,7 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
         } catch {
           // dangling inside the tree: judged by where it points
         }
-        if (!inside(realRoot, real) || !inside(realRoot, resolve(realpathSync(dir), target))) {
+        if (!isInside(realRoot, real) || !isInside(realRoot, resolve(realpathSync(dir), target))) {
           throw new HermesError("E_COMPILE_LINK_ESCAPE", {
             message: `${full} is a symlink to ${target}, outside the plugin folder ${root}`,
             file: full,

@@ -1,4 +1,5 @@
-import { isAbsolute, relative } from "node:path";
+import { relative } from "node:path";
+import { isInside } from "./contain.js";
 /**
  * The one catalog of everything hermes-kit refuses or warns about.
  *
@@ -768,7 +769,7 @@ export function formatDiagnostic(d: Diagnostic, opts: { hint?: boolean } = {}): 
 /** A workflow annotation names a file relative to the checkout: the working directory, when the file is under it. */
 function annotationPath(file: string, cwd = process.cwd()): string {
   const rel = relative(cwd, file);
-  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
+  return rel && isInside(cwd, file) ? rel : file;
 }
 
 export function formatGithub(d: Diagnostic): string {

@@ -1,7 +1,8 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { diagnostic, hasErrors, HermesError, type Diagnostic } from "../core/errors.js";
-import { findManifestFile, inferKind, isContainedRelativePath, parseManifestText, readManifestText, type PluginManifest } from "../manifest/parse.js";
+import { isContainedRelativePath } from "../core/contain.js";
+import { findManifestFile, inferKind, parseManifestText, readManifestText, type PluginManifest } from "../manifest/parse.js";
 
 export type SourceKind = "bundled" | "user" | "project" | "npm";
 

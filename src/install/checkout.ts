@@ -1,5 +1,6 @@
 import { promises as fsp } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
+import { isContainedRelativePath, isInside } from "../core/contain.js";
 import { HermesError } from "../core/errors.js";
 import { cloneHint, gitMessage, gitOrThrow, gitTimeoutMs, indent, remoteRefs, revParse, runGit, type GitRunOptions } from "./git.js";
 import { isFullSha, scrubUrl } from "./identifier.js";
@@ -104,18 +105,13 @@ export async function cloneInto(cwd: string, dirName: string, req: CloneRequest)
   return head;
 }
 
-function inside(root: string, p: string): boolean {
-  const r = relative(root, p);
-  return r === "" || (!r.startsWith(`..${sep}`) && r !== ".." && !isAbsolute(r));
-}
-
 /**
  * Check a subdirectory against the clone: no `..`, not absolute, and after resolving symlinks
  * still inside the repository (and not inside `.git`). Returns its real path relative to the clone.
  */
 export async function resolveSubdir(cloneDir: string, subdir: string): Promise<string> {
   const segs = subdir.split(/[\\/]+/).filter(Boolean);
-  if (isAbsolute(subdir) || /^[A-Za-z]:/.test(subdir) || segs.some((s) => s === "..")) {
+  if (!isContainedRelativePath(subdir)) {
     throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' escapes the repository` });
   }
   const rootReal = await fsp.realpath(cloneDir);
@@ -129,10 +125,10 @@ export async function resolveSubdir(cloneDir: string, subdir: string): Promise<s
     if (st.isSymbolicLink()) {
       const target = await fsp.readlink(next);
       const resolved = isAbsolute(target) ? target : join(real, target);
-      if (!inside(rootReal, resolved)) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' escapes the repository (a symlink leads to ${target})` });
+      if (!isInside(rootReal, resolved)) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' escapes the repository (a symlink leads to ${target})` });
       const r = await fsp.realpath(next).catch(() => undefined);
       if (!r) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' is a symlink that leads nowhere inside the repository` });
-      if (!inside(rootReal, r)) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' escapes the repository (it resolves to ${r})` });
+      if (!isInside(rootReal, r)) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' escapes the repository (it resolves to ${r})` });
       real = r;
     } else real = next;
   }

@@ -1,4 +1,5 @@
 import { sha256Hex } from "../core/hash.js";
+import { isContainedRelativePath } from "../core/contain.js";
 import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
 import { existsSync, promises as fsp } from "node:fs";
 import { join } from "node:path";
@@ -137,12 +138,6 @@ function intOrNull(v: unknown): number | null {
   if (typeof v === "number" && Number.isInteger(v)) return v;
   if (typeof v === "string" && /^\d+$/.test(v.trim())) return Number(v.trim());
   return null;
-}
-
-/** `main` must stay inside the plugin folder: relative, no `..`, no drive or UNC prefix. */
-export function isContainedRelativePath(p: string): boolean {
-  if (!p || p.startsWith("/") || p.startsWith("\\") || /^[A-Za-z]:/.test(p)) return false;
-  return !p.split(/[\\/]+/).some((seg) => seg === "..");
 }
 
 /** Version-control folders: their content is the VCS's, not the plugin's, so nothing may load from them. */

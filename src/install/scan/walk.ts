@@ -13,6 +13,7 @@
  */
 import { promises as fsp, type Dirent } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
+import { isInside } from "../../core/contain.js";
 import { HermesError } from "../../core/errors.js";
 import { binaryClass, classify, SKIPPED_DIRS } from "./files.js";
 import { patternById } from "./patterns.js";
@@ -69,10 +70,6 @@ function structural(id: string, file: string, match: string, severity?: Severity
   if (severity && severity !== spec.severity) f.adjusted = { from: spec.severity, why: why ?? "" };
   if (severity) f.severity = severity;
   return f;
-}
-
-function inside(root: string, p: string): boolean {
-  return p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 function underSkippedDir(rel: string): boolean {
@@ -267,7 +264,7 @@ async function onLink(s: WalkState, abs: string, rel: string): Promise<void> {
     s.skipped.push({ path: rel, reason: "broken-symlink", detail: target });
     return;
   }
-  if (!inside(s.root, real)) {
+  if (!isInside(s.root, real)) {
     s.findings.push(structural("symlink_escape", rel, `${rel} -> ${target}`));
     s.skipped.push({ path: rel, reason: "symlink-outside", detail: isAbsolute(target) ? target : `${target} (${real})` });
     return;
