@@ -570,6 +570,10 @@ export const ERROR_CATALOG = {
     title: "plugins/.install-metadata.json is not valid",
     hint: "fix the file at the position shown, or delete it (it only records source, revision and pin of git installs); nothing was changed",
   },
+  W_INSTALL_METADATA_CORRUPT: {
+    title: "plugins/.install-metadata.json is not valid; compile went on without the git origins it records",
+    hint: "fix the file at the position shown, or delete it (it only records source, revision and pin of git installs)",
+  },
   E_INSTALL_ROLLBACK_FAILED: {
     title: "a failed install, update or remove could not be undone automatically",
     hint: "move the recovery copy named in the message back into the plugins folder by hand",
