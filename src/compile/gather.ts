@@ -12,7 +12,7 @@ import { loadDeploySpec, type DeploySpec, type SpecPlugin } from "./deploy-spec.
 import { IntegrityCache } from "./integrity-cache.js";
 import { readLock, type Lock } from "../contracts/lock.js";
 import { parseMetadata, type InstallMetadata } from "../contracts/install-metadata.js";
-import { readManaged } from "../config/managed.js";
+import { ownershipOf, readManaged } from "../config/managed.js";
 import type { Watch } from "./quick-check.js";
 
 /** A deploy spec entry resolved to the plugin it names and the link that will expose it. */
@@ -212,7 +212,7 @@ async function readPendingOwnership(paths: HomePaths): Promise<CompileInputs["pe
   const text = await readTextIfExists(join(paths.generations, String(newest), "hermes.lock.json")).catch(() => undefined);
   try {
     const d = text ? (JSON.parse(text) as Lock).deployment : undefined;
-    if (d) return { leaves: d.owned_leaves, items: d.owned_items };
+    if (d) return ownershipOf(d);
   } catch {
     // a torn generation is ignored; it was never current
   }

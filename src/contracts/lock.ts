@@ -3,6 +3,7 @@ import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
 import { sha256Hex } from "../core/hash.js";
 import { canonicalJson, sortKeys } from "../core/canonical-json.js";
+import type { PluginKind, PluginRecord } from "./plugin-record.js";
 
 export const LOCK_SCHEMA = "hermes.lock.v1";
 
@@ -24,15 +25,10 @@ export interface LockGitOrigin {
   pinned: boolean;
 }
 
-export interface LockPlugin {
-  key: string;
-  name: string;
+/** One plugin as the lock records it; `path` is where discovery found it (under the home for links). */
+export interface LockPlugin extends PluginRecord {
   version: string;
-  kind: string;
-  source: string;
-  origin: string;
-  /** Where discovery found it (under the home for links). */
-  path: string;
+  kind: PluginKind;
   /** The folder after resolving links. */
   target: string;
   entry: string | null;

@@ -3,7 +3,8 @@ import type { Diagnostic } from "../core/errors.js";
 import { envFlag } from "../core/env-flag.js";
 import { homePaths, PACKAGE_ROOT } from "../core/paths.js";
 import { resolveWinners, type Resolution } from "./precedence.js";
-import { BUNDLED_SKIP, scanNodeModules, scanRoot, type Candidate, type SourceKind } from "./scan.js";
+import type { PluginSource } from "../contracts/plugin-record.js";
+import { BUNDLED_SKIP, scanNodeModules, scanRoot, type Candidate } from "./scan.js";
 
 export interface DiscoverOptions {
   home: string;
@@ -16,7 +17,7 @@ export interface DiscoverOptions {
 }
 
 export interface SourceRoot {
-  source: SourceKind;
+  source: PluginSource;
   dir: string;
 }
 

@@ -1,5 +1,6 @@
 import { diagnostic, type Diagnostic } from "../core/errors.js";
-import { NIX_LINK_PREFIX, type Candidate } from "./scan.js";
+import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
+import type { Candidate } from "./scan.js";
 
 export interface Shadow {
   candidate: Candidate;

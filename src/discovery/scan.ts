@@ -3,26 +3,16 @@ import { basename, join, resolve } from "node:path";
 import { diagnostic, hasErrors, HermesError, type Diagnostic } from "../core/errors.js";
 import { isContainedRelativePath } from "../core/contain.js";
 import { findManifestFile, inferKind, parseManifestText, readManifestText, type PluginManifest } from "../manifest/parse.js";
+import { NIX_LINK_PREFIX, type PluginOrigin, type PluginRecord, type PluginSource } from "../contracts/plugin-record.js";
 
-export type SourceKind = "bundled" | "user" | "project" | "npm";
 
-/** Where a plugin came from, for people: a user plugin may be a git checkout or a Nix link. */
-export type Origin = "bundled" | "local" | "git" | "nix" | "npm" | "project";
 
 export type CandidateStatus = "ok" | "invalid" | "dangling" | "unreadable" | "python" | "portable";
 
-export const NIX_LINK_PREFIX = "nix-managed-";
-
-export interface Candidate {
-  /** Canonical id: flat = manifest name, category = `cat/dir`. */
-  key: string;
-  name: string;
+/** A plugin folder as discovery found it, before precedence and gating decide whether it loads. */
+export interface Candidate extends PluginRecord {
   dirName: string;
   category?: string;
-  source: SourceKind;
-  origin: Origin;
-  /** The folder as found under its root (may be a symlink). */
-  path: string;
   /** The folder after resolving links; absent for dangling links. */
   realPath?: string;
   /** readlink() of `path` when it is a symlink. */
@@ -79,7 +69,7 @@ function readEntrySource(dir: string, entry: string): string {
   }
 }
 
-function originFor(source: SourceKind, dirName: string, isGit: boolean): Origin {
+function originFor(source: PluginSource, dirName: string, isGit: boolean): PluginOrigin {
   if (source === "bundled") return "bundled";
   if (source === "npm") return "npm";
   if (source === "project") return "project";
@@ -90,7 +80,7 @@ function originFor(source: SourceKind, dirName: string, isGit: boolean): Origin 
 /** Build the candidate for one folder that is known to hold a manifest file. */
 export async function candidateFromFolder(
   folder: string,
-  source: SourceKind,
+  source: PluginSource,
   opts: { category?: string; dirName?: string; linkTarget?: string; keyOverride?: string } = {},
 ): Promise<Candidate | undefined> {
   const dirName = opts.dirName ?? basename(folder);
@@ -225,7 +215,7 @@ async function readDirSorted(dir: string): Promise<Dirent[]> {
  * followed, a dangling link or unreadable folder reported as its own candidate, never fatal.
  * Reads manifests only; imports nothing.
  */
-export async function scanRoot(root: string, source: SourceKind, opts: ScanOptions = {}): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
+export async function scanRoot(root: string, source: PluginSource, opts: ScanOptions = {}): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
   const candidates: Candidate[] = [];
   const diagnostics: Diagnostic[] = [];
   const walk = async (dir: string, depth: number, prefix: string | undefined): Promise<void> => {

@@ -1,4 +1,4 @@
-import { promises as fsp } from "node:fs";
+import { promises as fsp, type Stats } from "node:fs";
 import { basename, join, relative, sep } from "node:path";
 import { compile, type CompileResult } from "../compile/compile.js";
 import { loadConfig, type ConfigValue } from "../config/config-file.js";
@@ -8,7 +8,8 @@ import { knownCapabilities, type CapabilityId } from "../contracts/capabilities.
 import { parseGrantFlag, runConsent, type Io } from "../consent/flow.js";
 import { HermesError, type Diagnostic } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
-import { candidateFromFolder, NIX_LINK_PREFIX, type Candidate } from "../discovery/scan.js";
+import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
+import { candidateFromFolder, type Candidate } from "../discovery/scan.js";
 import { findManifestFile, isPluginFolder, SUPPORTED_MANIFEST_VERSION, type PluginManifest } from "../manifest/parse.js";
 import { cloneInto, resolveSubdir, resolveTreePath, snapshotSubdir } from "./checkout.js";
 import { envFileNames, setEnvValue } from "./env-file.js";
@@ -275,11 +276,10 @@ interface Placement {
   record: InstallRecord | undefined;
 }
 
-/** From a filled stage to a placed, scanned, recorded plugin: shared by clones and local folders. */
-async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Promise<InstallResult> {
-  const { io, paths } = o;
+/** The staged folder as a loadable candidate; no manifest, a bad name or manifest errors refuse the install. */
+async function stagedCandidate(stage: Stage, p: Placement): Promise<Candidate> {
   // The manifest decides the name; a folder without one is not installed (issues theme: "✓ Installed" then unusable).
-  let cand: Candidate | undefined = await candidateFromFolder(stage.plugin, "user", { dirName: p.fallback });
+  const cand = await candidateFromFolder(stage.plugin, "user", { dirName: p.fallback });
   if (!cand) {
     const found = await manifestFolders(stage.plugin);
     throw new HermesError("E_INSTALL_NO_MANIFEST", {
@@ -299,6 +299,30 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
       diagnostics: relocate(errors, stage.plugin, cand.name),
     });
   }
+  return cand;
+}
+
+/** An existing target is replaced only with --force, only if it is a plugin folder, and never past a pin. */
+async function checkReplaceable(o: InstallOptions, p: Placement, name: string, target: string, targetStat: Stats): Promise<void> {
+  const prior = p.meta[name];
+  if (!o.force) throw existsError(name, target, prior);
+  if (targetStat.isDirectory() && !prior && !(await isPluginFolder(target))) {
+    throw new HermesError("E_INSTALL_EXISTS", {
+      message: `${target} exists and is not a plugin folder (a category of plugins?); --force will not replace it`,
+      hint: "move the folder away, or install the plugin under another name",
+    });
+  }
+  if (!p.record?.pinned && prior?.pinned) {
+    throw new HermesError("E_INSTALL_PINNED", {
+      message: `plugin '${name}' is pinned to ${prior.revision}; reinstall it with an explicit --ref <40-character commit SHA> to change its source or revision`,
+    });
+  }
+}
+
+/** From a filled stage to a placed, scanned, recorded plugin: shared by clones and local folders. */
+async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Promise<InstallResult> {
+  const { io, paths } = o;
+  let cand: Candidate | undefined = await stagedCandidate(stage, p);
   const name = cand.name;
   validatePluginName(name);
   await renameStageName(stage, name);
@@ -309,21 +333,7 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
   }
 
   const targetStat = await fsp.lstat(target).catch(() => undefined);
-  const prior = p.meta[name];
-  if (targetStat) {
-    if (!o.force) throw existsError(name, target, prior);
-    if (targetStat.isDirectory() && !prior && !(await isPluginFolder(target))) {
-      throw new HermesError("E_INSTALL_EXISTS", {
-        message: `${target} exists and is not a plugin folder (a category of plugins?); --force will not replace it`,
-        hint: "move the folder away, or install the plugin under another name",
-      });
-    }
-    if (!p.record?.pinned && prior?.pinned) {
-      throw new HermesError("E_INSTALL_PINNED", {
-        message: `plugin '${name}' is pinned to ${prior.revision}; reinstall it with an explicit --ref <40-character commit SHA> to change its source or revision`,
-      });
-    }
-  }
+  if (targetStat) await checkReplaceable(o, p, name, target, targetStat);
   const key = cand.key;
   const declared = knownCapabilities(cand.manifest?.capabilities ?? []);
   const grants = o.grants && o.grants.length ? parseGrantFlag(o.grants, declared, key) : undefined;

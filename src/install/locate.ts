@@ -3,15 +3,15 @@ import { join } from "node:path";
 import { HermesError } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
 import { nearest } from "../core/suggest.js";
-import { NIX_LINK_PREFIX, scanRoot, type Candidate } from "../discovery/scan.js";
+import { NIX_LINK_PREFIX, type PluginRecord } from "../contracts/plugin-record.js";
+import { scanRoot, type Candidate } from "../discovery/scan.js";
 
-export interface InstalledPlugin {
+/** A folder of the user plugins dir, named as discovery keys it. */
+export interface InstalledPlugin extends Pick<PluginRecord, "key" | "name"> {
   /** Absolute folder under the plugins dir. */
   dir: string;
   /** Folder relative to the plugins dir (`name` or `category/name`): the metadata key. */
   rel: string;
-  key: string;
-  name: string;
   category?: string;
   candidate?: Candidate;
 }

@@ -11,12 +11,10 @@ import { didYouMean } from "../core/suggest.js";
 import { SourceDoc } from "../core/yaml-source.js";
 import { requiresHermesProblem } from "./requires-hermes.js";
 import { CAPABILITY_IDS, isCapabilityId, type CapabilityId } from "../contracts/capabilities.js";
+import { PLUGIN_KINDS, type PluginKind } from "../contracts/plugin-record.js";
 
 /** One constant for the whole code base (issues theme: several disagreeing copies). */
 export const SUPPORTED_MANIFEST_VERSION = 2;
-
-export const PLUGIN_KINDS = ["standalone", "backend", "exclusive", "platform", "model-provider"] as const;
-export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
 export interface RequiresEnv {
   name: string;
@@ -82,7 +80,7 @@ export interface ManifestParse {
   ignoredFields: Diagnostic[];
 }
 
-/** config_schema type names and their aliases (runtime spec §1.3), lowercased. */
+/** config_schema type names and their aliases, lowercased. */
 const CONFIG_SCHEMA_TYPES = new Set(["str", "string", "int", "integer", "float", "number", "bool", "boolean", "list", "array", "dict", "object"]);
 
 /** Fields the original's own plugins ship that its loader ignores (memory plugins' `profile_clone`). */
@@ -347,7 +345,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
   return { file, sha256, manifest, diagnostics, ignoredFields };
 }
 
-/** Marker scan of an entry file when `kind` is absent (runtime spec §1.3). */
+/** When `kind` is absent, the entry file's markers decide it (memory provider → exclusive, …). */
 export function inferKind(entrySource: string): PluginKind | undefined {
   const head = entrySource.slice(0, 8192);
   if (head.includes("register_memory_provider") || head.includes("MemoryProvider")) return "exclusive";

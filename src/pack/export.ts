@@ -4,7 +4,8 @@ import { enableStateOf, pluginEntry, readPluginLists } from "../config/plugin-li
 import { HermesError } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
 import { formatJsonPath } from "../core/yaml-source.js";
-import { NIX_LINK_PREFIX, scanRoot, type Candidate } from "../discovery/scan.js";
+import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
+import { scanRoot, type Candidate } from "../discovery/scan.js";
 import { readMetadata } from "../install/metadata.js";
 import { FULL_SHA, parsePackText } from "./parse.js";
 import { findSeedProblems, sanitizeSeed } from "./seed-hygiene.js";

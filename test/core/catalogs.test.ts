@@ -6,7 +6,7 @@ import { ERROR_CATALOG, formatDiagnostic, formatGithub, HermesError } from "../.
 import { PACKAGE_ROOT, SCHEMAS_DIR } from "../../src/core/paths.js";
 import { validateSchema } from "../../src/core/schema.js";
 import { CAPABILITY_IDS } from "../../src/contracts/capabilities.js";
-import { PLUGIN_KINDS } from "../../src/manifest/parse.js";
+import { PLUGIN_KINDS, PLUGIN_ORIGINS, PLUGIN_SOURCES } from "../../src/contracts/plugin-record.js";
 
 describe("error catalog", () => {
   it("docs/errors.md is generated from the catalog and current (npm run docs)", () => {
@@ -78,6 +78,16 @@ describe("schemas", () => {
     expect([...m.$defs.capabilityId.enum].sort()).toEqual([...CAPABILITY_IDS].sort());
     for (const k of PLUGIN_KINDS) expect(validateSchema("plugin-manifest", { name: "x", kind: k })).toEqual([]);
     expect(validateSchema("plugin-manifest", { name: "x", kind: "plugin" })[0]?.message).toMatch(/must be one of|does not match/);
+  });
+
+  it("the lock schema's plugin kind, source and origin are the plugin record's unions", () => {
+    const lock = JSON.parse(readFileSync(join(SCHEMAS_DIR, "lock.schema.json"), "utf8")) as {
+      $defs: { plugin: { properties: Record<"kind" | "source" | "origin", { enum: string[] }> } };
+    };
+    const p = lock.$defs.plugin.properties;
+    expect(p.kind.enum).toEqual([...PLUGIN_KINDS]);
+    expect(p.source.enum).toEqual([...PLUGIN_SOURCES]);
+    expect(p.origin.enum).toEqual([...PLUGIN_ORIGINS]);
   });
 
   it("positions, enum suggestions and unknown fields", () => {
