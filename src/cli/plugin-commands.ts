@@ -1,8 +1,6 @@
 import { Command } from "commander";
-import { logger } from "../core/log.js";
-import { homePaths, resolveHome } from "../core/paths.js";
-import { startRuntime } from "../app/start-runtime.js";
-import { recoverPluginsDir } from "./context.js";
+import { findPluginCliCommand, runPluginCliCommand } from "../app/plugin-cli-command.js";
+import { err } from "./output.js";
 
 /** The command word of an argv, skipping the global options (and their values). */
 function commandWord(args: readonly string[]): { word?: string; home?: string; profile?: string } {
@@ -28,25 +26,15 @@ function commandWord(args: readonly string[]): { word?: string; home?: string; p
 export async function addPluginCliCommands(program: Command, args: readonly string[]): Promise<void> {
   const { word, home, profile } = commandWord(args);
   if (!word || program.commands.some((c) => c.name() === word || c.aliases().includes(word)) || word === "help") return;
-  let runtime;
-  try {
-    const dir = resolveHome({ home, profile });
-    await recoverPluginsDir(homePaths(dir));
-    runtime = await startRuntime({ home: dir });
-  } catch (e) {
-    logger().debug({ err: (e as Error).message }, "runtime not started for plugin CLI commands");
-    return;
-  }
-  const entry = runtime.cliCommands.get(word);
-  if (!entry) return;
+  const found = await findPluginCliCommand({ home, profile, word, warn: err });
+  if (!found) return;
+  const { entry } = found;
   const cmd = new Command(entry.name).description(entry.description || entry.help || `from plugin ${entry.plugin_key}`);
   cmd.allowUnknownOption(!entry.setup_fn);
   if (entry.setup_fn) entry.setup_fn(cmd);
   cmd.action(async (...actionArgs: unknown[]) => {
     const self = actionArgs[actionArgs.length - 1] as Command;
-    const r = await entry.handler_fn?.({ ...self.opts(), args: self.args, runtime });
-    if (typeof r === "string") process.stdout.write(r.endsWith("\n") ? r : `${r}\n`);
-    await runtime.settle();
+    await runPluginCliCommand(found, self.opts(), self.args, (r) => process.stdout.write(r.endsWith("\n") ? r : `${r}\n`));
   });
   program.addCommand(cmd);
 }

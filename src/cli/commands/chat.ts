@@ -1,8 +1,10 @@
 import { Command, InvalidArgumentError } from "commander";
-import { consoleToStderr, runChat, turnJson } from "../../app/chat.js";
+import { consoleToStderr, turnJson } from "../../app/chat.js";
+import { chatInHome } from "../../app/chat-home.js";
 import { runDemo } from "../../app/demo.js";
-import { homePaths, resolveHome } from "../../core/paths.js";
-import { recoverPluginsDir, type GlobalOptions } from "../context.js";
+import { resolveHome } from "../../core/paths.js";
+import type { GlobalOptions } from "../context.js";
+import { err } from "../output.js";
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -45,10 +47,9 @@ export function chatCommand(): Command {
     .option("--json", "with --query: print one JSON document (answer, tool calls, outcome)")
     .action(async (o: ChatFlags, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
-      const home = resolveHome({ home: g.home, profile: g.profile });
-      await recoverPluginsDir(homePaths(home));
-      process.exitCode = await runChat({
-        home,
+      process.exitCode = await chatInHome({
+        home: resolveHome({ home: g.home, profile: g.profile }),
+        warn: err,
         flags: { provider: o.provider, baseUrl: o.baseUrl, model: o.model, script: o.script, ...(o.stream === false ? { stream: false } : {}), ...(o.timeout ? { timeout: o.timeout } : {}) },
         ...(o.query !== undefined ? { query: o.query } : {}),
         ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),

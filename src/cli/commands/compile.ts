@@ -1,12 +1,10 @@
 import { Command } from "commander";
 import { formatDiagnostic, HermesError } from "../../core/errors.js";
 import { homePaths, resolveHome } from "../../core/paths.js";
-import { compile, rollback } from "../../compile/compile.js";
 import { listGenerations } from "../../compile/generations.js";
 import { planToJson, renderPlan } from "../../compile/plan-format.js";
-import { parseDeploySpec } from "../../compile/deploy-spec.js";
-import { readTextIfExists } from "../../core/atomic-fs.js";
-import { recoverPluginsDir, type GlobalOptions } from "../context.js";
+import { compileHome, compileHomeDir, rollbackHome } from "../../app/compile-home.js";
+import type { GlobalOptions } from "../context.js";
 import { err, json, out, style } from "../output.js";
 
 interface CompileFlags {
@@ -18,17 +16,6 @@ interface CompileFlags {
   rollback?: string | boolean;
   listGenerations?: boolean;
   fullHash?: boolean;
-}
-
-/** `--home` > the spec's `home:` > $HERMES_HOME > ~/.hermes. */
-async function homeFor(cmd: Command, spec?: string): Promise<string> {
-  const g = cmd.optsWithGlobals<GlobalOptions>();
-  if (!g.home && spec) {
-    const text = await readTextIfExists(spec);
-    const parsed = text !== undefined ? parseDeploySpec(text, spec).spec : undefined;
-    if (parsed?.home) return resolveHome({ home: parsed.home, profile: g.profile });
-  }
-  return resolveHome({ home: g.home, profile: g.profile });
 }
 
 export function compileCommand(): Command {
@@ -43,7 +30,8 @@ export function compileCommand(): Command {
     .option("--list-generations", "list generations")
     .option("--full-hash", "hash every plugin tree, also immutable store paths")
     .action(async (o: CompileFlags, cmd: Command) => {
-      const home = await homeFor(cmd, o.spec);
+      const g = cmd.optsWithGlobals<GlobalOptions>();
+      const home = await compileHomeDir({ home: g.home, profile: g.profile, spec: o.spec });
       if (o.listGenerations) {
         const gens = await listGenerations(homePaths(home));
         if (o.json) return json(gens);
@@ -56,16 +44,13 @@ export function compileCommand(): Command {
       if (o.rollback !== undefined) {
         const to = typeof o.rollback === "string" ? Number(o.rollback) : undefined;
         if (to !== undefined && (!Number.isInteger(to) || to < 1)) throw new HermesError("E_USAGE", { message: `--rollback takes a generation number (got ${String(o.rollback)})` });
-        await recoverPluginsDir(homePaths(home));
-        const r = await rollback({ home, to });
+        const r = await rollbackHome({ home, to, warn: err });
         if (o.json) return json(r);
         out(`rolled back to generation ${r.to}${r.from !== undefined ? ` (from ${r.from})` : ""}${r.recompiled ? `; the home changed since, recompiled as generation ${r.generation}` : ""}`);
         for (const d of r.diagnostics) err(formatDiagnostic(d));
         return;
       }
-      // A dry run or --check writes nothing, the plugins dir included.
-      if (!o.dryRun && !o.check) await recoverPluginsDir(homePaths(home));
-      const res = await compile({ home, specFile: o.spec, managed: o.managed, dryRun: o.dryRun || o.check, fullHash: o.fullHash, announce: (line) => err(line) });
+      const res = await compileHome({ home, spec: o.spec, managed: o.managed, dryRun: o.dryRun, check: o.check, fullHash: o.fullHash, warn: err });
       const warnings = res.plan.diagnostics.filter((d) => d.severity === "warning");
       if (o.json) json({ ...planToJson(res.plan), applied: res.applied, generation: res.generation ?? null, home });
       else {

@@ -1,14 +1,8 @@
 import { Command } from "commander";
-import { loadConfig } from "../../config/config-file.js";
-import { knownCapabilities, type CapabilityId } from "../../contracts/capabilities.js";
-import { capabilityRow, legacyKeyOf, parseGrantFlag, runConsent, type CapabilityRow } from "../../consent/flow.js";
-import type { HomePaths } from "../../core/paths.js";
-import type { OwnershipGuard } from "../../config/enable.js";
-import { findPlugin, type PluginView } from "../../discovery/plugin-set.js";
-import { installPlugin } from "../../install/install.js";
-import { removePlugin } from "../../install/remove.js";
-import { updatePlugin } from "../../install/update.js";
-import { homeOf, ownershipGuard, pluginState } from "../context.js";
+import { legacyKeyOf, type CapabilityRow } from "../../consent/flow.js";
+import { capabilityRows } from "../../app/inspect-plugins.js";
+import { installIntoHome, removeFromHome, updateInHome } from "../../app/install-plugin.js";
+import { homeOf, inspectOptions } from "../context.js";
 import { terminalIo } from "../io.js";
 import { json, out, resultJson } from "../output.js";
 
@@ -25,19 +19,17 @@ export function installCommand(): Command {
     .option("--grant <caps>", "grant declared capabilities without a prompt (comma-separated; repeatable)", collect, [])
     .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
     .action(async (identifier: string, o: { ref?: string; force?: boolean; enable?: boolean; grant: string[]; json?: boolean }, cmd: Command) => {
-      const paths = homeOf(cmd);
       // commander sets enable=true by default for a --no-enable pair; only an explicit flag counts.
       const src = cmd.getOptionValueSource("enable");
       const enable = src === "cli" ? o.enable : undefined;
-      const res = await installPlugin({
-        paths,
+      const res = await installIntoHome({
+        paths: homeOf(cmd),
         identifier,
         ref: o.ref,
         force: o.force,
         enable,
         grants: o.grant,
         io: terminalIo({ toStderr: o.json }),
-        guard: await ownershipGuard(paths),
       });
       if (o.json) json(resultJson(res));
     });
@@ -49,8 +41,7 @@ export function updateCommand(): Command {
     .description("update a git-installed plugin to its branch head (local edits autostashed; rescanned)")
     .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
-      const paths = homeOf(cmd);
-      const res = await updatePlugin({ paths, name, io: terminalIo({ toStderr: o.json }), guard: await ownershipGuard(paths) });
+      const res = await updateInHome({ paths: homeOf(cmd), name, io: terminalIo({ toStderr: o.json }) });
       if (o.json) json(resultJson(res));
     });
 }
@@ -62,8 +53,7 @@ export function removeCommand(): Command {
     .description("remove an installed plugin, its enable state, settings and grants")
     .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
-      const paths = homeOf(cmd);
-      const res = await removePlugin({ paths, name, io: terminalIo({ toStderr: o.json }), guard: await ownershipGuard(paths) });
+      const res = await removeFromHome({ paths: homeOf(cmd), name, io: terminalIo({ toStderr: o.json }) });
       if (o.json) json(resultJson(res));
     });
 }
@@ -92,12 +82,7 @@ export function capabilitiesCommand(): Command {
     .description("show declared capabilities against what is granted")
     .option("--json", "print as JSON")
     .action(async (name: string | undefined, o: { json?: boolean }, cmd: Command) => {
-      const { set, config } = await pluginState(cmd, { readOnly: true });
-      const views = name ? [findPlugin(set, name, { includeLosers: true })] : set.views;
-      const rows = views.map((v) =>
-        capabilityRow({ key: v.candidate.key, name: v.candidate.name, source: v.candidate.origin, declared: v.candidate.manifest?.capabilities ?? [] }, config.value),
-      );
-      const shown = name ? rows : rows.filter((r) => r.declared.length || r.undeclared.length);
+      const shown = await capabilityRows({ ...inspectOptions(cmd), ...(name !== undefined ? { name } : {}) });
       if (o.json) return json(shown);
       if (!shown.length) return out("No plugins declare or hold capabilities.");
       shown.forEach((r, i) => {
@@ -105,19 +90,4 @@ export function capabilitiesCommand(): Command {
         printRow(r);
       });
     });
-}
-
-/** `enable --grant`: validated against the declared set before anything is written. */
-export function enableGrants(view: PluginView, raw: readonly string[] | undefined): CapabilityId[] | undefined {
-  if (!raw || !raw.length) return undefined;
-  return parseGrantFlag(raw, knownCapabilities(view.candidate.manifest?.capabilities ?? []), view.candidate.key);
-}
-
-/** Consent after `enable` (interactive on a terminal, headless with --grant, pending otherwise). Returns whether config changed. */
-export async function consentOnEnable(paths: HomePaths, view: PluginView, grants: CapabilityId[] | undefined, guard: OwnershipGuard, asJson = false): Promise<boolean> {
-  const declared = knownCapabilities(view.candidate.manifest?.capabilities ?? []);
-  if (!declared.length) return false;
-  const config = (await loadConfig(paths.config)).value;
-  const r = await runConsent({ configFile: paths.config, config, key: view.candidate.key, declared, context: "enable", io: terminalIo({ toStderr: asJson }), grants, guard });
-  return r.recorded;
 }

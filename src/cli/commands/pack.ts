@@ -1,11 +1,11 @@
 import { Command } from "commander";
-import { loadConfig } from "../../config/config-file.js";
-import { entryToJson, INDEX_TRUST_NOTE, loadIndex } from "../../install/index/load.js";
-import { searchIndex } from "../../install/index/search.js";
+import { entryToJson, INDEX_TRUST_NOTE } from "../../install/index/load.js";
 import { exportBundle } from "../../pack/bundle/bundle.js";
 import { exportPack } from "../../pack/export.js";
-import { installPack, showPack } from "../../pack/install.js";
-import { homeOf, ownershipGuard } from "../context.js";
+import { showPack } from "../../pack/install.js";
+import { installPackIntoHome } from "../../app/install-plugin.js";
+import { searchPlugins } from "../../app/search-plugins.js";
+import { homeOf } from "../context.js";
 import { terminalIo } from "../io.js";
 import { err, json, out, resultJson, style, table } from "../output.js";
 
@@ -23,10 +23,7 @@ export function searchCommand(): Command {
     .option("--json", "print {source, query, results, note} as JSON")
     .option("--refresh", "fetch the index now instead of using a cache younger than 24 h")
     .action(async (term: string, o: { capability?: string; json?: boolean; refresh?: boolean }, cmd: Command) => {
-      const paths = homeOf(cmd);
-      const config = (await loadConfig(paths.config)).value;
-      const idx = await loadIndex(paths, config, { refresh: o.refresh, warn: (l) => err(style.yellow(l)) });
-      const hits = searchIndex(idx.entries, term, { capability: o.capability });
+      const { index: idx, hits } = await searchPlugins({ paths: homeOf(cmd), term, capability: o.capability, refresh: o.refresh, warn: (l) => err(style.yellow(l)) });
       if (o.json) {
         return json({
           source: idx.source,
@@ -83,8 +80,7 @@ export function packCommand(): Command {
     .option("-f, --force", "reinstall plugins that already exist; accept 'caution' scan verdicts")
     .option("--json", "print {pack, installed, failed} as JSON on stdout (the review and progress go to stderr)")
     .action(async (src: string, o: { force?: boolean; json?: boolean }, cmd: Command) => {
-      const paths = homeOf(cmd);
-      const summary = await installPack({ paths, src, force: o.force, io: terminalIo({ toStderr: o.json }), guard: await ownershipGuard(paths) });
+      const summary = await installPackIntoHome({ paths: homeOf(cmd), src, force: o.force, io: terminalIo({ toStderr: o.json }) });
       if (o.json) json(resultJson(summary));
     });
 

@@ -1,19 +1,16 @@
 import { Command } from "commander";
-import { formatDiagnostic, HermesError } from "../../core/errors.js";
-import { disablePlugin, enablePlugin } from "../../config/enable.js";
-import type { LoadedConfig } from "../../config/config-file.js";
-import { knownCapabilities } from "../../contracts/capabilities.js";
-import { consentEdits } from "../../consent/flow.js";
-import { explain, type Explanation } from "../../discovery/explain.js";
-import { findPlugin, type PluginView } from "../../discovery/plugin-set.js";
+import { formatDiagnostic } from "../../core/errors.js";
+import type { Explanation } from "../../discovery/explain.js";
+import type { PluginView } from "../../discovery/plugin-set.js";
+import { explainPlugin, listPlugins, showPlugin } from "../../app/inspect-plugins.js";
+import { togglePlugin, type ToggleEdit } from "../../app/toggle-plugin.js";
 import { validatePluginDir } from "../../app/validate-plugin.js";
-import { compile, editCompileCheck } from "../../compile/compile.js";
-import { readRuntimeStatus } from "../../runtime/runtime.js";
 import { chainCommand } from "./runtime.js";
 import { scanCommand } from "./scan.js";
 import { packCommand, searchCommand } from "./pack.js";
-import { capabilitiesCommand, consentOnEnable, enableGrants, installCommand, removeCommand, updateCommand } from "./install.js";
-import { ownershipGuard, pluginState, reportConfigProblems } from "../context.js";
+import { capabilitiesCommand, installCommand, removeCommand, updateCommand } from "./install.js";
+import { homeOf, inspectOptions, reportConfigProblems } from "../context.js";
+import { terminalIo } from "../io.js";
 import { err, finishValidation, json, out, resultJson, style, table, validatorOptions, type ValidatorOptions } from "../output.js";
 
 const STATUS_LABEL = { enabled: "enabled", disabled: "disabled", "not-enabled": "not enabled" } as const;
@@ -83,9 +80,7 @@ export function pluginsCommand(): Command {
     .option("--user", "leave out bundled plugins")
     .option("--no-bundled", "leave out bundled plugins")
     .action(async (o: { json?: boolean; plain?: boolean; enabled?: boolean; user?: boolean; bundled?: boolean }, cmd: Command) => {
-      const { set, config } = await pluginState(cmd, { bundled: !(o.user || o.bundled === false), readOnly: true });
-      let views = set.views;
-      if (o.enabled) views = views.filter((v) => v.verdict.state === "enabled");
+      const { views, config } = await listPlugins({ ...inspectOptions(cmd), bundled: !(o.user || o.bundled === false), enabledOnly: o.enabled });
       if (o.json) return json(views.map(listRow));
       reportConfigProblems(config.diagnostics);
       if (o.plain) {
@@ -125,35 +120,17 @@ export function pluginsCommand(): Command {
       .description(`${verb} a plugin by key, manifest name or unique leaf name`)
       .option("--json", "print the result as JSON")
       .action(async (name: string, o: { json?: boolean; grant?: string[] }, cmd: Command) => {
-        const { set, paths } = await pluginState(cmd);
-        const view = findPlugin(set, name, { includeLosers: true });
-        if (view.shadowedBy) {
-          throw new HermesError("E_PLUGIN_NOT_FOUND", {
-            message: `'${name}' resolves to ${view.candidate.path}, which is ${view.verdict.reason}`,
-            hint: `run \`hermes plugins why ${name}\``,
-          });
-        }
-        const ref = { key: view.candidate.key, name: view.candidate.name };
-        const guard = await ownershipGuard(paths);
-        const grants = verb === "enable" ? enableGrants(view, o.grant) : undefined;
-        const declared = knownCapabilities(view.candidate.manifest?.capabilities ?? []);
-        // --grant is written in the same config write as the enable: a kill never leaves one without the other.
-        const withGrants = grants?.length ? (cur: LoadedConfig) => consentEdits(cur.value, ref.key, grants, declared, "flag", guard).edits : undefined;
-        // Refused before writing when the edit would leave the home unable to compile (a required plugin).
-        const check = editCompileCheck(paths.home);
-        const res = verb === "enable" ? await enablePlugin(paths.config, ref, guard, withGrants, check) : await disablePlugin(paths.config, ref, guard, check);
-        if (!o.json) out(res.message + (res.changed ? " Takes effect on next session." : ""));
-        if (grants?.length && !o.json) {
-          const pending = declared.filter((c) => !grants.includes(c));
-          out(`✓ Granted: ${grants.join(", ")} (plugins.entries.${ref.key}.granted_capabilities, via --grant)`);
-          if (pending.length) out(`  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${ref.key} --grant ${pending.join(",")}`);
-        }
-        const consented = verb === "enable" && !grants?.length && (await consentOnEnable(paths, view, undefined, guard, o.json));
-        // One truth: the lock follows every edit of the enable lists and grants.
-        const compiled = res.changed || consented ? await compile({ home: paths.home }) : undefined;
-        if (o.json) return json({ ...res, generation: compiled?.generation ?? null });
-        if (compiled?.applied) out(style.dim(`lock updated: generation ${compiled.generation}`));
-        if (verb === "enable" && view.verdict.action === "skip" && broken(view)) err(`warning: ${view.candidate.key} cannot load: ${view.verdict.reason}`);
+        // The edit's own lines come before any consent question.
+        const printEdit = ({ res, grants, pending }: ToggleEdit) => {
+          out(res.message + (res.changed ? " Takes effect on next session." : ""));
+          if (!grants?.length) return;
+          out(`✓ Granted: ${grants.join(", ")} (plugins.entries.${res.key}.granted_capabilities, via --grant)`);
+          if (pending.length) out(`  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${res.key} --grant ${pending.join(",")}`);
+        };
+        const r = await togglePlugin({ paths: homeOf(cmd), verb, name, grant: o.grant, io: terminalIo({ toStderr: o.json }), ...(o.json ? {} : { onEdited: printEdit }) });
+        if (o.json) return json({ ...r.res, generation: r.compiled?.generation ?? null });
+        if (r.compiled?.applied) out(style.dim(`lock updated: generation ${r.compiled.generation}`));
+        if (r.cannotLoad !== undefined) err(`warning: ${r.view.candidate.key} cannot load: ${r.cannotLoad}`);
       });
   toggle("enable").option("--grant <caps>", "grant declared capabilities without a prompt (comma-separated; repeatable)", (v: string, p: string[]) => [...p, v], []);
   toggle("disable");
@@ -165,8 +142,7 @@ export function pluginsCommand(): Command {
     .description("show a plugin's manifest and state")
     .option("--json", "print as JSON")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
-      const { set } = await pluginState(cmd, { readOnly: true });
-      const v = findPlugin(set, name, { includeLosers: true });
+      const v = await showPlugin({ ...inspectOptions(cmd), name });
       const c = v.candidate;
       const m = c.manifest;
       if (o.json) return json({ ...listRow(v), manifest: m ? resultJson(m) : null, manifest_file: c.manifestFile ?? null, diagnostics: c.diagnostics });
@@ -196,10 +172,7 @@ export function pluginsCommand(): Command {
     .description("explain in one screen why a plugin does or does not load")
     .option("--json", "print as JSON")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
-      const { set, config, paths } = await pluginState(cmd, { readOnly: true });
-      const v = findPlugin(set, name, { includeLosers: true });
-      const x = explain(set, v, config.value);
-      const rt = readRuntimeStatus(paths.home)?.plugins[x.key];
+      const { explanation: x, runtime: rt } = await explainPlugin({ ...inspectOptions(cmd), name });
       if (o.json) return json({ ...x, runtime: rt ?? null });
       printExplanation(x);
       if (rt) out(`  last run:  ${rt.state}${rt.error ? ` — ${rt.error}` : ""}`);

@@ -1,21 +1,19 @@
 import { Command, Option } from "commander";
-import { homePaths, resolveHome } from "../../core/paths.js";
+import { resolveHome } from "../../core/paths.js";
 import { HOOK_NAMES, isHookName, isMiddlewareKind, MIDDLEWARE_KINDS } from "../../contracts/hook-catalog.js";
 import type { Runtime } from "../../runtime/runtime.js";
-import { startRuntime, type VerifyMode } from "../../app/start-runtime.js";
-import { assertHomeExists, recoverPluginsDir, type GlobalOptions } from "../context.js";
+import type { VerifyMode } from "../../app/start-runtime.js";
+import { openRuntime } from "../../app/open-runtime.js";
+import type { GlobalOptions } from "../context.js";
 import { HermesError } from "../../core/errors.js";
 import { didYouMean } from "../../core/suggest.js";
-import { json, out, style } from "../output.js";
+import { err, json, out, style } from "../output.js";
 
 export const verifyOption = () => new Option("--verify <mode>", "how startup re-checks the lock: full, fast or off").choices(["full", "fast", "off"]).default("fast");
 
 export async function runtimeFor(cmd: Command, verify: VerifyMode = "fast"): Promise<Runtime> {
   const g = cmd.optsWithGlobals<GlobalOptions>();
-  const home = resolveHome({ home: g.home, profile: g.profile });
-  await assertHomeExists(homePaths(home));
-  await recoverPluginsDir(homePaths(home));
-  return startRuntime({ home, verify });
+  return openRuntime({ home: resolveHome({ home: g.home, profile: g.profile }), verify, mustExist: true, warn: err });
 }
 
 /** `hermes plugins chain [kind]`: every hook and middleware chain in the order it runs, with owners. */

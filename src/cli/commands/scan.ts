@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { formatDiagnostic, HermesError } from "../../core/errors.js";
-import { loadScanSettings, REVISION_RE, renderJson, renderSarif, renderText, scanPluginDir } from "../../install/scan/index.js";
+import { REVISION_RE, renderJson, renderSarif, renderText } from "../../install/scan/index.js";
+import { scanPlugin } from "../../app/scan-plugin.js";
 import { homeOf } from "../context.js";
 import { err, style } from "../output.js";
 
@@ -23,13 +24,14 @@ export function scanCommand(): Command {
       if (o.revision && !REVISION_RE.test(o.revision)) {
         throw new HermesError("E_SCAN_ARGS", { message: `--revision ${JSON.stringify(o.revision)} is not a 40-character commit SHA or 'local'` });
       }
-      const settings = await loadScanSettings(homeOf(cmd).config);
-      for (const d of settings.diagnostics) err(formatDiagnostic(d));
-      const report = await scanPluginDir(dir, {
+      const { settings, report } = await scanPlugin({
+        dir,
+        configFile: homeOf(cmd).config,
         pluginKey: o.pluginKey,
         revision: o.revision?.toLowerCase() === "local" ? "local" : o.revision?.toLowerCase(),
-        waivers: settings.waivers,
-        waiverSource: settings.file,
+        onSettings: (s) => {
+          for (const d of s.diagnostics) err(formatDiagnostic(d));
+        },
       });
       if (o.format === "json") process.stdout.write(renderJson(report));
       else if (o.format === "sarif") process.stdout.write(renderSarif(report));

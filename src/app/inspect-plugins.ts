@@ -1,0 +1,48 @@
+import type { LoadedConfig } from "../config/config-file.js";
+import type { HomePaths } from "../core/paths.js";
+import { capabilityRow, type CapabilityRow } from "../consent/flow.js";
+import { explain, type Explanation } from "../discovery/explain.js";
+import { findPlugin, type PluginView } from "../discovery/plugin-set.js";
+import { readRuntimeStatus, type PluginStatus } from "../runtime/runtime.js";
+import { loadPluginState } from "./plugin-state.js";
+
+/** What the read-only `plugins` commands share: they never write and refuse a missing `--home`. */
+export interface InspectOptions {
+  paths: HomePaths;
+  /** The home was named by `--home`. */
+  explicitHome?: boolean;
+  /** Notes about recovered installs, for stderr. */
+  warn: (line: string) => void;
+}
+
+/** `hermes plugins list`: every discovered plugin (or only the enabled ones), with the config read. */
+export async function listPlugins(o: InspectOptions & { bundled: boolean; enabledOnly?: boolean }): Promise<{ views: PluginView[]; config: LoadedConfig }> {
+  const { set, config } = await loadPluginState({ ...o, readOnly: true });
+  const views = o.enabledOnly ? set.views.filter((v) => v.verdict.state === "enabled") : set.views;
+  return { views, config };
+}
+
+/** `hermes plugins show <name>`: one plugin, shadowed ones included. */
+export async function showPlugin(o: InspectOptions & { name: string }): Promise<PluginView> {
+  const { set } = await loadPluginState({ ...o, readOnly: true });
+  return findPlugin(set, o.name, { includeLosers: true });
+}
+
+/** `hermes plugins why <name>`: why a plugin does or does not load, with its last run's state. */
+export async function explainPlugin(o: InspectOptions & { name: string }): Promise<{ explanation: Explanation; runtime?: PluginStatus }> {
+  const { set, config, paths } = await loadPluginState({ ...o, readOnly: true });
+  const v = findPlugin(set, o.name, { includeLosers: true });
+  const explanation = explain(set, v, config.value);
+  const runtime = readRuntimeStatus(paths.home)?.plugins[explanation.key];
+  return { explanation, ...(runtime ? { runtime } : {}) };
+}
+
+/** `hermes plugins capabilities [name]`: declared against granted; without a name, only plugins with either. */
+export async function capabilityRows(o: InspectOptions & { name?: string }): Promise<CapabilityRow[]> {
+  const { set, config } = await loadPluginState({ ...o, readOnly: true });
+  const views = o.name ? [findPlugin(set, o.name, { includeLosers: true })] : set.views;
+  const rows = views.map((v) =>
+    capabilityRow({ key: v.candidate.key, name: v.candidate.name, source: v.candidate.origin, declared: v.candidate.manifest?.capabilities ?? [] }, config.value),
+  );
+  return o.name ? rows : rows.filter((r) => r.declared.length || r.undeclared.length);
+}

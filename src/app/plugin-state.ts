@@ -1,0 +1,78 @@
+import { promises as fsp } from "node:fs";
+import { HermesError, isHermesError } from "../core/errors.js";
+import { logger } from "../core/log.js";
+import type { HomePaths } from "../core/paths.js";
+import { applyYamlEdits } from "../core/yaml-edit.js";
+import { loadConfig, parseConfigText, type LoadedConfig } from "../config/config-file.js";
+import type { OwnershipGuard } from "../config/enable.js";
+import { assertNotOwned, readManaged } from "../config/managed.js";
+import { readLock } from "../contracts/lock.js";
+import { migrateEnabledList, planMigration } from "../discovery/migrate.js";
+import { loadPluginSet, type PluginSet } from "../discovery/plugin-set.js";
+import { recoverPluginsDir } from "./recover.js";
+
+export interface PluginState {
+  paths: HomePaths;
+  config: LoadedConfig;
+  set: PluginSet;
+}
+
+export interface PluginStateOptions {
+  paths: HomePaths;
+  /** Also discover the bundled plugins (the default). */
+  bundled?: boolean;
+  /** Never write: show the state as the v21 migration would leave it, and refuse a missing `--home`. */
+  readOnly?: boolean;
+  /** The home was named by `--home` (a missing one is then a typo, not a brand new home). */
+  explicitHome?: boolean;
+  /** Notes about recovered installs and the migration, for stderr. */
+  warn: (line: string) => void;
+}
+
+/**
+ * A read-only command never creates a home. One named by `--home` that does not exist is a typo
+ * (an error); `explicitOnly` lets a command show the default or $HERMES_HOME home as brand new instead.
+ */
+export async function assertHomeExists(paths: HomePaths, opts: { explicitOnly?: boolean; explicitHome?: boolean } = {}): Promise<void> {
+  if (await fsp.stat(paths.home).then((s) => s.isDirectory(), () => false)) return;
+  if (opts.explicitOnly && !opts.explicitHome) return;
+  throw new HermesError("E_HOME_NOT_FOUND", { message: `${paths.home} does not exist` });
+}
+
+/**
+ * Config plus discovery: what every `plugins` command reads. An editing command runs the one-time
+ * v21 migration first; a read-only one (`readOnly`) never writes: it shows the state as the
+ * migration would leave it, and refuses a home that does not exist.
+ */
+export async function loadPluginState(opts: PluginStateOptions): Promise<PluginState> {
+  const { paths } = opts;
+  if (opts.readOnly) await assertHomeExists(paths, { explicitOnly: true, explicitHome: opts.explicitHome });
+  await recoverPluginsDir(paths, opts.warn);
+  if (!opts.readOnly) {
+    try {
+      await migrateEnabledList(paths.home, process.env, (line) => opts.warn(line));
+    } catch (e) {
+      // An unparsable config is reported below; the edit commands refuse it too.
+      logger().debug({ err: isHermesError(e) ? e.message : String(e) }, "plugins.enabled migration skipped");
+    }
+  }
+  let config = await loadConfig(paths.config);
+  // Every plugin would read as "not enabled": refuse rather than show a wrong answer.
+  const fatal = config.diagnostics.find((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING");
+  if (fatal) throw new HermesError(fatal.code, { message: `${paths.config} cannot be read, so no enable state is known: ${fatal.message}`, file: fatal.file, line: fatal.line, col: fatal.col });
+  if (opts.readOnly) {
+    const m = await planMigration(paths.home, config, process.env);
+    if (m.edits.length) config = parseConfigText(applyYamlEdits(config.text, m.edits), paths.config);
+  }
+  const set = await loadPluginSet({ home: paths.home, config: config.value, configFile: config.file, bundled: opts.bundled });
+  return { paths, config, set };
+}
+
+/** In a managed home, refuse edits of what the deployment owns (as recorded in the lock). */
+export async function ownershipGuard(paths: HomePaths): Promise<OwnershipGuard> {
+  const marker = await readManaged(paths);
+  if (!marker) return () => undefined;
+  const lock = await readLock(paths.lock).catch(() => undefined);
+  const owned = { leaves: lock?.deployment.owned_leaves ?? [], items: lock?.deployment.owned_items ?? {} };
+  return (path, item) => assertNotOwned(marker.kind, owned, path, item);
+}
