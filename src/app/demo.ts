@@ -9,7 +9,7 @@ import { startAgent } from "./start-agent.js";
 import { TimelinePrinter, traceText } from "../agent/timeline.js";
 import type { LlmRequest, LlmResponse, Provider, ProviderCallOptions } from "../agent/types.js";
 
-/** The bundled example plugins the demo enables: the seed's minimal plugin and its four middleware examples. */
+/** The bundled example plugins the demo enables: a minimal plugin and four middleware examples. */
 export const DEMO_PLUGINS = [
   "hello-world",
   "middleware-demo-tag-request",

@@ -1,7 +1,7 @@
 import { sha256Hex } from "../core/hash.js";
 
 /**
- * The capability catalog (runtime spec §7.1): ids, the legacy `plugins.entries.<key>` path each
+ * The capability catalog: ids, the legacy `plugins.entries.<key>` path each
  * one mirrors, and the sentence shown when a person is asked for consent.
  */
 export const CAPABILITIES = {
@@ -23,7 +23,7 @@ export function isCapabilityId(s: unknown): s is CapabilityId {
   return typeof s === "string" && Object.prototype.hasOwnProperty.call(CAPABILITIES, s);
 }
 
-/** Known ids only, trimmed, first occurrence kept (runtime spec §7.2). */
+/** Known ids only, trimmed, first occurrence kept. */
 export function knownCapabilities(raw: readonly unknown[]): CapabilityId[] {
   const out: CapabilityId[] = [];
   for (const r of raw) {
@@ -33,7 +33,7 @@ export function knownCapabilities(raw: readonly unknown[]): CapabilityId[] {
   return out;
 }
 
-/** Order-insensitive hash of a declared set; grants are bound to it (runtime spec §7.4). */
+/** Order-insensitive hash of a declared set; grants are bound to it, so a changed set asks again. */
 export function consentHash(caps: readonly string[]): string {
   const unique = [...new Set(caps)].sort();
   return sha256Hex(unique.join("\n"));

@@ -153,6 +153,34 @@ export const ERROR_CATALOG = {
     title: "the plugin has no JavaScript entry module",
     hint: "add index.js (or index.mjs) exporting register(ctx), or point main: in plugin.yaml at the entry",
   },
+  E_PLUGIN_NO_REGISTER: {
+    title: "the plugin's entry module exports no register() function",
+    hint: "export register(ctx) from the entry module (or a default export with a register method)",
+  },
+  E_PLUGIN_REGISTRATION: {
+    title: "a plugin's register() made a registration it may not make; the plugin did not load",
+    hint: "fix the register() call named in the message (hermes plugins why <key> shows it)",
+  },
+  E_PLUGIN_TOOL_OVERRIDE: {
+    title: "a plugin asked to override a tool without the tools.override capability",
+    hint: "grant it: hermes plugins enable <key> --grant tools.override, or register the tool without override under another name",
+  },
+  E_PLUGIN_NEXT_CALL_REUSED: {
+    title: "a middleware callback called next_call() more than once",
+    hint: "call next_call() once per frame and await that one promise; downstream execution is single-use",
+  },
+  E_PLUGIN_STATE_INVALID: {
+    title: "ctx.state was given a key or value it cannot store",
+    hint: "use keys of letters, digits, '_', '.', ':', '-' (at most 128, no '..') and JSON-serialisable values",
+  },
+  E_PLUGIN_STATE_CORRUPT: {
+    title: "a plugin's state file is not a JSON object; it was not overwritten",
+    hint: "repair or delete the state.json named (deleting it drops the plugin's stored state)",
+  },
+  E_PLUGIN_STATE_QUOTA: {
+    title: "a plugin's state would exceed 10 MiB; nothing was written",
+    hint: "store less under ctx.state (keep large data in files of the plugin's own)",
+  },
   E_PLUGIN_NOT_FOUND: {
     title: "no plugin with that name is installed or bundled",
     hint: "run `hermes plugins list` to see the names and keys",
@@ -280,6 +308,10 @@ export const ERROR_CATALOG = {
   E_RUNTIME_REQUIRED_FAILED: {
     title: "a required plugin did not load, so the runtime does not start",
     hint: "fix the plugin (hermes plugins why <key>) or remove required: true",
+  },
+  E_RUNTIME_MANIFEST_CHANGED: {
+    title: "a plugin's manifest is missing or no longer parses since the lock was compiled",
+    hint: "restore or fix plugin.yaml (hermes plugins validate <dir> checks it), then run `hermes compile`",
   },
   E_AGENT_NO_PROVIDER: {
     title: "no model provider is configured",

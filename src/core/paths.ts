@@ -12,7 +12,7 @@ export const PACKAGE_ROOT: string = (() => {
     if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "schemas"))) return dir;
     dir = dirname(dir);
   }
-  throw new Error("hermes-kit: cannot find the package root (schemas/ missing)");
+  throw new Error("hermes-kit: internal error: cannot find the package root (schemas/ missing; the installation is incomplete)");
 })();
 
 export const SCHEMAS_DIR = join(PACKAGE_ROOT, "schemas");

@@ -94,7 +94,7 @@ function validator(id: string): ValidateFunction {
     const pre = loadPrecompiled(id);
     if (pre) precompiledUsed.add(id);
     v = pre ?? instance().getSchema(id);
-    if (!v) throw new Error(`schema ${id} is not loaded`);
+    if (!v) throw new Error(`internal error: schema ${id} is not loaded (every schemas/ file is registered at startup)`);
     compiled.set(id, v);
   }
   return v;

@@ -95,7 +95,7 @@ function editSet(text: string, doc: Document.Parsed, path: JsonPath, value: unkn
     const r = rangeOf(node);
     const keyR = pair ? rangeOf(pair.key) : undefined;
     if (!r || (!isScalar(node) && !isMap(node) && !isSeq(node))) {
-      if (!keyR) throw new Error("unlocatable");
+      if (!keyR) throw new Error("internal: value has no source range (applyYamlEdits falls back to re-serialising)");
       return replaceAfterKey(text, keyR, r, value, colOf(text, keyR[0]));
     }
     const flow = (isMap(node) || isSeq(node)) && node.flow;

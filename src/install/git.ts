@@ -145,7 +145,7 @@ function client(opts: GitRunOptions, signal: AbortSignal): SimpleGit {
   }).env(env);
   // stdin is /dev/null: simple-git leaves an open pipe otherwise, which a reading child would wait on.
   const store = (git as unknown as { _plugins?: { add(p: unknown): unknown } })._plugins;
-  if (!store || typeof store.add !== "function") throw new Error("simple-git internals changed: cannot set git's stdin to /dev/null");
+  if (!store || typeof store.add !== "function") throw new Error("internal error: simple-git internals changed (the pinned version has _plugins); cannot set git's stdin to /dev/null");
   store.add({
     type: "spawn.options",
     action: (data: Record<string, unknown>) => ({ ...data, stdio: ["ignore", "pipe", "pipe"] }),

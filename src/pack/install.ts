@@ -63,7 +63,7 @@ async function prepare(o: PackCommandOptions): Promise<Prepared> {
   const warn = (l: string) => o.io.warn(l);
   if (await isBundleSource(o.src)) {
     const bundle = await readBundle(localPath(o.src));
-    const resolved = await resolvePack(bundle.pack, () => Promise.reject(new Error("not used")));
+    const resolved = await resolvePack(bundle.pack, () => Promise.reject(new HermesError("E_PACK_UNRESOLVED", { message: "a bundle installs offline: entries without a repo are not looked up in the index" })));
     const notes = new Map<number, string>();
     for (const p of bundle.plugins) notes.set(p.entry.index, `(bundled, tree ${p.meta.tree.slice(0, 12)} verified)`);
     const banner = [`  Bundle ${o.src}: sha256 ${bundle.sha256}; ${bundle.plugins.length} plugin tree(s), each verified against its revision; installs offline.`];

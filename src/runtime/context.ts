@@ -16,16 +16,16 @@ import type { CliCommandEntry, CommandEntry, PromptSection, ProviderKind, ToolEn
 import type { RuntimeHost } from "./host.js";
 
 /** A registration a plugin may not make; thrown out of register() it fails (and rolls back) that plugin. */
-export class PluginRegistrationError extends Error {
-  constructor(message: string) {
-    super(message);
+export class PluginRegistrationError extends HermesError {
+  constructor(message: string, code: "E_PLUGIN_REGISTRATION" | "E_PLUGIN_TOOL_OVERRIDE" = "E_PLUGIN_REGISTRATION") {
+    super(code, { message });
     this.name = "PluginRegistrationError";
   }
 }
 
 export class PluginToolOverrideError extends PluginRegistrationError {
   constructor(message: string) {
-    super(message);
+    super(message, "E_PLUGIN_TOOL_OVERRIDE");
     this.name = "PluginToolOverrideError";
   }
 }

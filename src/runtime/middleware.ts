@@ -1,4 +1,5 @@
 import { CallbackLists } from "./callback-lists.js";
+import { HermesError } from "../core/errors.js";
 import type { MiddlewareKind } from "../contracts/hook-catalog.js";
 import { OBSERVER_SCHEMA_VERSION } from "./hooks.js";
 import type { FailureReporter } from "./reporter.js";
@@ -29,13 +30,15 @@ export interface RequestResult<T> {
 }
 
 /** Raised when a required plugin's middleware fails; the call fails with it. */
-export class RequiredMiddlewareError extends Error {
+export class RequiredMiddlewareError extends HermesError {
   constructor(
     readonly kind: string,
     readonly plugin: string,
     readonly causeError: unknown,
   ) {
-    super(`required plugin ${plugin}: ${kind} middleware failed: ${causeError instanceof Error ? causeError.message : String(causeError)}`);
+    super("E_AGENT_MIDDLEWARE_FAILED", {
+      message: `required plugin ${plugin}: ${kind} middleware failed: ${causeError instanceof Error ? causeError.message : String(causeError)}`,
+    });
     this.name = "RequiredMiddlewareError";
   }
 }
@@ -166,7 +169,9 @@ export class MiddlewareEngine {
       // calls it again without awaiting cannot leave an unhandled rejection behind.
       const next_call = (nextPayload?: T): Promise<R> => {
         if (downstream !== undefined) {
-          throw new Error(`Middleware '${kind}' callback ${cbName(e.cb)} called next_call() more than once; downstream execution is single-use`);
+          throw new HermesError("E_PLUGIN_NEXT_CALL_REUSED", {
+            message: `Middleware '${kind}' callback ${cbName(e.cb)} called next_call() more than once; downstream execution is single-use`,
+          });
         }
         downstream = callAt(i + 1, nextPayload === undefined ? p : nextPayload);
         return downstream;

@@ -2,12 +2,13 @@ import { sha256Hex } from "../core/hash.js";
 import { promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic-fs.js";
+import { HermesError } from "../core/errors.js";
 import { withFileLock } from "../core/file-lock.js";
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const QUOTA = 10 * 1024 * 1024;
 
-/** `ctx.state` (runtime spec §4.6): a small JSON store per plugin, atomic, locked, 10 MiB cap. */
+/** `ctx.state`: a small JSON store per plugin, atomic, locked, 10 MiB cap. */
 export class PluginState {
   readonly file: string;
 
@@ -18,7 +19,7 @@ export class PluginState {
   }
 
   private check(key: string): void {
-    if (typeof key !== "string" || !KEY.test(key) || key.includes("..")) throw new Error(`invalid state key '${String(key)}'`);
+    if (typeof key !== "string" || !KEY.test(key) || key.includes("..")) throw new HermesError("E_PLUGIN_STATE_INVALID", { message: `invalid state key '${String(key)}'` });
   }
 
   private async read(): Promise<Record<string, unknown>> {
@@ -29,7 +30,7 @@ export class PluginState {
       return {};
     }
     const v = JSON.parse(text) as unknown;
-    if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error(`${this.file} is corrupt (not a JSON object); not overwritten`);
+    if (!v || typeof v !== "object" || Array.isArray(v)) throw new HermesError("E_PLUGIN_STATE_CORRUPT", { message: `${this.file} is corrupt (not a JSON object); not overwritten`, file: this.file });
     return v as Record<string, unknown>;
   }
 
@@ -47,8 +48,8 @@ export class PluginState {
       const all = await this.read();
       all[key] = value;
       const text = JSON.stringify(all, null, 2);
-      if (text === undefined) throw new Error(`state value for '${key}' is not JSON`);
-      if (Buffer.byteLength(text) > QUOTA) throw new Error("plugin state quota exceeded (10 MiB)");
+      if (text === undefined) throw new HermesError("E_PLUGIN_STATE_INVALID", { message: `state value for '${key}' is not JSON` });
+      if (Buffer.byteLength(text) > QUOTA) throw new HermesError("E_PLUGIN_STATE_QUOTA", { message: "plugin state quota exceeded (10 MiB)" });
       await writeFileAtomic(this.file, `${text}\n`, { mode: 0o600 });
     });
   }

@@ -11,7 +11,7 @@ export interface ApprovalDecision {
   readonly choice: string;
 }
 
-/** What an approval transport is shown (runtime spec §8.1). Immutable; `session_key` is bound into the digest but not exposed. */
+/** What an approval transport is shown. Immutable; `session_key` is bound into the digest but not exposed. */
 export interface ApprovalRequest {
   readonly schema_version: 1;
   readonly request_id: string;

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { writeFileAtomic } from "../../core/atomic-fs.js";
+import { HermesError } from "../../core/errors.js";
 import type { ToolEntry } from "../../runtime/registries.js";
 
 const MAX_READ_BYTES = 1024 * 1024;
@@ -9,7 +10,7 @@ const MAX_ENTRIES = 1000;
 
 function pathArg(args: Record<string, unknown>): string {
   const p = args.path;
-  if (typeof p !== "string" || !p.trim()) throw new Error("a non-empty 'path' string is required");
+  if (typeof p !== "string" || !p.trim()) throw new HermesError("E_AGENT_TOOL_ARGS", { message: "a non-empty 'path' string is required" });
   return resolve(p);
 }
 
@@ -37,8 +38,8 @@ export const readFileTool = tool(
   async (args) => {
     const file = pathArg(args);
     const st = await stat(file);
-    if (st.isDirectory()) throw new Error(`${file} is a directory; use list_dir`);
-    if (st.size > MAX_READ_BYTES * 16) throw new Error(`${file} is ${st.size} bytes; too large to read`);
+    if (st.isDirectory()) throw new HermesError("E_AGENT_TOOL_FAILED", { message: `${file} is a directory; use list_dir` });
+    if (st.size > MAX_READ_BYTES * 16) throw new HermesError("E_AGENT_TOOL_FAILED", { message: `${file} is ${st.size} bytes; too large to read` });
     const text = await readFile(file, "utf8");
     const lines = text.split("\n");
     const offset = typeof args.offset === "number" && args.offset >= 1 ? Math.floor(args.offset) : 1;
@@ -60,7 +61,7 @@ export const writeFileTool = tool(
   ["path", "content"],
   async (args) => {
     const file = pathArg(args);
-    if (typeof args.content !== "string") throw new Error("'content' must be a string");
+    if (typeof args.content !== "string") throw new HermesError("E_AGENT_TOOL_ARGS", { message: "'content' must be a string" });
     await writeFileAtomic(file, args.content);
     return JSON.stringify({ path: file, bytes_written: Buffer.byteLength(args.content) });
   },

@@ -1,8 +1,8 @@
 /**
  * The pattern catalog of the plugin scanner: one table, one row per finding id.
  *
- * Ids, severities and categories follow the original's engine (install spec §8.5) with the plugin
- * remaps of §8.4 already applied, so reports and waivers stay comparable. The regexes are our own,
+ * Ids, severities and categories follow the original's engine with the plugin
+ * remaps already applied, so reports and waivers stay comparable. The regexes are our own,
  * written for the code plugins actually ship: JavaScript/TypeScript (ours), Python (the original's)
  * and shell. Rows marked "hermes-kit" are ids the original does not have.
  *
@@ -12,7 +12,7 @@
  *   lines, and never in test trees.
  * - `scope: "prose"` rows describe text an agent reads (prompt injection, instructions to edit
  *   agent config). They run on docs, config and code, never in test trees; `notInCode` rows are the
- *   §8.4 ids that docstrings and UI strings trip, so they are skipped in code files.
+ *   ids that docstrings and UI strings trip, so they are skipped in code files.
  * - `scope: "any"` rows (secrets, invisible characters) run everywhere; in test trees they are
  *   reported at low severity.
  * - `scope: "tree"` rows are structural checks made by the walker (no regex).
@@ -63,12 +63,12 @@ export interface PatternSpec {
   readonly fileGuard?: RegExp;
   /** Only in files whose base name matches this. */
   readonly files?: RegExp;
-  /** A prose row that is not scored in code files (install spec §8.4). */
+  /** A prose row that is not scored in code files (docstrings and UI strings trip it). */
   readonly notInCode?: true;
-  /** In docs this row is scored at this severity instead (install spec §8.4, later revision). */
+  /** In docs this row is scored at this severity instead. */
   readonly docSeverity?: Severity;
   readonly adjust?: AdjustRule;
-  /** The original engine's severity when the plugin policy remaps it (§8.4), for the record. */
+  /** The original engine's severity when the plugin policy remaps it, for the record. */
   readonly guardSeverity?: Severity;
   /** True for ids hermes-kit adds to the original's set. */
   readonly ours?: true;

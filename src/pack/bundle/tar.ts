@@ -165,6 +165,11 @@ export class TarReadError extends Error {
   ) {
     super(message);
   }
+
+  /** The catalog code readBundle reports it under. */
+  get code(): "E_BUNDLE_CORRUPT" | "E_BUNDLE_TOO_LARGE" {
+    return this.kind === "too-large" ? "E_BUNDLE_TOO_LARGE" : "E_BUNDLE_CORRUPT";
+  }
 }
 
 /**
