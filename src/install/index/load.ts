@@ -116,6 +116,7 @@ function timeoutOf(env: NodeJS.ProcessEnv): number {
 /**
  * GET `url` with a wall-clock timeout (connect and body), redirects followed, 2xx only, and the
  * body read in chunks so an oversized payload is cut off at `max` bytes instead of buffered.
+ * Throws plain Errors: each caller wraps the message in its own code (index or pack).
  */
 export async function fetchCapped(url: string, opts: { timeoutMs: number; maxBytes: number; what: string; httpsOnly?: boolean }): Promise<string> {
   const ac = new AbortController();

@@ -101,7 +101,7 @@ export interface TreeEntryRaw {
   sha: string;
 }
 
-/** Parse a raw tree object; throws on malformed content. */
+/** Parse a raw tree object; throws on malformed content (checkProof turns that into its reason). */
 export function parseTree(raw: Buffer): TreeEntryRaw[] {
   const out: TreeEntryRaw[] = [];
   let i = 0;
