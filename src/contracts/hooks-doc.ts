@@ -18,7 +18,13 @@ function codeList(fields: readonly string[]): string {
 
 /** docs/hooks.md, generated from the catalog so the two can never disagree. */
 export function renderHooksDoc(): string {
-  const lines = [
+  const lines = [...introLines(), ...hookTableLines(), ...middlewareLines()];
+  return `${lines.join("\n")}\n`;
+}
+
+/** The prose before the tables: classes, how results combine, timeouts. */
+function introLines(): string[] {
+  return [
     "# Hooks and middleware",
     "",
     "<!-- Generated from src/contracts/hook-catalog.ts by `npm run docs`; a test fails when this file is stale. -->",
@@ -71,6 +77,11 @@ export function renderHooksDoc(): string {
     "busy loop, synchronous I/O) holds the event loop, and no in-process timer can pre-empt it; keep",
     "callbacks asynchronous and short.",
     "",
+  ];
+}
+
+function hookTableLines(): string[] {
+  const lines = [
     "## Hooks",
     "",
     "| Hook | Class | Combine | Timeout | Payload fields | Summary |",
@@ -82,7 +93,11 @@ export function renderHooksDoc(): string {
       `| \`${name}\` | ${spec.class} | ${spec.combine} | ${spec.timeout} | ${cell(payload)} | ${cell(spec.summary)} |`,
     );
   }
-  lines.push(
+  return lines;
+}
+
+function middlewareLines(): string[] {
+  const lines = [
     "",
     "## Middleware",
     "",
@@ -92,10 +107,10 @@ export function renderHooksDoc(): string {
     "",
     "| Kind | Shape | Payload key | Summary |",
     "| --- | --- | --- | --- |",
-  );
+  ];
   for (const kind of MIDDLEWARE_KINDS) {
     const spec: MiddlewareSpec = MIDDLEWARE_CATALOG[kind];
     lines.push(`| \`${kind}\` | ${spec.shape} | \`${spec.payloadKey}\` | ${cell(spec.summary)} |`);
   }
-  return `${lines.join("\n")}\n`;
+  return lines;
 }
