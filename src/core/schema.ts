@@ -173,10 +173,8 @@ function hostileKeyPath(v: unknown, at: Array<string | number> = []): Array<stri
   return undefined;
 }
 
-export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: ValidateOptions): Diagnostic[] {
-  const base = opts.basePath ?? [];
-  // Alternatives (anyOf/oneOf) produce one error per failed branch; report the alternative once.
-  const altPaths = new Set(errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath));
+/** Per alternative (anyOf/oneOf) path: the types its branches accept and the fields they require. */
+function alternativeBranches(errors: ErrorObject[], altPaths: Set<string>): { altTypes: Map<string, Set<string>>; altMissing: Map<string, Set<string>> } {
   const altTypes = new Map<string, Set<string>>();
   const altMissing = new Map<string, Set<string>>();
   for (const e of errors) {
@@ -191,6 +189,14 @@ export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: Vali
       altMissing.set(e.instancePath, set);
     }
   }
+  return { altTypes, altMissing };
+}
+
+export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: ValidateOptions): Diagnostic[] {
+  const base = opts.basePath ?? [];
+  // Alternatives (anyOf/oneOf) produce one error per failed branch; report the alternative once.
+  const altPaths = new Set(errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath));
+  const { altTypes, altMissing } = alternativeBranches(errors, altPaths);
   const out: Diagnostic[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
