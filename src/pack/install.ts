@@ -148,6 +148,107 @@ function oneLine(s: string): string {
   return t.length > 300 ? `${t.slice(0, 299)}…` : t;
 }
 
+type ResolvedEntry = ResolvedPack["entries"][number];
+
+/** Unpack and verify every bundled tree into scratch before anything is asked or installed. */
+async function materializeTrees(bundle: VerifiedBundle, scratch: string, trees: Map<number, string>): Promise<void> {
+  for (const b of bundle.plugins) {
+    const dest = join(scratch, b.meta.folder);
+    await materializeVerified(bundle.file, b, dest);
+    trees.set(b.entry.index, dest);
+  }
+}
+
+/** A person confirms the pack at a terminal; without one nothing is installed. */
+async function confirmInstall(io: Io, pack: Pack, resolved: ResolvedPack): Promise<void> {
+  if (!io.interactive) {
+    // The one way to install without a person at a prompt: each plugin on its own, pinned as the pack pins it.
+    const commands = resolved.entries.filter((r) => r.identifier).map((r) => `  hermes plugins install ${r.identifier} --ref ${r.entry.ref}`);
+    const how = commands.length ? `. To install without a terminal, run per entry:\n${commands.join("\n")}` : "";
+    throw new HermesError("E_PACK_NOT_INTERACTIVE", {
+      message: `pack install requires an interactive terminal to review and confirm the pack contents (there is no --yes); nothing was installed${how}`,
+    });
+  }
+  const n = pack.plugins.length;
+  if (!(await io.confirm(`\nInstall ${n} plugin${n === 1 ? "" : "s"} from pack '${pack.name}'? [y/N] `))) {
+    throw new HermesError("E_PACK_ABORTED", { message: "Aborted — nothing installed." });
+  }
+}
+
+/** Install one entry (bundled tree or network install) and record the outcome; a failure does not stop the pack. */
+async function installEntry(
+  o: PackCommandOptions,
+  p: Prepared,
+  r: ResolvedEntry,
+  trees: Map<number, string>,
+  summary: PackInstallSummary,
+  progress: { changed: boolean },
+): Promise<void> {
+  const io = o.io;
+  const display = r.entry.display;
+  if (!r.identifier) {
+    const error = r.error ?? "unresolved";
+    summary.failed.push({ display, error, code: "E_PACK_UNRESOLVED" });
+    io.out(`✗ ${display}: ${error}`);
+    return;
+  }
+  io.out(`\nInstalling ${display} @ ${r.entry.ref.slice(0, 12)}...`);
+  try {
+    let key: string;
+    let name: string;
+    const tree = trees.get(r.entry.index);
+    const b = p.bundle?.plugins.find((x) => x.entry.index === r.entry.index);
+    if (b && tree) {
+      const placed = await placeBundledPlugin({ paths: o.paths, io, force: o.force, guard: o.guard, env: o.env }, b, tree);
+      key = placed.key;
+      name = placed.name;
+    } else {
+      const installer = o.installer ?? installPlugin;
+      const res = await installer({ paths: o.paths, identifier: r.identifier, ref: r.entry.ref, force: o.force, enable: true, io, guard: o.guard, env: o.env });
+      key = res.key;
+      name = res.name;
+    }
+    progress.changed = true;
+    const s = seedFor(p.pack, r.entry, key, name);
+    if (s) {
+      try {
+        await applySeed(o.paths, key, s.seed, io, o.guard);
+      } catch (e) {
+        io.warn(`warning: the config seed for ${key} was not applied: ${(e as Error).message}`);
+      }
+    }
+    summary.installed.push({ display, name, key });
+    io.out(`✓ ${display} installed as ${name}.`);
+  } catch (e) {
+    const error = oneLine(isHermesError(e) ? e.message : (e as Error).message);
+    summary.failed.push({ display, error, code: isHermesError(e) ? e.code : undefined });
+    io.out(`✗ ${display}: ${error}`);
+    if (isHermesError(e)) for (const d of e.diagnostics.slice(0, 5)) io.out(`    ${d.message}`);
+  }
+}
+
+async function recompile(o: PackCommandOptions): Promise<void> {
+  try {
+    const compiled = await compile({ home: o.paths.home, env: o.env });
+    if (compiled.applied) o.io.out(`lock updated: generation ${compiled.generation}`);
+  } catch (e) {
+    o.io.warn(`warning: the lock was not updated: ${(e as Error).message}`);
+  }
+}
+
+/** Print the totals; any failed entry makes the command fail (the installed ones stay). */
+function reportSummary(io: Io, pack: Pack, summary: PackInstallSummary): void {
+  io.out("");
+  io.out(`Pack '${pack.name}': ${summary.installed.length} installed, ${summary.failed.length} failed.`);
+  for (const f of summary.failed) io.out(`  ✗ ${f.display}: ${f.error}`);
+  if (summary.installed.length) io.out("Takes effect on next session.");
+  if (summary.failed.length) {
+    throw new HermesError("E_PACK_INSTALL_FAILED", {
+      message: `pack '${pack.name}': ${summary.failed.length} of ${pack.plugins.length} plugin(s) failed (${summary.failed.map((f) => f.display).join(", ")}); ${summary.installed.length ? `the ${summary.installed.length} installed stay installed` : "nothing was installed"}`,
+    });
+  }
+}
+
 export async function installPack(o: PackCommandOptions): Promise<PackInstallSummary> {
   const io = o.io;
   for (const note of await recoverInterrupted(o.paths).catch(() => [] as string[])) io.warn(`note: ${note}`);
@@ -160,87 +261,15 @@ export async function installPack(o: PackCommandOptions): Promise<PackInstallSum
   try {
     if (bundle) {
       scratch = await scratchDir(o.paths.plugins);
-      for (const b of bundle.plugins) {
-        const dest = join(scratch, b.meta.folder);
-        await materializeVerified(bundle.file, b, dest);
-        trees.set(b.entry.index, dest);
-      }
+      await materializeTrees(bundle, scratch, trees);
     }
     for (const l of p.lines) io.out(l);
-    if (!io.interactive) {
-      // The one way to install without a person at a prompt: each plugin on its own, pinned as the pack pins it.
-      const commands = resolved.entries.filter((r) => r.identifier).map((r) => `  hermes plugins install ${r.identifier} --ref ${r.entry.ref}`);
-      const how = commands.length ? `. To install without a terminal, run per entry:\n${commands.join("\n")}` : "";
-      throw new HermesError("E_PACK_NOT_INTERACTIVE", {
-        message: `pack install requires an interactive terminal to review and confirm the pack contents (there is no --yes); nothing was installed${how}`,
-      });
-    }
-    const n = pack.plugins.length;
-    if (!(await io.confirm(`\nInstall ${n} plugin${n === 1 ? "" : "s"} from pack '${pack.name}'? [y/N] `))) {
-      throw new HermesError("E_PACK_ABORTED", { message: "Aborted — nothing installed." });
-    }
+    await confirmInstall(io, pack, resolved);
     const summary: PackInstallSummary = { pack: pack.name, installed: [], failed: [] };
-    let changed = false;
-    const installer = o.installer ?? installPlugin;
-    for (const r of resolved.entries) {
-      const display = r.entry.display;
-      if (!r.identifier) {
-        const error = r.error ?? "unresolved";
-        summary.failed.push({ display, error, code: "E_PACK_UNRESOLVED" });
-        io.out(`✗ ${display}: ${error}`);
-        continue;
-      }
-      io.out(`\nInstalling ${display} @ ${r.entry.ref.slice(0, 12)}...`);
-      try {
-        let key: string;
-        let name: string;
-        const tree = trees.get(r.entry.index);
-        const b = bundle?.plugins.find((x) => x.entry.index === r.entry.index);
-        if (b && tree) {
-          const placed = await placeBundledPlugin({ paths: o.paths, io, force: o.force, guard: o.guard, env: o.env }, b, tree);
-          key = placed.key;
-          name = placed.name;
-        } else {
-          const res = await installer({ paths: o.paths, identifier: r.identifier, ref: r.entry.ref, force: o.force, enable: true, io, guard: o.guard, env: o.env });
-          key = res.key;
-          name = res.name;
-          changed = true;
-        }
-        changed = true;
-        const s = seedFor(pack, r.entry, key, name);
-        if (s) {
-          try {
-            await applySeed(o.paths, key, s.seed, io, o.guard);
-          } catch (e) {
-            io.warn(`warning: the config seed for ${key} was not applied: ${(e as Error).message}`);
-          }
-        }
-        summary.installed.push({ display, name, key });
-        io.out(`✓ ${display} installed as ${name}.`);
-      } catch (e) {
-        const error = oneLine(isHermesError(e) ? e.message : (e as Error).message);
-        summary.failed.push({ display, error, code: isHermesError(e) ? e.code : undefined });
-        io.out(`✗ ${display}: ${error}`);
-        if (isHermesError(e)) for (const d of e.diagnostics.slice(0, 5)) io.out(`    ${d.message}`);
-      }
-    }
-    if (changed) {
-      try {
-        const compiled = await compile({ home: o.paths.home, env: o.env });
-        if (compiled.applied) io.out(`lock updated: generation ${compiled.generation}`);
-      } catch (e) {
-        io.warn(`warning: the lock was not updated: ${(e as Error).message}`);
-      }
-    }
-    io.out("");
-    io.out(`Pack '${pack.name}': ${summary.installed.length} installed, ${summary.failed.length} failed.`);
-    for (const f of summary.failed) io.out(`  ✗ ${f.display}: ${f.error}`);
-    if (summary.installed.length) io.out("Takes effect on next session.");
-    if (summary.failed.length) {
-      throw new HermesError("E_PACK_INSTALL_FAILED", {
-        message: `pack '${pack.name}': ${summary.failed.length} of ${pack.plugins.length} plugin(s) failed (${summary.failed.map((f) => f.display).join(", ")}); ${summary.installed.length ? `the ${summary.installed.length} installed stay installed` : "nothing was installed"}`,
-      });
-    }
+    const progress = { changed: false };
+    for (const r of resolved.entries) await installEntry(o, p, r, trees, summary, progress);
+    if (progress.changed) await recompile(o);
+    reportSummary(io, pack, summary);
     return summary;
   } finally {
     if (scratch) await fsp.rm(scratch, { recursive: true, force: true }).catch(() => undefined);
