@@ -6,7 +6,7 @@ import { withFileLock } from "../core/file-lock.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
 import { loadConfig, parseConfigText, type EditCheck } from "../config/config-file.js";
-import { readManaged, writeManaged } from "../config/managed.js";
+import { ownershipOf, readManaged, writeManaged } from "../config/managed.js";
 import { migrateEnabledList, migrationNotice, planMigration } from "../discovery/migrate.js";
 import { gatherInputs, type CompileInputs, type GatherOptions } from "./gather.js";
 import {
@@ -223,7 +223,7 @@ export async function rollback(opts: { home: string; to?: number; cwd?: string; 
       await withFileLock(paths.config, async () => {
         const text = (await readTextIfExists(paths.config)) ?? "";
         const parsed = parseConfigText(text, paths.config);
-        const owned = curLock ? { leaves: curLock.deployment.owned_leaves, items: curLock.deployment.owned_items } : { leaves: [], items: {} };
+        const owned = ownershipOf(curLock?.deployment);
         const o = planOverlay(parsed.value, gen.declared!, gen.lock.deployment.list_policy, owned);
         const next = applyYamlEdits(text, o.edits);
         if (next !== text) await writeFileAtomic(paths.config, next);

@@ -28,8 +28,6 @@ export interface OverlayChange {
   items?: unknown[];
 }
 
-export const EMPTY_OWNERSHIP: Ownership = { leaves: [], items: {} };
-
 function isMapping(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }

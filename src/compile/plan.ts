@@ -12,7 +12,8 @@ import { buildPluginSet, type PluginView } from "../discovery/plugin-set.js";
 import { HOOK_CATALOG_VERSION, isHookName, isMiddlewareKind, suggestHook } from "../contracts/hook-catalog.js";
 import type { CompileInputs, SpecTarget } from "./gather.js";
 import { lockChecksum, serializeLock, LOCK_SCHEMA, type Lock, type LockLink, type LockPlugin, type LockSettings } from "../contracts/lock.js";
-import { EMPTY_OWNERSHIP, mergeDeclared, planOverlay, type OverlayChange, type Ownership } from "./overlay.js";
+import { mergeDeclared, planOverlay, type OverlayChange, type Ownership } from "./overlay.js";
+import { ownershipOf, ownershipRecord } from "../config/managed.js";
 
 export const KIT_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
@@ -113,7 +114,7 @@ function declaredOverlay(inputs: CompileInputs): Record<string, unknown> | null 
 
 function previousOwnership(inputs: CompileInputs): Ownership {
   const d = inputs.previous?.deployment;
-  const cur: Ownership = d ? { leaves: d.owned_leaves, items: d.owned_items } : EMPTY_OWNERSHIP;
+  const cur = ownershipOf(d);
   const p = inputs.pendingOwnership;
   if (!p) return cur;
   const items: Record<string, string[]> = { ...cur.items };
@@ -271,8 +272,7 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     kind: inputs.managedKind,
     spec: inputs.spec?.file ?? inputs.previous?.deployment.spec ?? null,
     list_policy: policy,
-    owned_leaves: owned.leaves,
-    owned_items: owned.items,
+    ...ownershipRecord(owned),
     links,
     plugins: depPlugins,
   };

@@ -3,6 +3,7 @@ import { writeFileAtomic } from "../core/atomic-fs.js";
 import { HermesError } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
 import { formatJsonPath } from "../core/yaml-source.js";
+import type { LockDeployment } from "../contracts/lock.js";
 
 /** `$HERMES_HOME/.managed`: which deployer owns this home (nixos, home-manager, …). */
 export interface ManagedMarker {
@@ -37,6 +38,19 @@ export async function writeManaged(paths: HomePaths, kind: string): Promise<bool
 export interface Ownership {
   leaves: string[][];
   items: Record<string, string[]>;
+}
+
+/** How a lock's deployment records ownership. */
+export type OwnershipRecord = Pick<LockDeployment, "owned_leaves" | "owned_items">;
+
+/** The ownership a lock's deployment records; nothing owned when there is no lock. */
+export function ownershipOf(d: OwnershipRecord | undefined): Ownership {
+  return d ? { leaves: d.owned_leaves, items: d.owned_items } : { leaves: [], items: {} };
+}
+
+/** The lock's deployment fields for an ownership (the inverse of ownershipOf). */
+export function ownershipRecord(o: Ownership): OwnershipRecord {
+  return { owned_leaves: o.leaves, owned_items: o.items };
 }
 
 /**
