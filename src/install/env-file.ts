@@ -1,5 +1,8 @@
+import { join } from "node:path";
 import { readTextIfExists, writeFileAtomic } from "../core/atomic-fs.js";
 import { withFileLock } from "../core/file-lock.js";
+import type { HomePaths } from "../core/paths.js";
+import type { Io } from "../consent/flow.js";
 
 /**
  * `$HERMES_HOME/.env`: `NAME=value` lines (an `export ` prefix and quotes are read). Values
@@ -33,4 +36,52 @@ export async function setEnvValue(file: string, name: string, value: string): Pr
     else lines.push(entry);
     await writeFileAtomic(file, `${lines.join("\n")}\n`, { mode: 0o600 });
   });
+}
+
+/** An environment variable a plugin declares (`requires_env`). */
+export interface EnvVarSpec {
+  name: string;
+  description?: string;
+  url?: string;
+  secret?: boolean;
+}
+
+/**
+ * Ask for the declared variables set neither in `<home>/.env` nor in the environment, saving each
+ * answer to `.env`; without a terminal, list them instead. Returns the names still unset.
+ */
+export async function promptEnv(o: { paths: HomePaths; io: Io; env?: NodeJS.ProcessEnv }, name: string, vars: readonly EnvVarSpec[]): Promise<string[]> {
+  const envFile = join(o.paths.home, ".env");
+  const have = await envFileNames(envFile);
+  const env = o.env ?? process.env;
+  const missing = vars.filter((e) => e.name && !have.has(e.name) && !env[e.name]);
+  if (!missing.length) return [];
+  const io = o.io;
+  if (!io.interactive) {
+    io.out(`${name} requires environment variables that are not set:`);
+    for (const e of missing) io.out(`  ${e.name}${e.description ? ` — ${e.description}` : ""}${e.url ? ` (get it at ${e.url})` : ""}`);
+    io.out(`Set them in ${envFile} (no terminal: not asked).`);
+    return missing.map((e) => e.name);
+  }
+  io.out(`\n${name} requires the following environment variables:\n`);
+  const left: string[] = [];
+  for (let i = 0; i < missing.length; i++) {
+    const e = missing[i]!;
+    io.out(`  ${e.name}${e.description ? ` — ${e.description}` : ""}`);
+    if (e.url) io.out(`  Get yours at: ${e.url}`);
+    const v = await io.ask(`  ${e.name}: `, { secret: e.secret === true });
+    if (v === null) {
+      left.push(...missing.slice(i).map((m) => m.name));
+      io.out(`  Skipped the remaining variables (set them in ${envFile} later)`);
+      break;
+    }
+    if (!v.trim()) {
+      left.push(e.name);
+      io.out(`  Skipped (set ${e.name} in ${envFile} later)`);
+      continue;
+    }
+    await setEnvValue(envFile, e.name, v);
+    io.out(`  ✓ Saved to ${envFile}`);
+  }
+  return left;
 }

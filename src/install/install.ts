@@ -10,9 +10,9 @@ import { HermesError, type Diagnostic } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
 import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
 import { candidateFromFolder, type Candidate } from "../discovery/scan.js";
-import { findManifestFile, isPluginFolder, SUPPORTED_MANIFEST_VERSION, type PluginManifest } from "../manifest/parse.js";
+import { findManifestFile, isPluginFolder, SUPPORTED_MANIFEST_VERSION } from "../manifest/parse.js";
 import { cloneInto, resolveSubdir, resolveTreePath, snapshotSubdir } from "./checkout.js";
-import { envFileNames, setEnvValue } from "./env-file.js";
+import { promptEnv } from "./env-file.js";
 import { isFullSha, parseIdentifier, parseRef, repoNameOf, scrubUrl, type Identifier } from "./identifier.js";
 import { localSourceOf, type LocalSource } from "./local-source.js";
 import { INDEX_TRUST_NOTE, installIdentifierOf, loadIndex, resolveIndexName } from "./index/load.js";
@@ -172,42 +172,6 @@ function inheritPin(meta: InstallMetadata, source: string): { name: string; rec:
   return hits.length === 1 ? { name: hits[0]![0], rec: hits[0]![1] } : undefined;
 }
 
-async function promptEnv(o: InstallOptions, name: string, manifest: PluginManifest): Promise<string[]> {
-  const envFile = join(o.paths.home, ".env");
-  const have = await envFileNames(envFile);
-  const env = o.env ?? process.env;
-  const missing = manifest.requires_env.filter((e) => e.name && !have.has(e.name) && !env[e.name]);
-  if (!missing.length) return [];
-  const io = o.io;
-  if (!io.interactive) {
-    io.out(`${name} requires environment variables that are not set:`);
-    for (const e of missing) io.out(`  ${e.name}${e.description ? ` — ${e.description}` : ""}${e.url ? ` (get it at ${e.url})` : ""}`);
-    io.out(`Set them in ${envFile} (no terminal: not asked).`);
-    return missing.map((e) => e.name);
-  }
-  io.out(`\n${name} requires the following environment variables:\n`);
-  const left: string[] = [];
-  for (let i = 0; i < missing.length; i++) {
-    const e = missing[i]!;
-    io.out(`  ${e.name}${e.description ? ` — ${e.description}` : ""}`);
-    if (e.url) io.out(`  Get yours at: ${e.url}`);
-    const v = await io.ask(`  ${e.name}: `, { secret: e.secret === true });
-    if (v === null) {
-      left.push(...missing.slice(i).map((m) => m.name));
-      io.out(`  Skipped the remaining variables (set them in ${envFile} later)`);
-      break;
-    }
-    if (!v.trim()) {
-      left.push(e.name);
-      io.out(`  Skipped (set ${e.name} in ${envFile} later)`);
-      continue;
-    }
-    await setEnvValue(envFile, e.name, v);
-    io.out(`  ✓ Saved to ${envFile}`);
-  }
-  return left;
-}
-
 async function showAfterInstall(io: Io, dir: string, name: string, display: string): Promise<void> {
   const text = await fsp.readFile(join(dir, "after-install.md"), "utf8").catch(() => undefined);
   if (text && text.trim()) {
@@ -349,7 +313,7 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
 
   if (cand?.status === "python") io.warn(`warning: ${name} is a Python plugin of the original Hermes: installed, but not loadable by this runtime`);
   if (cand?.status === "portable") io.warn(`warning: ${name} is a portable plugin.json package: listed, but not loaded by this runtime yet`);
-  const missingEnv = manifest ? await promptEnv(o, name, manifest) : [];
+  const missingEnv = manifest ? await promptEnv(o, name, manifest.requires_env) : [];
   if (manifest?.python_dependencies.length) {
     io.out(`${name} declares Python dependencies (not installed automatically):`);
     for (const d of manifest.python_dependencies) io.out(`  - ${d}`);

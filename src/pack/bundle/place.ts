@@ -9,7 +9,7 @@ import { HermesError } from "../../core/errors.js";
 import type { HomePaths } from "../../core/paths.js";
 import { candidateFromFolder } from "../../discovery/scan.js";
 import { isPluginFolder } from "../../manifest/parse.js";
-import { envFileNames, setEnvValue } from "../../install/env-file.js";
+import { promptEnv } from "../../install/env-file.js";
 import { runGit } from "../../install/git.js";
 import { scrubUrl } from "../../install/identifier.js";
 import { copyExamples, validatePluginName } from "../../install/install.js";
@@ -88,36 +88,6 @@ export async function initCheckout(dir: string, p: BundledPlugin, env?: NodeJS.P
   }
   await git(dir, ["reset", "--quiet", "--mixed", "HEAD"], "indexing the tree", env);
   await git(dir, ["remote", "add", "origin", scrubUrl(url)], "recording the origin", env);
-}
-
-async function promptEnv(o: PlaceOptions, name: string, vars: ReadonlyArray<{ name: string; description?: string; url?: string; secret?: boolean }>): Promise<string[]> {
-  const envFile = join(o.paths.home, ".env");
-  const have = await envFileNames(envFile);
-  const env = o.env ?? process.env;
-  const missing = vars.filter((v) => v.name && !have.has(v.name) && !env[v.name]);
-  if (!missing.length) return [];
-  const io = o.io;
-  io.out(`\n${name} requires the following environment variables:\n`);
-  const left: string[] = [];
-  for (let i = 0; i < missing.length; i++) {
-    const v = missing[i]!;
-    io.out(`  ${v.name}${v.description ? ` — ${v.description}` : ""}`);
-    if (v.url) io.out(`  Get yours at: ${v.url}`);
-    const answer = io.interactive ? await io.ask(`  ${v.name}: `, { secret: v.secret === true }) : null;
-    if (answer === null) {
-      left.push(...missing.slice(i).map((m) => m.name));
-      io.out(`  Skipped (set them in ${envFile} later)`);
-      break;
-    }
-    if (!answer.trim()) {
-      left.push(v.name);
-      io.out(`  Skipped (set ${v.name} in ${envFile} later)`);
-      continue;
-    }
-    await setEnvValue(envFile, v.name, answer);
-    io.out(`  ✓ Saved to ${envFile}`);
-  }
-  return left;
 }
 
 /** Install one verified, materialized plugin tree (`tree` is consumed). */
