@@ -4,6 +4,7 @@ import { validateSchema } from "../core/schema.js";
 import { sha256Hex } from "../core/hash.js";
 import { canonicalJson, sortKeys } from "../core/canonical-json.js";
 import type { PluginKind, PluginRecord } from "./plugin-record.js";
+import { HOOK_CATALOG_VERSION } from "./hook-catalog.js";
 
 export const LOCK_SCHEMA = "hermes.lock.v1";
 
@@ -160,4 +161,10 @@ export async function readLock(file: string): Promise<Lock | undefined> {
     throw new HermesError(first?.code ?? "E_LOCK_INVALID", { message: first?.message ?? "not a valid lock", file, line: first?.line, col: first?.col, path: first?.path, diagnostics: rest });
   }
   return lock;
+}
+
+/** Why a lock cannot run with this hook catalog (it names hooks compiled against another), or undefined. */
+export function lockCatalogProblem(lock: Pick<Lock, "hook_catalog">): string | undefined {
+  if (lock.hook_catalog === HOOK_CATALOG_VERSION) return undefined;
+  return `hermes.lock.json was compiled for hook catalog ${lock.hook_catalog}; this hermes-kit runs ${HOOK_CATALOG_VERSION}`;
 }
