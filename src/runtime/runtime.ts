@@ -24,12 +24,12 @@ import { MiddlewareEngine } from "./middleware.js";
 import { FailureReporter } from "./reporter.js";
 import { ProviderRegistry, ToolRegistry, type ApprovalTransportEntry, type CliCommandEntry, type CommandEntry, type PromptSection, type SkillEntry, type ToolEntry } from "./registries.js";
 import { readSkill } from "./context.js";
+import type { PluginRecord } from "../contracts/plugin-record.js";
 
 export type PluginRunState = "loaded" | "failed" | "timeout" | "skipped" | "deferred";
 
-export interface PluginStatus {
-  key: string;
-  name: string;
+/** What the last start did with one plugin of the lock. */
+export interface PluginStatus extends Pick<PluginRecord, "key" | "name"> {
   state: PluginRunState;
   error?: string;
   required: boolean;
@@ -276,19 +276,19 @@ export class Runtime implements RuntimeHost {
     // Synchronous: startup reads one small file per plugin in order, and a thread-pool round trip
     // per file costs more than the read (bench/runtime.bench.mjs).
     const found = readManifestFile(p.target);
-    if (!found) throw new Error("manifest is missing or unreadable");
+    if (!found) throw new HermesError("E_RUNTIME_MANIFEST_CHANGED", { message: "manifest is missing or unreadable" });
     if (manifestSha256(found.text) === p.manifest_sha256) {
       const { file, text } = found;
       return () => {
         const m = parseManifestText(text, file, p.name).manifest;
-        if (!m) throw new Error(`${file}: manifest no longer parses`);
-        if (!m.kindDeclared) m.kind = p.kind as PluginManifest["kind"];
+        if (!m) throw new HermesError("E_RUNTIME_MANIFEST_CHANGED", { message: `${file}: manifest no longer parses`, file });
+        if (!m.kindDeclared) m.kind = p.kind;
         return m;
       };
     }
-    const cand = await candidateFromFolder(p.target, p.source === "npm" ? "npm" : p.source === "bundled" ? "bundled" : "user");
+    const cand = await candidateFromFolder(p.target, p.source);
     const manifest = cand?.manifest;
-    if (!manifest) throw new Error("manifest is missing or unreadable");
+    if (!manifest) throw new HermesError("E_RUNTIME_MANIFEST_CHANGED", { message: "manifest is missing or unreadable" });
     if (consentHash(manifest.capabilities) !== p.capabilities.consent_hash && p.capabilities.granted.length) {
       // The manifest declares a different set than was consented to: no grant counts.
       this.byKey.set(p.key, { ...p, capabilities: { ...p.capabilities, granted: [], not_carried: p.capabilities.granted } });
@@ -305,7 +305,7 @@ export class Runtime implements RuntimeHost {
       const manifest = await this.currentManifest(p);
       const mod = await imported;
       const register = typeof mod.register === "function" ? mod.register : typeof mod.default?.register === "function" ? mod.default.register : undefined;
-      if (!register) throw new Error("no register() export");
+      if (!register) throw new HermesError("E_PLUGIN_NO_REGISTER", { message: "no register() export" });
       ctx = new PluginContext(this, manifest, p.key, p.source, p.target, p.name);
       this.contexts.set(p.key, ctx);
       await (register as (c: PluginContext) => unknown)(ctx);
