@@ -37,6 +37,8 @@ export interface CompileOptions extends GatherOptions {
   dryRun?: boolean;
   /** Where the one-time migration is announced (default: a warning on stderr). */
   announce?: (line: string) => void;
+  /** Sees the plan before it is applied (the runtime says why it recompiles); may refuse by throwing. */
+  onPlan?: (plan: CompilePlan) => void;
 }
 
 export interface CompileResult {
@@ -177,6 +179,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     faultHold("compile-gathered");
     const plan = planCompile(inputs);
     if (!plan.ok) refuse(plan);
+    opts.onPlan?.(plan);
     if (opts.dryRun) return { plan, applied: false, home };
     let generation = await currentGeneration(paths);
     if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
