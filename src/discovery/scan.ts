@@ -77,12 +77,106 @@ function originFor(source: PluginSource, dirName: string, isGit: boolean): Plugi
   return isGit ? "git" : "local";
 }
 
-/** Build the candidate for one folder that is known to hold a manifest file. */
-export async function candidateFromFolder(
+type FolderOptions = { category?: string; dirName?: string; linkTarget?: string; keyOverride?: string };
+
+type CandidateBase = Pick<Candidate, "dirName" | "category" | "source" | "path" | "linkTarget">;
+
+function keyFor(opts: FolderOptions, dirName: string, name: string): string {
+  return opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : name);
+}
+
+/** A folder without plugin.yaml: a portable plugin.json package is listed, anything else is no plugin. */
+function portableCandidate(folder: string, source: PluginSource, opts: FolderOptions, base: CandidateBase, realPath: string | undefined): Candidate | undefined {
+  if (!exists(join(folder, "plugin.json"))) return undefined;
+  const { dirName } = base;
+  // A flat package is keyed by the name in its plugin.json, not by its folder name.
+  let jsonName: string | undefined;
+  try {
+    const pj = JSON.parse(readFileSync(join(folder, "plugin.json"), "utf8")) as { name?: unknown };
+    if (typeof pj.name === "string" && pj.name.trim()) jsonName = pj.name.trim();
+  } catch {
+    // unreadable plugin.json: keyed by folder, reported below
+  }
+  const name = jsonName ?? dirName;
+  return {
+    ...base,
+    key: keyFor(opts, dirName, name),
+    name,
+    origin: originFor(source, dirName, false),
+    realPath,
+    status: "portable",
+    diagnostics: [
+      diagnostic("W_DISCOVERY_PORTABLE_PLUGIN", "portable plugin.json packages are listed but not loaded by this runtime", {
+        file: join(folder, "plugin.json"),
+      }),
+    ],
+  };
+}
+
+/** A manifest that cannot be read: too large is invalid, any other failure unreadable. */
+function unreadableCandidate(e: unknown, manifestFile: string, source: PluginSource, opts: FolderOptions, base: CandidateBase, realPath: string | undefined): Candidate {
+  const { dirName } = base;
+  const key = keyFor(opts, dirName, dirName);
+  if (e instanceof HermesError && e.code === "E_MANIFEST_TOO_LARGE") {
+    return { ...base, key, name: dirName, origin: originFor(source, dirName, false), realPath, manifestFile, status: "invalid", diagnostics: [e.toDiagnostic()] };
+  }
+  return {
+    ...base,
+    key,
+    name: dirName,
+    origin: originFor(source, dirName, false),
+    realPath,
+    manifestFile,
+    status: "unreadable",
+    diagnostics: [diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${manifestFile}: ${(e as Error).message}`, { file: manifestFile })],
+  };
+}
+
+/** Find the entry module (a Python plugin or a missing entry changes the status) and infer an undeclared kind. */
+function resolveEntry(
   folder: string,
-  source: PluginSource,
-  opts: { category?: string; dirName?: string; linkTarget?: string; keyOverride?: string } = {},
-): Promise<Candidate | undefined> {
+  manifestFile: string,
+  manifest: PluginManifest,
+  status: CandidateStatus,
+  diagnostics: Diagnostic[],
+): { entry: string | undefined; status: CandidateStatus } {
+  let entry: string | undefined;
+  const choices = manifest.main ? [manifest.main] : ENTRY_CANDIDATES;
+  for (const c of choices) {
+    if (isContainedRelativePath(c) && (exists(join(folder, c)))) {
+      entry = c;
+      break;
+    }
+  }
+  if (!entry && status === "ok") {
+    if (exists(join(folder, "__init__.py"))) {
+      status = "python";
+      diagnostics.push(
+        diagnostic("W_DISCOVERY_PYTHON_PLUGIN", "python plugin: not loadable by this runtime (it has __init__.py and no JavaScript entry)", {
+          file: join(folder, "__init__.py"),
+        }),
+      );
+    } else {
+      status = "invalid";
+      diagnostics.push(
+        diagnostic(
+          "E_PLUGIN_NO_ENTRY",
+          manifest.main ? `entry module '${manifest.main}' does not exist` : "no entry module: add index.js (or set main: in plugin.yaml)",
+          { file: manifestFile, path: manifest.main ? "main" : undefined },
+        ),
+      );
+    }
+  }
+  if (!manifest.kindDeclared) {
+    const sniff = entry ? readEntrySource(folder, entry) : status === "python" ? readEntrySource(folder, "__init__.py") : "";
+    const inferred = inferKind(sniff);
+    if (inferred) manifest.kind = inferred;
+  }
+  return { entry, status };
+}
+
+/** Build the candidate for one folder that is known to hold a manifest file. */
+export async function candidateFromFolder(folder: string, source: PluginSource, opts: FolderOptions = {}): Promise<Candidate | undefined> {
   const dirName = opts.dirName ?? basename(folder);
   const manifestFile = findManifestFile(folder);
   const base = {
@@ -98,95 +192,23 @@ export async function candidateFromFolder(
   } catch {
     realPath = undefined;
   }
-  if (!manifestFile) {
-    if (exists(join(folder, "plugin.json"))) {
-      // A flat package is keyed by the name in its plugin.json, not by its folder name.
-      let jsonName: string | undefined;
-      try {
-        const pj = JSON.parse(readFileSync(join(folder, "plugin.json"), "utf8")) as { name?: unknown };
-        if (typeof pj.name === "string" && pj.name.trim()) jsonName = pj.name.trim();
-      } catch {
-        // unreadable plugin.json: keyed by folder, reported below
-      }
-      const name = jsonName ?? dirName;
-      const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : name);
-      return {
-        ...base,
-        key,
-        name,
-        origin: originFor(source, dirName, false),
-        realPath,
-        status: "portable",
-        diagnostics: [
-          diagnostic("W_DISCOVERY_PORTABLE_PLUGIN", "portable plugin.json packages are listed but not loaded by this runtime", {
-            file: join(folder, "plugin.json"),
-          }),
-        ],
-      };
-    }
-    return undefined;
-  }
+  if (!manifestFile) return portableCandidate(folder, source, opts, base, realPath);
   let text: string;
   try {
     text = readManifestText(manifestFile);
   } catch (e) {
-    const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : dirName);
-    if (e instanceof HermesError && e.code === "E_MANIFEST_TOO_LARGE") {
-      return { ...base, key, name: dirName, origin: originFor(source, dirName, false), realPath, manifestFile, status: "invalid", diagnostics: [e.toDiagnostic()] };
-    }
-    return {
-      ...base,
-      key,
-      name: dirName,
-      origin: originFor(source, dirName, false),
-      realPath,
-      manifestFile,
-      status: "unreadable",
-      diagnostics: [diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${manifestFile}: ${(e as Error).message}`, { file: manifestFile })],
-    };
+    return unreadableCandidate(e, manifestFile, source, opts, base, realPath);
   }
   // The name a flat plugin falls back to is its folder name without the Nix prefix.
   const fallbackName = dirName.startsWith(NIX_LINK_PREFIX) ? dirName.slice(NIX_LINK_PREFIX.length) : dirName;
   const parsed = parseManifestText(text, manifestFile, fallbackName);
   const manifest = parsed.manifest;
   const name = manifest?.name ?? fallbackName;
-  const key = opts.keyOverride ?? (opts.category ? `${opts.category}/${dirName}` : name);
+  const key = keyFor(opts, dirName, name);
   const diagnostics = [...parsed.diagnostics];
   let status: CandidateStatus = hasErrors(diagnostics) || !manifest ? "invalid" : "ok";
   let entry: string | undefined;
-  if (manifest) {
-    const choices = manifest.main ? [manifest.main] : ENTRY_CANDIDATES;
-    for (const c of choices) {
-      if (isContainedRelativePath(c) && (exists(join(folder, c)))) {
-        entry = c;
-        break;
-      }
-    }
-    if (!entry && status === "ok") {
-      if (exists(join(folder, "__init__.py"))) {
-        status = "python";
-        diagnostics.push(
-          diagnostic("W_DISCOVERY_PYTHON_PLUGIN", "python plugin: not loadable by this runtime (it has __init__.py and no JavaScript entry)", {
-            file: join(folder, "__init__.py"),
-          }),
-        );
-      } else {
-        status = "invalid";
-        diagnostics.push(
-          diagnostic(
-            "E_PLUGIN_NO_ENTRY",
-            manifest.main ? `entry module '${manifest.main}' does not exist` : "no entry module: add index.js (or set main: in plugin.yaml)",
-            { file: manifestFile, path: manifest.main ? "main" : undefined },
-          ),
-        );
-      }
-    }
-    if (!manifest.kindDeclared) {
-      const sniff = entry ? readEntrySource(folder, entry) : status === "python" ? readEntrySource(folder, "__init__.py") : "";
-      const inferred = inferKind(sniff);
-      if (inferred) manifest.kind = inferred;
-    }
-  }
+  if (manifest) ({ entry, status } = resolveEntry(folder, manifestFile, manifest, status, diagnostics));
   const isGit = source === "user" && (exists(join(folder, ".git")));
   return {
     ...base,

@@ -185,9 +185,38 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
     if (e instanceof TarReadError && e.kind === "too-large") throw new HermesError("E_BUNDLE_TOO_LARGE", { message: `bundle ${file}: ${e.message}`, file });
     throw corrupt(file, (e as Error).message);
   }
+  const byPath = checkedEntries(file, raw);
+  const { manifest, packText, pack } = readManifestAndPack(file, byPath);
+  const used = new Set<number>();
+  const plugins: BundledPlugin[] = [];
+  for (const meta of manifest.plugins) {
+    const entry = pack.plugins.find((e, i) => !used.has(i) && e.ref === meta.revision && e.repo === meta.repo && (e.subdir ?? undefined) === (meta.subdir ?? undefined));
+    if (!entry) {
+      throw new HermesError("E_BUNDLE_MANIFEST_INVALID", {
+        message: `bundle ${file}: plugin ${meta.name} (${meta.repo}${meta.subdir ? `/${meta.subdir}` : ""} @ ${meta.revision}) is not an entry of ${PACK_FILE}`,
+        file,
+      });
+    }
+    used.add(entry.index);
+    plugins.push(verifyPluginTree(file, byPath, meta, entry));
+  }
+  if (used.size !== pack.plugins.length) {
+    const missing = pack.plugins.filter((e) => !used.has(e.index)).map((e) => e.label);
+    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file}: pack entries ${missing.join(", ")} have no plugin tree in the bundle`, file });
+  }
+  return { file, sha256: sha256Hex(buf), manifest, packText, pack, plugins };
+}
 
-  // 2. entries
-  const byPath = new Map<string, { type: "file" | "dir" | "symlink"; mode: number; data: Buffer; linkpath?: string }>();
+interface BundleEntry {
+  type: "file" | "dir" | "symlink";
+  mode: number;
+  data: Buffer;
+  linkpath?: string;
+}
+
+/** Step 2: every entry is a safe path, a symlink stays in its plugin folder, nothing goes through a link or a file. */
+function checkedEntries(file: string, raw: ReadTarEntry[]): Map<string, BundleEntry> {
+  const byPath = new Map<string, BundleEntry>();
   const links = new Set<string>();
   for (const e of raw) {
     const type = TYPE_OF[e.type];
@@ -215,8 +244,11 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
       if (a && a.type !== "dir") throw unsafe(file, p, `is below ${JSON.stringify(anc)}, which is not a folder`);
     }
   }
+  return byPath;
+}
 
-  // 3. manifest and pack
+/** Step 3: a valid manifest, the pack it hashes, and no file outside the plugins it lists. */
+function readManifestAndPack(file: string, byPath: Map<string, BundleEntry>): { manifest: BundleManifest; packText: string; pack: Pack } {
   const mEntry = byPath.get(MANIFEST_FILE);
   if (!mEntry || mEntry.type !== "file") throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file} has no ${MANIFEST_FILE}; it is not a hermes-kit bundle`, file });
   let manifestRaw: unknown;
@@ -241,58 +273,45 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
     if (p === MANIFEST_FILE || p === PACK_FILE || p === PLUGINS_DIR) continue;
     if (segs[0] !== PLUGINS_DIR || !folders.has(segs[1]!)) throw unsafe(file, p, "is not part of any plugin listed in the manifest");
   }
-  const used = new Set<number>();
-  const plugins: BundledPlugin[] = [];
-  for (const meta of manifest.plugins) {
-    const entry = pack.plugins.find((e, i) => !used.has(i) && e.ref === meta.revision && e.repo === meta.repo && (e.subdir ?? undefined) === (meta.subdir ?? undefined));
-    if (!entry) {
-      throw new HermesError("E_BUNDLE_MANIFEST_INVALID", {
-        message: `bundle ${file}: plugin ${meta.name} (${meta.repo}${meta.subdir ? `/${meta.subdir}` : ""} @ ${meta.revision}) is not an entry of ${PACK_FILE}`,
-        file,
-      });
+  return { manifest, packText, pack };
+}
+
+/** Step 4: one plugin's files → git tree → revision, checked against the manifest and its proof. */
+function verifyPluginTree(file: string, byPath: Map<string, BundleEntry>, meta: BundlePlugin, entry: PackEntry): BundledPlugin {
+  const prefix = `${PLUGINS_DIR}/${meta.folder}/`;
+  const gitlinkPaths = new Set((meta.gitlinks ?? []).map((g) => g.path));
+  const files: GitFile[] = [];
+  const emptyDirs: string[] = [];
+  for (const [p, e] of byPath) {
+    if (!p.startsWith(prefix)) continue;
+    const rel = p.slice(prefix.length);
+    if (e.type === "dir") {
+      if (gitlinkPaths.has(rel)) emptyDirs.push(rel);
+      continue;
     }
-    used.add(entry.index);
-    // 4. files → git tree → revision
-    const prefix = `${PLUGINS_DIR}/${meta.folder}/`;
-    const gitlinkPaths = new Set((meta.gitlinks ?? []).map((g) => g.path));
-    const files: GitFile[] = [];
-    const emptyDirs: string[] = [];
-    for (const [p, e] of byPath) {
-      if (!p.startsWith(prefix)) continue;
-      const rel = p.slice(prefix.length);
-      if (e.type === "dir") {
-        if (gitlinkPaths.has(rel)) emptyDirs.push(rel);
-        continue;
-      }
-      if (gitlinkPaths.has(rel)) throw unsafe(file, p, "is a file where the manifest records a submodule");
-      files.push(e.type === "symlink" ? { path: rel, mode: "120000", data: Buffer.from(e.linkpath ?? "", "utf8") } : { path: rel, mode: e.mode & 0o111 ? "100755" : "100644", data: e.data });
-    }
-    if (files.length !== meta.files) {
-      throw new HermesError("E_BUNDLE_INTEGRITY", { message: `bundle ${file}: plugin ${meta.name} has ${files.length} file(s), its manifest records ${meta.files}; nothing was installed`, file });
-    }
-    const withLinks: GitFile[] = [...files, ...(meta.gitlinks ?? []).map((g): GitFile => ({ path: g.path, mode: "160000", sha: g.commit }))];
-    const built = buildTree(withLinks);
-    if (built.root !== meta.tree) {
-      throw new HermesError("E_BUNDLE_REVISION", {
-        message: `bundle ${file}: the files of plugin ${meta.name} form git tree ${built.root}, not ${meta.tree} (${meta.revision}${meta.subdir ? `:${meta.subdir}` : ""}); nothing was installed`,
-        file,
-      });
-    }
-    const why = checkProof({
-      revision: meta.revision,
-      tree: meta.tree,
-      subdir: meta.subdir,
-      commit: Buffer.from(meta.proof.commit, "base64"),
-      pathTrees: meta.proof.trees.map((t) => Buffer.from(t, "base64")),
+    if (gitlinkPaths.has(rel)) throw unsafe(file, p, "is a file where the manifest records a submodule");
+    files.push(e.type === "symlink" ? { path: rel, mode: "120000", data: Buffer.from(e.linkpath ?? "", "utf8") } : { path: rel, mode: e.mode & 0o111 ? "100755" : "100644", data: e.data });
+  }
+  if (files.length !== meta.files) {
+    throw new HermesError("E_BUNDLE_INTEGRITY", { message: `bundle ${file}: plugin ${meta.name} has ${files.length} file(s), its manifest records ${meta.files}; nothing was installed`, file });
+  }
+  const withLinks: GitFile[] = [...files, ...(meta.gitlinks ?? []).map((g): GitFile => ({ path: g.path, mode: "160000", sha: g.commit }))];
+  const built = buildTree(withLinks);
+  if (built.root !== meta.tree) {
+    throw new HermesError("E_BUNDLE_REVISION", {
+      message: `bundle ${file}: the files of plugin ${meta.name} form git tree ${built.root}, not ${meta.tree} (${meta.revision}${meta.subdir ? `:${meta.subdir}` : ""}); nothing was installed`,
+      file,
     });
-    if (why) throw new HermesError("E_BUNDLE_REVISION", { message: `bundle ${file}: plugin ${meta.name} is not proven to be ${meta.revision}: ${why}; nothing was installed`, file });
-    plugins.push({ meta, entry, files: withLinks, emptyDirs });
   }
-  if (used.size !== pack.plugins.length) {
-    const missing = pack.plugins.filter((e) => !used.has(e.index)).map((e) => e.label);
-    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file}: pack entries ${missing.join(", ")} have no plugin tree in the bundle`, file });
-  }
-  return { file, sha256: sha256Hex(buf), manifest, packText, pack, plugins };
+  const why = checkProof({
+    revision: meta.revision,
+    tree: meta.tree,
+    subdir: meta.subdir,
+    commit: Buffer.from(meta.proof.commit, "base64"),
+    pathTrees: meta.proof.trees.map((t) => Buffer.from(t, "base64")),
+  });
+  if (why) throw new HermesError("E_BUNDLE_REVISION", { message: `bundle ${file}: plugin ${meta.name} is not proven to be ${meta.revision}: ${why}; nothing was installed`, file });
+  return { meta, entry, files: withLinks, emptyDirs };
 }
 
 /** Materialize one verified plugin under `dest` and check its integrity (step 5). */
