@@ -203,26 +203,9 @@ export class MiddlewareEngine {
       };
       let out: unknown;
       try {
-        // Literals (and Object.assign for context): object spread copies through V8's slow path
-        // here (~1 µs a frame), and literals keep one object shape per kind.
-        const kwargs: Record<string, unknown> = hasContext
-          ? Object.assign(
-              { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION },
-              context,
-              isLlm ? { original_request: original, request: p, next_call, nextCall: next_call } : { original_args: original, args: p, next_call, nextCall: next_call },
-            )
-          : isLlm
-            ? { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION, original_request: original, request: p, next_call, nextCall: next_call }
-            : { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION, original_args: original, args: p, next_call, nextCall: next_call };
-        out = e.cb(kwargs);
+        out = e.cb(frameKwargs(hasContext ? context : undefined, isLlm, original, p, next_call));
       } catch (err) {
-        try {
-          return Promise.resolve(onError(err));
-        } catch (thrown) {
-          const rejected = Promise.reject(thrown);
-          rejected.catch(noop);
-          return rejected;
-        }
+        return handleSync(onError, err);
       }
       // A frame that hands back next_call's own promise (a plain `return next_call(args)`) can
       // only fail by failing downstream, which propagates unchanged anyway: no reaction needed.
@@ -231,6 +214,32 @@ export class MiddlewareEngine {
       return settled;
     };
     return callAt(0, payload);
+  }
+}
+
+/** One execution frame's kwargs; `context` is undefined when there is none to merge. */
+function frameKwargs<T, R>(context: Readonly<Record<string, unknown>> | undefined, isLlm: boolean, original: unknown, p: T, next_call: (nextPayload?: T) => Promise<R>): Record<string, unknown> {
+  // Literals (and Object.assign for context): object spread copies through V8's slow path
+  // here (~1 µs a frame), and literals keep one object shape per kind.
+  return context
+    ? Object.assign(
+        { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION },
+        context,
+        isLlm ? { original_request: original, request: p, next_call, nextCall: next_call } : { original_args: original, args: p, next_call, nextCall: next_call },
+      )
+    : isLlm
+      ? { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION, original_request: original, request: p, next_call, nextCall: next_call }
+      : { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION, original_args: original, args: p, next_call, nextCall: next_call };
+}
+
+/** A synchronous throw from a frame, run through its error handler; never throws, always a promise. */
+function handleSync<R>(onError: (err: unknown) => R | Promise<R>, err: unknown): Promise<R> {
+  try {
+    return Promise.resolve(onError(err));
+  } catch (thrown) {
+    const rejected = Promise.reject(thrown);
+    rejected.catch(noop);
+    return rejected;
   }
 }
 
