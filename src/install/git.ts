@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import { simpleGit, type SimpleGit } from "simple-git";
@@ -5,8 +6,8 @@ import { HermesError, type ErrorCode } from "../core/errors.js";
 import { redactSecrets, scrubUrl, urlCredentials } from "./identifier.js";
 
 /**
- * Every git call of install/update/remove goes through here, so none can hang or leak a secret:
- * a resolved binary, stdin /dev/null, no prompt of any kind (terminal, credential manager, ssh),
+ * Every git call of hermes-kit goes through here (install, update, remove, bundles), so none can hang or leak a secret:
+ * a resolved binary, stdin /dev/null (or the input runGitBytes writes), no prompt of any kind (terminal, credential manager, ssh),
  * a wall-clock timeout, and error text with credentials scrubbed.
  */
 
@@ -174,6 +175,27 @@ export async function runGit(args: string[], opts: GitRunOptions): Promise<GitRe
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Run `git <args>` with `input` on stdin and stdout kept as bytes (object reads: `cat-file
+ * --batch`), which simple-git cannot do; the same binary, environment and timeout as runGit.
+ */
+export async function runGitBytes(args: string[], input: string, opts: GitRunOptions): Promise<{ ok: boolean; stdout: Buffer; error: string }> {
+  const base = opts.env ?? process.env;
+  const ms = opts.timeoutMs ?? timeoutMs(base, GIT_TIMEOUT_MS);
+  const child = spawn(gitBinary(base), args, { cwd: opts.cwd, env: gitEnv(base, opts.extraEnv), stdio: ["pipe", "pipe", "pipe"], timeout: ms });
+  const chunks: Buffer[] = [];
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => chunks.push(c));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+  const done = new Promise<number>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolve(code ?? 1));
+  });
+  child.stdin.end(input);
+  const code = await done;
+  return { ok: code === 0, stdout: Buffer.concat(chunks), error: code === 0 ? "" : stderr.trim() || `exit ${code}` };
 }
 
 /** Progress chatter git prints before the line that matters. */

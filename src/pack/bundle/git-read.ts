@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
 import { HermesError } from "../../core/errors.js";
-import { gitBinary, gitEnv, runGit } from "../../install/git.js";
+import { revParse, runGit, runGitBytes } from "../../install/git.js";
 import type { GitFile, GitFileMode } from "./git-objects.js";
 
 /**
@@ -29,19 +28,9 @@ interface CatResult {
 export async function catFileBatch(cwd: string, ids: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Map<string, CatResult>> {
   const out = new Map<string, CatResult>();
   if (!ids.length) return out;
-  const child = spawn(gitBinary(env), ["cat-file", "--batch"], { cwd, env: gitEnv(env), stdio: ["pipe", "pipe", "pipe"] });
-  const chunks: Buffer[] = [];
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => chunks.push(c));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
-  const done = new Promise<number>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve(code ?? 1));
-  });
-  child.stdin.end(`${ids.join("\n")}\n`);
-  const code = await done;
-  if (code !== 0) throw new HermesError("E_GIT_FAILED", { message: `git cat-file failed in ${cwd}: ${stderr.trim() || `exit ${code}`}` });
-  const buf = Buffer.concat(chunks);
+  const r = await runGitBytes(["cat-file", "--batch"], `${ids.join("\n")}\n`, { cwd, env });
+  if (!r.ok) throw new HermesError("E_GIT_FAILED", { message: `git cat-file failed in ${cwd}: ${r.error}` });
+  const buf = r.stdout;
   let i = 0;
   for (const id of ids) {
     const nl = buf.indexOf(0x0a, i);
@@ -57,10 +46,10 @@ export async function catFileBatch(cwd: string, ids: readonly string[], env: Nod
   return out;
 }
 
-async function revParse(cwd: string, spec: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const r = await runGit(["rev-parse", "--verify", "--quiet", spec], { cwd, env });
-  const v = r.stdout.trim().toLowerCase();
-  return r.ok && /^[0-9a-f]{40}$/.test(v) ? v : undefined;
+/** The 40-hex object id `spec` names, if any. */
+async function objectId(cwd: string, spec: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const v = await revParse(cwd, spec, env);
+  return v && /^[0-9a-f]{40}$/.test(v) ? v : undefined;
 }
 
 function noSource(what: string, dir: string, revision: string): HermesError {
@@ -70,14 +59,14 @@ function noSource(what: string, dir: string, revision: string): HermesError {
 export async function readRevisionTree(dir: string, revision: string, subdir: string | undefined, env?: NodeJS.ProcessEnv): Promise<RevisionTree> {
   const gitDir = await runGit(["rev-parse", "--git-dir"], { cwd: dir, env });
   if (!gitDir.ok) throw noSource("it is not a git checkout (no .git)", dir, revision);
-  const commitId = await revParse(dir, `${revision}^{commit}`, env);
+  const commitId = await objectId(dir, `${revision}^{commit}`, env);
   if (commitId !== revision) throw noSource("its .git does not hold the recorded commit", dir, revision);
   const segs = subdir ? subdir.split("/").filter(Boolean) : [];
-  const tree = await revParse(dir, segs.length ? `${revision}:${segs.join("/")}` : `${revision}^{tree}`, env);
+  const tree = await objectId(dir, segs.length ? `${revision}:${segs.join("/")}` : `${revision}^{tree}`, env);
   if (!tree) throw noSource(`'${subdir ?? "."}' is not a folder of the recorded commit, or its objects are missing`, dir, revision);
   const pathIds: string[] = [];
   for (let i = 0; i < segs.length; i++) {
-    const id = await revParse(dir, i === 0 ? `${revision}^{tree}` : `${revision}:${segs.slice(0, i).join("/")}`, env);
+    const id = await objectId(dir, i === 0 ? `${revision}^{tree}` : `${revision}:${segs.slice(0, i).join("/")}`, env);
     if (!id) throw noSource(`the tree of '${segs.slice(0, i).join("/") || "."}' is missing`, dir, revision);
     pathIds.push(id);
   }
