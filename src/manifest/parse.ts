@@ -194,6 +194,109 @@ export function readManifestFile(dir: string): { file: string; text: string } | 
   }
 }
 
+/** Schema findings into `diagnostics`; returns the unknown fields a version-1 manifest may carry. */
+function schemaFindings(data: Record<string, unknown>, src: SourceDoc, file: string, manifestVersion: number, diagnostics: Diagnostic[]): Diagnostic[] {
+  const quietFields: string[] = [];
+  const ignoredFields: Diagnostic[] = [];
+  for (const d of validateSchema("plugin-manifest", data, { source: src })) {
+    const field = d.path?.split(/[.[]/)[0] ?? "";
+    // As the original: unknown top-level fields of a version-1 manifest, and fields the original's
+    // own plugins carry, are not problems; they are logged at debug only.
+    if (d.code === "W_SCHEMA_UNKNOWN_FIELD" && d.path === field && (manifestVersion < 2 || ORIGINAL_EXTRA_FIELDS.has(field))) {
+      quietFields.push(field);
+      if (!ORIGINAL_EXTRA_FIELDS.has(field)) ignoredFields.push(d);
+      continue;
+    }
+    // kind gets one sentence of its own below; the schema's pattern message says nothing useful.
+    if (field === "kind" && d.severity === "error") continue;
+    if (d.severity === "error" && !FATAL_FIELDS.has(field)) {
+      diagnostics.push({ ...d, code: "W_MANIFEST_COERCED", severity: "warning", message: `${d.message}; ignored or coerced` });
+    } else diagnostics.push(d);
+  }
+  if (quietFields.length) logger().debug({ file }, `unknown manifest field(s) ignored: ${quietFields.join(", ")} (newer manifest schema or typo; plugin still loads)`);
+  return ignoredFields;
+}
+
+/** An unknown kind is coerced to standalone with a suggestion. */
+function readKind(data: Record<string, unknown>, src: SourceDoc, diagnostics: Diagnostic[]): { kind: PluginKind; rawKind: string } {
+  const rawKind = typeof data.kind === "string" ? data.kind.trim().toLowerCase() : "";
+  const knownKind = (PLUGIN_KINDS as readonly string[]).includes(rawKind);
+  const kind: PluginKind = knownKind ? (rawKind as PluginKind) : "standalone";
+  if (data.kind !== undefined && data.kind !== null && !knownKind) {
+    diagnostics.push(
+      diagnostic(
+        "W_MANIFEST_COERCED",
+        `unknown kind ${JSON.stringify(data.kind)}; treating as 'standalone' (known: ${PLUGIN_KINDS.join(", ")})${didYouMean(safeString(data.kind), PLUGIN_KINDS)}`,
+        src.locate(["kind"]),
+      ),
+    );
+  }
+  return { kind, rawKind };
+}
+
+/** `main` must stay inside the plugin folder and out of version-control metadata. */
+function readMain(data: Record<string, unknown>, src: SourceDoc, diagnostics: Diagnostic[]): string | undefined {
+  if (typeof data.main !== "string") return undefined;
+  const vcs = vcsFolderOf(data.main.trim());
+  if (vcs) {
+    diagnostics.push(
+      diagnostic("E_MANIFEST_ENTRY_IN_VCS", `main ${JSON.stringify(data.main)} is inside ${vcs}/, version-control metadata, not part of the plugin`, src.locate(["main"])),
+    );
+  } else if (isContainedRelativePath(data.main.trim())) return data.main.trim();
+  else {
+    diagnostics.push(
+      diagnostic("E_MANIFEST_PATH_ESCAPE", `main ${JSON.stringify(data.main)} must be a path inside the plugin folder`, src.locate(["main"])),
+    );
+  }
+  return undefined;
+}
+
+function readRequiredPlugins(data: Record<string, unknown>): RequiredPlugin[] {
+  const requiresPlugins: RequiredPlugin[] = [];
+  if (!Array.isArray(data.requires_plugins)) return requiresPlugins;
+  for (const item of data.requires_plugins) {
+    if (typeof item === "string" && item.trim()) requiresPlugins.push({ id: item.trim(), version_range: null });
+    else if (item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" && (item as { id: string }).id.trim()) {
+      const vr = (item as { version_range?: unknown }).version_range;
+      requiresPlugins.push({ id: (item as { id: string }).id.trim(), version_range: vr === undefined || vr === null ? null : safeString(vr) });
+    }
+  }
+  return requiresPlugins;
+}
+
+/** Known capabilities, deduplicated; an unknown one is dropped with a warning unless the schema already reported it. */
+function readCapabilities(data: Record<string, unknown>, src: SourceDoc, diagnostics: Diagnostic[]): CapabilityId[] {
+  const capabilities: CapabilityId[] = [];
+  if (!Array.isArray(data.capabilities)) return capabilities;
+  data.capabilities.forEach((c, i) => {
+    const id = typeof c === "string" ? c.trim() : c;
+    if (isCapabilityId(id)) {
+      if (!capabilities.includes(id)) capabilities.push(id);
+    } else if (!diagnostics.some((d) => d.path === `capabilities[${i}]`)) {
+      diagnostics.push(
+        diagnostic("W_MANIFEST_COERCED", `unknown capability ${JSON.stringify(c)} dropped (known: ${CAPABILITY_IDS.join(", ")})`, src.locate(["capabilities", i])),
+      );
+    }
+  });
+  return capabilities;
+}
+
+function readConfigSchema(data: Record<string, unknown>, src: SourceDoc, diagnostics: Diagnostic[]): Record<string, ConfigSchemaEntry> {
+  const configSchema: Record<string, ConfigSchemaEntry> = {};
+  if (!data.config_schema || typeof data.config_schema !== "object" || Array.isArray(data.config_schema)) return configSchema;
+  for (const [k, v] of Object.entries(data.config_schema as Record<string, unknown>)) {
+    if (!v || typeof v !== "object" || Array.isArray(v)) continue;
+    const entry = { ...(v as ConfigSchemaEntry) };
+    configSchema[k] = entry;
+    if (entry.type !== undefined && !CONFIG_SCHEMA_TYPES.has(safeString(entry.type).toLowerCase())) {
+      diagnostics.push(
+        diagnostic("W_MANIFEST_COERCED", `config_schema.${k}: unknown type ${JSON.stringify(entry.type)}; its type check is skipped`, src.locate(["config_schema", k, "type"])),
+      );
+    }
+  }
+  return configSchema;
+}
+
 export function parseManifestText(text: string, file: string, dirName: string): ManifestParse {
   const sha256 = manifestSha256(text);
   const src = new SourceDoc(text, file);
@@ -213,25 +316,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
   const data = raw as Record<string, unknown>;
 
   const manifestVersion = data.manifest_version === undefined ? 1 : (intOrNull(data.manifest_version) ?? 1);
-  const quietFields: string[] = [];
-  const ignoredFields: Diagnostic[] = [];
-  for (const d of validateSchema("plugin-manifest", data, { source: src })) {
-    const field = d.path?.split(/[.[]/)[0] ?? "";
-    // As the original: unknown top-level fields of a version-1 manifest, and fields the original's
-    // own plugins carry, are not problems; they are logged at debug only.
-    if (d.code === "W_SCHEMA_UNKNOWN_FIELD" && d.path === field && (manifestVersion < 2 || ORIGINAL_EXTRA_FIELDS.has(field))) {
-      quietFields.push(field);
-      if (!ORIGINAL_EXTRA_FIELDS.has(field)) ignoredFields.push(d);
-      continue;
-    }
-    // kind gets one sentence of its own below; the schema's pattern message says nothing useful.
-    if (field === "kind" && d.severity === "error") continue;
-    if (d.severity === "error" && !FATAL_FIELDS.has(field)) {
-      diagnostics.push({ ...d, code: "W_MANIFEST_COERCED", severity: "warning", message: `${d.message}; ignored or coerced` });
-    } else diagnostics.push(d);
-  }
-
-  if (quietFields.length) logger().debug({ file }, `unknown manifest field(s) ignored: ${quietFields.join(", ")} (newer manifest schema or typo; plugin still loads)`);
+  const ignoredFields = schemaFindings(data, src, file, manifestVersion, diagnostics);
   if (data.manifest_version !== undefined) {
     const mv = intOrNull(data.manifest_version);
     if (mv !== null && mv > SUPPORTED_MANIFEST_VERSION) {
@@ -241,73 +326,11 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     }
   }
 
-  const rawKind = typeof data.kind === "string" ? data.kind.trim().toLowerCase() : "";
-  const knownKind = (PLUGIN_KINDS as readonly string[]).includes(rawKind);
-  const kind: PluginKind = knownKind ? (rawKind as PluginKind) : "standalone";
-  if (data.kind !== undefined && data.kind !== null && !knownKind) {
-    diagnostics.push(
-      diagnostic(
-        "W_MANIFEST_COERCED",
-        `unknown kind ${JSON.stringify(data.kind)}; treating as 'standalone' (known: ${PLUGIN_KINDS.join(", ")})${didYouMean(safeString(data.kind), PLUGIN_KINDS)}`,
-        src.locate(["kind"]),
-      ),
-    );
-  }
-
-  let main: string | undefined;
-  if (typeof data.main === "string") {
-    const vcs = vcsFolderOf(data.main.trim());
-    if (vcs) {
-      diagnostics.push(
-        diagnostic("E_MANIFEST_ENTRY_IN_VCS", `main ${JSON.stringify(data.main)} is inside ${vcs}/, version-control metadata, not part of the plugin`, src.locate(["main"])),
-      );
-    } else if (isContainedRelativePath(data.main.trim())) main = data.main.trim();
-    else {
-      diagnostics.push(
-        diagnostic("E_MANIFEST_PATH_ESCAPE", `main ${JSON.stringify(data.main)} must be a path inside the plugin folder`, src.locate(["main"])),
-      );
-    }
-  }
-
-  const requiresPlugins: RequiredPlugin[] = [];
-  if (Array.isArray(data.requires_plugins)) {
-    for (const item of data.requires_plugins) {
-      if (typeof item === "string" && item.trim()) requiresPlugins.push({ id: item.trim(), version_range: null });
-      else if (item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" && (item as { id: string }).id.trim()) {
-        const vr = (item as { version_range?: unknown }).version_range;
-        requiresPlugins.push({ id: (item as { id: string }).id.trim(), version_range: vr === undefined || vr === null ? null : safeString(vr) });
-      }
-    }
-  }
-
-  const capabilities: CapabilityId[] = [];
-  if (Array.isArray(data.capabilities)) {
-    data.capabilities.forEach((c, i) => {
-      const id = typeof c === "string" ? c.trim() : c;
-      if (isCapabilityId(id)) {
-        if (!capabilities.includes(id)) capabilities.push(id);
-      } else if (!diagnostics.some((d) => d.path === `capabilities[${i}]`)) {
-        diagnostics.push(
-          diagnostic("W_MANIFEST_COERCED", `unknown capability ${JSON.stringify(c)} dropped (known: ${CAPABILITY_IDS.join(", ")})`, src.locate(["capabilities", i])),
-        );
-      }
-    });
-  }
-
-  const configSchema: Record<string, ConfigSchemaEntry> = {};
-  if (data.config_schema && typeof data.config_schema === "object" && !Array.isArray(data.config_schema)) {
-    for (const [k, v] of Object.entries(data.config_schema as Record<string, unknown>)) {
-      if (!v || typeof v !== "object" || Array.isArray(v)) continue;
-      const entry = { ...(v as ConfigSchemaEntry) };
-      configSchema[k] = entry;
-      if (entry.type !== undefined && !CONFIG_SCHEMA_TYPES.has(safeString(entry.type).toLowerCase())) {
-        diagnostics.push(
-          diagnostic("W_MANIFEST_COERCED", `config_schema.${k}: unknown type ${JSON.stringify(entry.type)}; its type check is skipped`, src.locate(["config_schema", k, "type"])),
-        );
-      }
-    }
-  }
-
+  const { kind, rawKind } = readKind(data, src, diagnostics);
+  const main = readMain(data, src, diagnostics);
+  const requiresPlugins = readRequiredPlugins(data);
+  const capabilities = readCapabilities(data, src, diagnostics);
+  const configSchema = readConfigSchema(data, src, diagnostics);
   const manifest: PluginManifest = {
     name: typeof data.name === "string" && data.name.trim() ? data.name.trim() : dirName,
     version: str(data.version),
