@@ -1,7 +1,6 @@
 import { Command, Option } from "commander";
 import { resolveHome } from "../../core/paths.js";
 import { HOOK_NAMES, isHookName, isMiddlewareKind, MIDDLEWARE_KINDS } from "../../contracts/hook-catalog.js";
-import type { Runtime } from "../../runtime/runtime.js";
 import type { VerifyMode } from "../../app/start-runtime.js";
 import { openRuntime } from "../../app/open-runtime.js";
 import type { GlobalOptions } from "../context.js";
@@ -10,11 +9,6 @@ import { didYouMean } from "../../core/suggest.js";
 import { err, json, out, style } from "../output.js";
 
 export const verifyOption = () => new Option("--verify <mode>", "how startup re-checks the lock: full, fast or off").choices(["full", "fast", "off"]).default("fast");
-
-export async function runtimeFor(cmd: Command, verify: VerifyMode = "fast"): Promise<Runtime> {
-  const g = cmd.optsWithGlobals<GlobalOptions>();
-  return openRuntime({ home: resolveHome({ home: g.home, profile: g.profile }), verify, mustExist: true, warn: err });
-}
 
 /** `hermes plugins chain [kind]`: every hook and middleware chain in the order it runs, with owners. */
 export function chainCommand(): Command {
@@ -31,7 +25,8 @@ export function chainCommand(): Command {
           hint: `run \`hermes plugins chain\` for every chain; middleware kinds: ${MIDDLEWARE_KINDS.join(", ")}`,
         });
       }
-      const rt = await runtimeFor(cmd, o.verify);
+      const g = cmd.optsWithGlobals<GlobalOptions>();
+      const rt = await openRuntime({ home: resolveHome({ home: g.home, profile: g.profile }), verify: o.verify, mustExist: true, warn: err });
       const hooks = Object.fromEntries(rt.hooks.names().map((n) => [n, rt.hooks.owners(n)]));
       const middleware = Object.fromEntries(MIDDLEWARE_KINDS.map((k) => [k, rt.middleware.owners(k)]));
       const pick = <T extends Record<string, string[]>>(m: T) => (kind ? Object.fromEntries(Object.entries(m).filter(([k]) => k === kind)) : m);
