@@ -175,6 +175,11 @@ function resolveEntry(
   return { entry, status };
 }
 
+/** The fields of a folder's candidate that discovery knows without reading it (a dangling link, an unreadable folder). */
+function unloadable(source: PluginSource, path: string, dirName: string, category: string | undefined, linkTarget: string | undefined) {
+  return { dirName, category, source, origin: originFor(source, dirName, false), path, linkTarget };
+}
+
 /** Build the candidate for one folder that is known to hold a manifest file. */
 export async function candidateFromFolder(folder: string, source: PluginSource, opts: FolderOptions = {}): Promise<Candidate | undefined> {
   const dirName = opts.dirName ?? basename(folder);
@@ -266,18 +271,11 @@ export async function scanRoot(root: string, source: PluginSource, opts: ScanOpt
         } catch {
           const key = prefix ? `${prefix}/${child.name}` : child.name.startsWith(NIX_LINK_PREFIX) ? child.name.slice(NIX_LINK_PREFIX.length) : child.name;
           candidates.push({
+            ...unloadable(source, full, child.name, prefix, linkTarget),
             key,
             name: key,
-            dirName: child.name,
-            category: prefix,
-            source,
-            origin: originFor(source, child.name, false),
-            path: full,
-            linkTarget,
             status: "dangling",
-            diagnostics: [
-              diagnostic("E_DISCOVERY_DANGLING_LINK", `${full} points to ${linkTarget ?? "?"}, which does not exist`, { file: full }),
-            ],
+            diagnostics: [diagnostic("E_DISCOVERY_DANGLING_LINK", `${full} points to ${linkTarget ?? "?"}, which does not exist`, { file: full })],
           });
           continue;
         }
@@ -287,14 +285,9 @@ export async function scanRoot(root: string, source: PluginSource, opts: ScanOpt
         cand = await candidateFromFolder(full, source, { category: prefix, dirName: child.name, linkTarget });
       } catch (e) {
         candidates.push({
+          ...unloadable(source, full, child.name, prefix, linkTarget),
           key: prefix ? `${prefix}/${child.name}` : child.name,
           name: child.name,
-          dirName: child.name,
-          category: prefix,
-          source,
-          origin: originFor(source, child.name, false),
-          path: full,
-          linkTarget,
           status: "unreadable",
           diagnostics: [diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${full}: ${(e as Error).message}`, { file: full })],
         });

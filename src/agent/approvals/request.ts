@@ -49,24 +49,7 @@ export function createApprovalRequest(init: ApprovalRequestInit): ApprovalReques
   const request_id = randomUUID().replace(/-/g, "");
   const pattern_keys = Object.freeze([...init.pattern_keys]);
   const timeout_seconds = init.timeout_seconds ?? 300;
-  const digest = sha256Hex(
-    canonicalJson({
-      schema_version: 1,
-      request_id,
-      command: init.command,
-      description: init.description,
-      pattern_key: init.pattern_key,
-      pattern_keys,
-      surface: init.surface,
-      timeout_seconds,
-      allowed_choices,
-      session_key: init.session_key,
-    }),
-  );
-  const request: ApprovalRequest = {
-    schema_version: 1,
-    request_id,
-    digest,
+  const shown = {
     command: init.command,
     description: init.description,
     pattern_key: init.pattern_key,
@@ -74,6 +57,14 @@ export function createApprovalRequest(init: ApprovalRequestInit): ApprovalReques
     surface: init.surface,
     timeout_seconds,
     allowed_choices,
+  };
+  // The digest binds what the transport is shown plus the session key it is not.
+  const digest = sha256Hex(canonicalJson({ schema_version: 1, request_id, ...shown, session_key: init.session_key }));
+  const request: ApprovalRequest = {
+    schema_version: 1,
+    request_id,
+    digest,
+    ...shown,
     respond(choice: string): ApprovalDecision {
       const d = Object.freeze({ request_id, request_digest: digest, choice: String(choice) });
       decisions.add(d);
