@@ -123,6 +123,49 @@ function previousOwnership(inputs: CompileInputs): Ownership {
   return { leaves: [...cur.leaves, ...p.leaves.filter((l) => !seen.has(JSON.stringify(l)))], items };
 }
 
+/** A required plugin that will not load: where the requirement is written and the one edit that fixes it. */
+function requiredSkipped(
+  view: PluginView,
+  inputs: CompileInputs,
+  spec: SpecTarget | undefined,
+  dep: { grants: string[]; required: boolean } | undefined,
+  reason: string,
+): Diagnostic {
+  const c = view.candidate;
+  const m = c.manifest;
+  const specFile = inputs.spec?.file ?? inputs.previous?.deployment.spec ?? undefined;
+  const where = dep?.required
+    ? spec
+      ? inputs.spec!.source.locate([...spec.entry.at, "required"])
+      : { file: specFile, path: "plugins[].required" }
+    : m?.required
+      ? { file: c.manifestFile, path: "required" }
+      : { file: inputs.paths.config, path: `plugins.entries.${c.key}.required` };
+  const owner = dep?.required ? `the deploy spec${specFile ? ` ${specFile}` : ""}` : m?.required ? `its manifest (${c.manifestFile})` : `plugins.entries.${c.key}.required in ${inputs.paths.config}`;
+  // The hint names the one edit that fixes this state, not the generic advice.
+  const hint =
+    view.verdict.state === "disabled"
+      ? `remove ${c.key} from plugins.disabled in ${inputs.paths.config} (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
+      : view.verdict.state === "not-enabled"
+        ? `enable it (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
+        : `fix the plugin (\`hermes plugins why ${c.key}\`) or drop the requirement in ${owner}`;
+  return { ...diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, where), hint };
+}
+
+/** The catalog hooks a plugin declares; an unknown one is warned about when the plugin loads. */
+function knownHooks(c: PluginView["candidate"], loads: boolean, diagnostics: Diagnostic[]): string[] {
+  const m = c.manifest;
+  const hooks: string[] = [];
+  for (const h of [...new Set([...(m?.hooks ?? []), ...(m?.provides_hooks ?? [])])]) {
+    if (isHookName(h)) hooks.push(h);
+    else if (loads) {
+      const near = suggestHook(h);
+      diagnostics.push(diagnostic("W_MANIFEST_UNKNOWN_HOOK", `plugin ${c.key} declares unknown hook '${h}'${near ? `; did you mean '${near}'?` : ""}`, { file: c.manifestFile, path: "hooks" }));
+    }
+  }
+  return hooks;
+}
+
 function lockPlugin(
   view: PluginView,
   inputs: CompileInputs,
@@ -150,23 +193,7 @@ function lockPlugin(
     );
   }
   if (required && action === "skip") {
-    const specFile = inputs.spec?.file ?? inputs.previous?.deployment.spec ?? undefined;
-    const where = dep?.required
-      ? spec
-        ? inputs.spec!.source.locate([...spec.entry.at, "required"])
-        : { file: specFile, path: "plugins[].required" }
-      : m?.required
-        ? { file: c.manifestFile, path: "required" }
-        : { file: inputs.paths.config, path: `plugins.entries.${c.key}.required` };
-    const owner = dep?.required ? `the deploy spec${specFile ? ` ${specFile}` : ""}` : m?.required ? `its manifest (${c.manifestFile})` : `plugins.entries.${c.key}.required in ${inputs.paths.config}`;
-    // The hint names the one edit that fixes this state, not the generic advice.
-    const hint =
-      view.verdict.state === "disabled"
-        ? `remove ${c.key} from plugins.disabled in ${inputs.paths.config} (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
-        : view.verdict.state === "not-enabled"
-          ? `enable it (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
-          : `fix the plugin (\`hermes plugins why ${c.key}\`) or drop the requirement in ${owner}`;
-    diagnostics.push({ ...diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, where), hint });
+    diagnostics.push(requiredSkipped(view, inputs, spec, dep, reason));
   } else if (view.verdict.state === "enabled" && !spec && c.status !== "ok") {
     // Enabled but broken: the lock records why; say it here too, with the plugin's own findings.
     diagnostics.push(diagnostic("W_COMPILE_PLUGIN_SKIPPED", `enabled plugin ${c.key} will not load: ${reason}`, { file: c.manifestFile ?? c.path }));
@@ -184,14 +211,7 @@ function lockPlugin(
     specLocate: spec ? (i) => inputs.spec!.source.locate([...spec.entry.at, "grants", i]) : undefined,
   });
   diagnostics.push(...gd);
-  const hooks: string[] = [];
-  for (const h of [...new Set([...(m?.hooks ?? []), ...(m?.provides_hooks ?? [])])]) {
-    if (isHookName(h)) hooks.push(h);
-    else if (action !== "skip") {
-      const near = suggestHook(h);
-      diagnostics.push(diagnostic("W_MANIFEST_UNKNOWN_HOOK", `plugin ${c.key} declares unknown hook '${h}'${near ? `; did you mean '${near}'?` : ""}`, { file: c.manifestFile, path: "hooks" }));
-    }
-  }
+  const hooks = knownHooks(c, action !== "skip", diagnostics);
   const middleware = (m?.provides_middleware ?? []).filter(isMiddlewareKind);
   const git = c.source === "user" ? (inputs.gitOrigins[c.dirName] ?? null) : null;
   return {
@@ -219,29 +239,8 @@ function lockPlugin(
   };
 }
 
-/** Pure: validated inputs in, plan and lock out. Nothing here touches the disk. */
-export function planCompile(inputs: CompileInputs): CompilePlan {
-  const diagnostics: Diagnostic[] = [...inputs.diagnostics];
-  const before = parseConfigText(inputs.configText, inputs.paths.config);
-  diagnostics.push(...before.diagnostics);
-  const declared = declaredOverlay(inputs);
-  let configText = inputs.configText;
-  let configChanges: OverlayChange[] = [];
-  let owned = previousOwnership(inputs);
-  const policy = inputs.spec?.listPolicy ?? inputs.previous?.deployment.list_policy ?? "union";
-  if (declared && before.source.ok && !before.diagnostics.some((d) => d.code === "E_CONFIG_NOT_MAPPING")) {
-    const o = planOverlay(before.value, declared, policy, owned);
-    configText = applyYamlEdits(inputs.configText, o.edits);
-    configChanges = o.changes;
-    owned = o.owned;
-  }
-  const after = configText === inputs.configText ? before : parseConfigText(configText, inputs.paths.config);
-  if (after !== before) diagnostics.push(...after.diagnostics.filter((d) => d.severity === "error"));
-  const config = after.value;
-
-  diagnostics.push(...settingsWarnings(config, inputs.paths.config));
-  const set = buildPluginSet(inputs.discovery, config, inputs.paths.config);
-  // A key claimed twice that nothing enables or deploys loads nowhere either way: a warning, not a refusal of the whole home.
+/** A key claimed twice that nothing enables or deploys loads nowhere either way: a warning, not a refusal of the whole home. */
+function downgradeUnusedConflicts(inputs: CompileInputs, set: ReturnType<typeof buildPluginSet>, diagnostics: Diagnostic[]): void {
   for (const [key, list] of inputs.discovery.resolution.conflicts) {
     const used = inputs.specTargets.some((t) => t.candidate.key === key) || set.views.some((v) => list.includes(v.candidate) && v.verdict.state === "enabled");
     if (used) continue;
@@ -250,14 +249,10 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
       if (d.code === "E_DISCOVERY_DUPLICATE_KEY" && d.message.startsWith(`plugin key '${key}' `)) diagnostics[i] = { ...d, severity: "warning" };
     }
   }
-  diagnostics.push(...set.diagnostics.filter((d) => !inputs.discovery.diagnostics.includes(d)));
-  const specByKey = new Map(inputs.specTargets.map((t) => [t.candidate.key, t]));
-  const depPlugins: Record<string, { grants: string[]; required: boolean }> = inputs.spec
-    ? Object.fromEntries(inputs.specTargets.map((t) => [t.candidate.key, { grants: [...t.entry.grants].sort(byKey), required: t.entry.required }]))
-    : { ...(inputs.previous?.deployment.plugins ?? {}) };
-  const plugins = set.views.map((v) => lockPlugin(v, inputs, config, specByKey.get(v.candidate.key), depPlugins[v.candidate.key], diagnostics));
-  const loading = new Map(plugins.filter((p) => p.action !== "skip").map((p) => [p.key, p]));
-  const loadOrder = set.loadOrder.filter((k) => loading.has(k));
+}
+
+/** Hook and middleware chains: the loading plugins that declare each, in load order. */
+function chainsOf(loading: Map<string, LockPlugin>, loadOrder: string[]): { hooks: Record<string, string[]>; middleware: Record<string, string[]> } {
   const hooks: Record<string, string[]> = {};
   const middleware: Record<string, string[]> = {};
   for (const k of loadOrder) {
@@ -265,38 +260,22 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     for (const h of p.hooks) (hooks[h] ??= []).push(k);
     for (const mw of p.middleware) (middleware[mw] ??= []).push(k);
   }
-  const links: LockLink[] = (
-    inputs.spec ? inputs.specTargets.map((t) => ({ link: t.link, target: t.entry.path })) : [...(inputs.previous?.deployment.links ?? [])]
-  ).sort((a, b) => byKey(a.link, b.link));
-  const deployment = {
-    kind: inputs.managedKind,
-    spec: inputs.spec?.file ?? inputs.previous?.deployment.spec ?? null,
-    list_policy: policy,
-    ...ownershipRecord(owned),
-    links,
-    plugins: depPlugins,
-  };
-  const candidates = [...inputs.discovery.candidates]
-    .sort((a, b) => byKey(a.path, b.path) || byKey(a.key, b.key))
-    // What a link resolves to counts, not how it is spelled (a deployment link reads differently
-    // before and after it is placed).
-    // The git origin too: it is in the lock, and same inputs must give the same lock (startup compares them).
-    .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null, c.source === "user" ? (inputs.gitOrigins[c.dirName] ?? null) : null]);
-  // Canonical: a deployment parsed back from the lock (sorted keys) hashes like the one built here.
-  const inputsHash = `sha256:${sha256Hex(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
-  const lock: Lock = {
-    schema: LOCK_SCHEMA,
-    inputs_hash: inputsHash,
-    hook_catalog: HOOK_CATALOG_VERSION,
-    settings: lockSettings(config),
-    load_order: loadOrder,
-    chains: { hooks, middleware },
-    deployment,
-    plugins,
-  };
-  lock.checksum = lockChecksum(lock);
-  const lockText = serializeLock(lock);
+  return { hooks, middleware };
+}
 
+/** What of each discovered candidate goes into the inputs hash. */
+function candidateFingerprints(inputs: CompileInputs): unknown[][] {
+  return (
+    [...inputs.discovery.candidates]
+      .sort((a, b) => byKey(a.path, b.path) || byKey(a.key, b.key))
+      // What a link resolves to counts, not how it is spelled (a deployment link reads differently
+      // before and after it is placed).
+      // The git origin too: it is in the lock, and same inputs must give the same lock (startup compares them).
+      .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null, c.source === "user" ? (inputs.gitOrigins[c.dirName] ?? null) : null])
+  );
+}
+
+function diffLinks(inputs: CompileInputs, links: LockLink[]): LinkChange[] {
   const linkChanges: LinkChange[] = [];
   const prevLinks = new Map((inputs.previous?.deployment.links ?? []).map((l) => [l.link, l.target]));
   const want = new Map(links.map((l) => [l.link, l.target]));
@@ -309,6 +288,11 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
   for (const [link, value] of Object.entries(inputs.linksOnDisk)) {
     if (!want.has(link)) linkChanges.push({ op: "remove", link, from: prevLinks.get(link) ?? value });
   }
+  return linkChanges;
+}
+
+/** Per plugin, what differs from the previous lock, in words. */
+function diffPlugins(inputs: CompileInputs, plugins: LockPlugin[]): PluginChange[] {
   const prevPlugins = new Map((inputs.previous?.plugins ?? []).map((p) => [p.key, p]));
   const pluginChanges: PluginChange[] = [];
   for (const p of plugins) {
@@ -328,7 +312,80 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     if (details.length) pluginChanges.push({ op: "change", key: p.key, details });
   }
   for (const key of prevPlugins.keys()) if (!plugins.some((p) => p.key === key)) pluginChanges.push({ op: "remove", key, details: [] });
+  return pluginChanges;
+}
 
+/** The declared settings written into config.yaml (when it parses as a mapping), and who owns what afterwards. */
+function overlayConfig(
+  inputs: CompileInputs,
+  before: ReturnType<typeof parseConfigText>,
+  declared: Record<string, unknown> | null,
+  policy: Parameters<typeof planOverlay>[2],
+): { configText: string; configChanges: OverlayChange[]; owned: Ownership } {
+  let configText = inputs.configText;
+  let configChanges: OverlayChange[] = [];
+  let owned = previousOwnership(inputs);
+  if (declared && before.source.ok && !before.diagnostics.some((d) => d.code === "E_CONFIG_NOT_MAPPING")) {
+    const o = planOverlay(before.value, declared, policy, owned);
+    configText = applyYamlEdits(inputs.configText, o.edits);
+    configChanges = o.changes;
+    owned = o.owned;
+  }
+  return { configText, configChanges, owned };
+}
+
+/** Pure: validated inputs in, plan and lock out. Nothing here touches the disk. */
+export function planCompile(inputs: CompileInputs): CompilePlan {
+  const diagnostics: Diagnostic[] = [...inputs.diagnostics];
+  const before = parseConfigText(inputs.configText, inputs.paths.config);
+  diagnostics.push(...before.diagnostics);
+  const declared = declaredOverlay(inputs);
+  const policy = inputs.spec?.listPolicy ?? inputs.previous?.deployment.list_policy ?? "union";
+  const { configText, configChanges, owned } = overlayConfig(inputs, before, declared, policy);
+  const after = configText === inputs.configText ? before : parseConfigText(configText, inputs.paths.config);
+  if (after !== before) diagnostics.push(...after.diagnostics.filter((d) => d.severity === "error"));
+  const config = after.value;
+
+  diagnostics.push(...settingsWarnings(config, inputs.paths.config));
+  const set = buildPluginSet(inputs.discovery, config, inputs.paths.config);
+  downgradeUnusedConflicts(inputs, set, diagnostics);
+  diagnostics.push(...set.diagnostics.filter((d) => !inputs.discovery.diagnostics.includes(d)));
+  const specByKey = new Map(inputs.specTargets.map((t) => [t.candidate.key, t]));
+  const depPlugins: Record<string, { grants: string[]; required: boolean }> = inputs.spec
+    ? Object.fromEntries(inputs.specTargets.map((t) => [t.candidate.key, { grants: [...t.entry.grants].sort(byKey), required: t.entry.required }]))
+    : { ...(inputs.previous?.deployment.plugins ?? {}) };
+  const plugins = set.views.map((v) => lockPlugin(v, inputs, config, specByKey.get(v.candidate.key), depPlugins[v.candidate.key], diagnostics));
+  const loading = new Map(plugins.filter((p) => p.action !== "skip").map((p) => [p.key, p]));
+  const loadOrder = set.loadOrder.filter((k) => loading.has(k));
+  const { hooks, middleware } = chainsOf(loading, loadOrder);
+  const links: LockLink[] = (
+    inputs.spec ? inputs.specTargets.map((t) => ({ link: t.link, target: t.entry.path })) : [...(inputs.previous?.deployment.links ?? [])]
+  ).sort((a, b) => byKey(a.link, b.link));
+  const deployment = {
+    kind: inputs.managedKind,
+    spec: inputs.spec?.file ?? inputs.previous?.deployment.spec ?? null,
+    list_policy: policy,
+    ...ownershipRecord(owned),
+    links,
+    plugins: depPlugins,
+  };
+  const candidates = candidateFingerprints(inputs);
+  // Canonical: a deployment parsed back from the lock (sorted keys) hashes like the one built here.
+  const inputsHash = `sha256:${sha256Hex(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
+  const lock: Lock = {
+    schema: LOCK_SCHEMA,
+    inputs_hash: inputsHash,
+    hook_catalog: HOOK_CATALOG_VERSION,
+    settings: lockSettings(config),
+    load_order: loadOrder,
+    chains: { hooks, middleware },
+    deployment,
+    plugins,
+  };
+  lock.checksum = lockChecksum(lock);
+  const lockText = serializeLock(lock);
+  const linkChanges = diffLinks(inputs, links);
+  const pluginChanges = diffPlugins(inputs, plugins);
   const lockChanged = inputs.previousText !== lockText;
   const configChanged = configText !== inputs.configText;
   const repair = !lockChanged && (inputs.pointers.lock !== "generations/current/hermes.lock.json" || inputs.pointers.current === undefined);
