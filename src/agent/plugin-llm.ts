@@ -6,7 +6,7 @@ import { newId } from "./ids.js";
 import { errorMessage, errorTypeName } from "./providers/errors.js";
 import { checkResponse } from "./providers/shape.js";
 import { sanitize } from "./sanitize.js";
-import type { ChatMessage, LlmRequest, Provider } from "./types.js";
+import type { ChatMessage, LlmRequest, LlmResponse, Provider } from "./types.js";
 import type { MiddlewareEngine } from "../runtime/middleware.js";
 
 export interface LlmOverrides {
@@ -178,15 +178,7 @@ export class PluginLlm {
     const provider = o.model && o.model !== host.model ? host.withModel(o.model) : host;
     const ids = this.d.ids();
     const api_request_id = newId("aux");
-    const request: LlmRequest = {
-      model: provider.model,
-      messages: structuredClone(messages),
-      stream: false,
-      ...(typeof o.temperature === "number" ? { temperature: o.temperature } : {}),
-      ...(typeof o.max_tokens === "number" ? { max_tokens: o.max_tokens } : {}),
-      ...(typeof o.timeout === "number" && o.timeout > 0 ? { timeout: o.timeout } : {}),
-      ...extra,
-    };
+    const request = auxRequest(provider, messages, o, extra);
     const aux = {
       aux_task: `plugin_llm:${this.d.pluginKey}`,
       ...ids,
@@ -240,17 +232,7 @@ export class PluginLlm {
         error: null,
         error_type: null,
       });
-      const u = res.usage ?? {};
-      const input_tokens = Number(u.prompt_tokens ?? 0);
-      const output_tokens = Number(u.completion_tokens ?? 0);
-      return {
-        text: msg.content ?? "",
-        provider: provider.name,
-        model: res.model || provider.model,
-        agent_id: "default",
-        usage: { input_tokens, output_tokens, total_tokens: Number(u.total_tokens ?? input_tokens + output_tokens), cache_read_tokens: 0, cache_write_tokens: 0 },
-        audit: { plugin_id: this.d.pluginKey, purpose: o.purpose ?? null, profile: o.profile ?? null, ...(schemaName !== null ? { schema_name: schemaName } : {}) },
-      };
+      return llmResult(res, provider, { plugin_id: this.d.pluginKey, purpose: o.purpose ?? null, profile: o.profile ?? null, ...(schemaName !== null ? { schema_name: schemaName } : {}) });
     } catch (e) {
       const ended_at = Date.now() / 1000;
       await this.d.hooks.observe("post_auxiliary_call", { ...aux, api_duration: ended_at - started_at, started_at, ended_at, error: errorMessage(e), error_type: errorTypeName(e) });
@@ -260,6 +242,34 @@ export class PluginLlm {
       clearTimeout(timer);
     }
   }
+}
+
+/** The request a plugin's call sends: never streamed, with only the overrides it set. */
+function auxRequest(provider: Provider, messages: ChatMessage[], o: LlmOverrides, extra: Partial<LlmRequest>): LlmRequest {
+  return {
+    model: provider.model,
+    messages: structuredClone(messages),
+    stream: false,
+    ...(typeof o.temperature === "number" ? { temperature: o.temperature } : {}),
+    ...(typeof o.max_tokens === "number" ? { max_tokens: o.max_tokens } : {}),
+    ...(typeof o.timeout === "number" && o.timeout > 0 ? { timeout: o.timeout } : {}),
+    ...extra,
+  };
+}
+
+function llmResult(res: LlmResponse, provider: Provider, audit: LlmResult["audit"]): LlmResult {
+  const msg = res.choices[0]!.message;
+  const u = res.usage ?? {};
+  const input_tokens = Number(u.prompt_tokens ?? 0);
+  const output_tokens = Number(u.completion_tokens ?? 0);
+  return {
+    text: msg.content ?? "",
+    provider: provider.name,
+    model: res.model || provider.model,
+    agent_id: "default",
+    usage: { input_tokens, output_tokens, total_tokens: Number(u.total_tokens ?? input_tokens + output_tokens), cache_read_tokens: 0, cache_write_tokens: 0 },
+    audit,
+  };
 }
 
 /** camelCase aliases, as on ctx. */
