@@ -5,7 +5,7 @@ import type { HomePaths } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
 import { loadConfig, parseConfigText, type LoadedConfig } from "../config/config-file.js";
 import type { OwnershipGuard } from "../config/enable.js";
-import { assertNotOwned, readManaged } from "../config/managed.js";
+import { assertNotOwned, ownershipOf, readManaged } from "../config/managed.js";
 import { readLock } from "../contracts/lock.js";
 import { migrateEnabledList, planMigration } from "../discovery/migrate.js";
 import { loadPluginSet, type PluginSet } from "../discovery/plugin-set.js";
@@ -73,6 +73,6 @@ export async function ownershipGuard(paths: HomePaths): Promise<OwnershipGuard> 
   const marker = await readManaged(paths);
   if (!marker) return () => undefined;
   const lock = await readLock(paths.lock).catch(() => undefined);
-  const owned = { leaves: lock?.deployment.owned_leaves ?? [], items: lock?.deployment.owned_items ?? {} };
+  const owned = ownershipOf(lock?.deployment);
   return (path, item) => assertNotOwned(marker.kind, owned, path, item);
 }
