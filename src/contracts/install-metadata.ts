@@ -14,8 +14,16 @@ export interface InstallRecord {
 
 export type InstallMetadata = Record<string, InstallRecord>;
 
-function corrupt(file: string, message: string, where: { line?: number; col?: number; path?: string } = {}): HermesError {
-  return new HermesError("E_INSTALL_METADATA_CORRUPT", { message: `could not read plugin install metadata ${file}: ${message}`, file, ...where });
+function corrupt(
+  file: string,
+  message: string,
+  where: { line?: number; col?: number; path?: string } = {},
+): HermesError {
+  return new HermesError("E_INSTALL_METADATA_CORRUPT", {
+    message: `could not read plugin install metadata ${file}: ${message}`,
+    file,
+    ...where,
+  });
 }
 
 function positionOf(text: string, e: Error): { line?: number; col?: number } {
@@ -38,12 +46,15 @@ export function parseMetadata(text: string | undefined, file: string): InstallMe
   } catch (e) {
     throw corrupt(file, (e as Error).message, positionOf(body, e as Error));
   }
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw corrupt(file, "it must be a JSON object keyed by plugin folder name");
+  if (!raw || typeof raw !== "object" || Array.isArray(raw))
+    throw corrupt(file, "it must be a JSON object keyed by plugin folder name");
   const out: InstallMetadata = {};
   for (const [name, rec] of Object.entries(raw as Record<string, unknown>)) {
-    if (!rec || typeof rec !== "object" || Array.isArray(rec)) throw corrupt(file, `the record of '${name}' is not an object`, { path: name });
+    if (!rec || typeof rec !== "object" || Array.isArray(rec))
+      throw corrupt(file, `the record of '${name}' is not an object`, { path: name });
     const r = rec as Record<string, unknown>;
-    if (typeof r.source !== "string" || !r.source) throw corrupt(file, `the record of '${name}' has no source`, { path: `${name}.source` });
+    if (typeof r.source !== "string" || !r.source)
+      throw corrupt(file, `the record of '${name}' has no source`, { path: `${name}.source` });
     if (typeof r.revision !== "string" || !/^[0-9a-f]{40}$/i.test(r.revision)) {
       throw corrupt(file, `the record of '${name}' has no 40-character revision`, { path: `${name}.revision` });
     }

@@ -50,7 +50,11 @@ export interface EnvVarSpec {
  * Ask for the declared variables set neither in `<home>/.env` nor in the environment, saving each
  * answer to `.env`; without a terminal, list them instead. Returns the names still unset.
  */
-export async function promptEnv(o: { paths: HomePaths; io: Io; env?: NodeJS.ProcessEnv }, name: string, vars: readonly EnvVarSpec[]): Promise<string[]> {
+export async function promptEnv(
+  o: { paths: HomePaths; io: Io; env?: NodeJS.ProcessEnv },
+  name: string,
+  vars: readonly EnvVarSpec[],
+): Promise<string[]> {
   const envFile = join(o.paths.home, ".env");
   const have = await envFileNames(envFile);
   const env = o.env ?? process.env;
@@ -59,7 +63,8 @@ export async function promptEnv(o: { paths: HomePaths; io: Io; env?: NodeJS.Proc
   const io = o.io;
   if (!io.interactive) {
     io.out(`${name} requires environment variables that are not set:`);
-    for (const e of missing) io.out(`  ${e.name}${e.description ? ` — ${e.description}` : ""}${e.url ? ` (get it at ${e.url})` : ""}`);
+    for (const e of missing)
+      io.out(`  ${e.name}${e.description ? ` — ${e.description}` : ""}${e.url ? ` (get it at ${e.url})` : ""}`);
     io.out(`Set them in ${envFile} (no terminal: not asked).`);
     return missing.map((e) => e.name);
   }
