@@ -64,31 +64,7 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
   const tool_name = call.function?.name ?? "";
   const ids = { task_id: c.ids.task_id, session_id: c.ids.session_id, tool_call_id, turn_id: c.ids.turn_id, api_request_id: c.ids.api_request_id };
   c.emit({ type: "tool_start", tool_name, tool_call_id, args: call.function?.arguments ?? "" });
-  let trace: TraceEntry[] = [];
-  let executions = 0;
-
-  const finish = async (
-    args: Record<string, unknown>,
-    result: string,
-    status: ToolStatus,
-    error_type: string | null,
-    error_message: string | null,
-    duration_ms: number,
-    transform = true,
-  ): Promise<ToolCallOutcome> => {
-    await c.hooks.observe(
-      "post_tool_call",
-      { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message, middleware_trace: structuredClone(trace) },
-      `status=${status}${error_type ? ` error_type=${error_type}` : ""} duration_ms=${duration_ms}`,
-    );
-    let final = result;
-    if (transform) {
-      const replaced = await c.hooks.firstString("transform_tool_result", { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message });
-      if (replaced !== undefined) final = replaced;
-    }
-    c.emit({ type: "tool_end", tool_name, status, duration_ms, result: final });
-    return { tool_call_id, tool_name, result: final, status, error_type, args, middleware_trace: trace, executions };
-  };
+  const s: CallState = { c, tool_call_id, tool_name, ids, trace: [], executions: 0, args: {} };
 
   // 1. Parse and coerce.
   const entry0 = c.tools.get(tool_name);
@@ -96,96 +72,164 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
   if (!parsed.ok) {
     const msg = `invalid arguments for tool '${tool_name}': ${parsed.error}. Nothing was run; call the tool again with a JSON object.`;
     c.log.warn({ code: "E_AGENT_TOOL_ARGS", tool: tool_name, tool_call_id }, msg);
-    return finish({}, errorJson(msg), "error", "invalid_arguments", msg, 0);
+    return finish(s, {}, errorJson(msg), "error", "invalid_arguments", msg, 0);
   }
-  let args = parsed.args;
+  s.args = parsed.args;
 
   // 2. tool_request middleware.
+  const failed = await applyToolRequest(s);
+  if (failed) return failed;
+
+  // 3a. Availability.
+  const entry = c.tools.get(tool_name);
+  if (!entry || !c.tools.available(tool_name, c.env)) return unavailable(s, entry);
+
+  // 3b. pre_tool_call directives, then 3c. guardrails and approvals on the effective args.
+  const directive = await c.hooks.directive("pre_tool_call", { tool_name, args: structuredClone(s.args), ...ids, middleware_trace: structuredClone(s.trace) }, s.args);
+  const refused = (await applyDirective(s, directive)) ?? (await applyGuardrails(s, directive));
+  if (refused) return refused;
+
+  if (c.signal.aborted) return finish(s, s.args, errorJson("interrupted before the tool ran"), "error", "interrupted", "interrupted", 0, false);
+
+  // 4. tool_execution middleware around the dispatch.
+  return execute(s, entry, parsed.args);
+}
+
+/** One call's identity and what it has gathered so far; `finish` reports from it. */
+interface CallState {
+  c: ToolCallContext;
+  tool_call_id: string;
+  tool_name: string;
+  ids: { task_id: string; session_id: string; tool_call_id: string; turn_id: string; api_request_id: string };
+  trace: TraceEntry[];
+  executions: number;
+  /** The effective arguments so far. */
+  args: Record<string, unknown>;
+}
+
+type Directive = Awaited<ReturnType<HookSite["directive"]>>;
+
+/** Steps 5 and 6: post_tool_call, then transform_tool_result unless the call was refused. */
+async function finish(
+  s: CallState,
+  args: Record<string, unknown>,
+  result: string,
+  status: ToolStatus,
+  error_type: string | null,
+  error_message: string | null,
+  duration_ms: number,
+  transform = true,
+): Promise<ToolCallOutcome> {
+  const { c, tool_name, tool_call_id, ids } = s;
+  await c.hooks.observe(
+    "post_tool_call",
+    { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message, middleware_trace: structuredClone(s.trace) },
+    `status=${status}${error_type ? ` error_type=${error_type}` : ""} duration_ms=${duration_ms}`,
+  );
+  let final = result;
+  if (transform) {
+    const replaced = await c.hooks.firstString("transform_tool_result", { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message });
+    if (replaced !== undefined) final = replaced;
+  }
+  c.emit({ type: "tool_end", tool_name, status, duration_ms, result: final });
+  return { tool_call_id, tool_name, result: final, status, error_type, args, middleware_trace: s.trace, executions: s.executions };
+}
+
+/** Step 2; ends the call only when a required middleware failed. */
+async function applyToolRequest(s: CallState): Promise<ToolCallOutcome | undefined> {
+  const { c, tool_name, ids } = s;
   const owners = c.middleware.owners("tool_request");
   try {
-    const r = await c.middleware.applyRequest("tool_request", args, { tool_name, ...ids });
+    const r = await c.middleware.applyRequest("tool_request", s.args, { tool_name, ...ids });
     if (isMapping(r.payload)) {
-      args = r.payload;
-      trace = r.trace;
+      s.args = r.payload;
+      s.trace = r.trace;
     }
   } catch (e) {
     if (e instanceof RequiredMiddlewareError) {
       c.emit({ type: "middleware", kind: "tool_request", owners, detail: `failed: ${e.message}` });
       c.log.error({ code: "E_AGENT_MIDDLEWARE_FAILED", plugin: e.plugin, tool: tool_name }, e.message);
-      return finish(args, errorJson(`tool '${tool_name}' was not run: ${e.message}`), "error", "middleware_failed", e.message, 0);
+      return finish(s, s.args, errorJson(`tool '${tool_name}' was not run: ${e.message}`), "error", "middleware_failed", e.message, 0);
     }
     c.log.debug(`tool_request middleware failed as a whole (${(e as Error).message}); the original arguments are used`);
   }
-  c.emit({ type: "middleware", kind: "tool_request", owners, trace });
-  c.emit({ type: "tool_args", args, changed: trace.length > 0 });
+  c.emit({ type: "middleware", kind: "tool_request", owners, trace: s.trace });
+  c.emit({ type: "tool_args", args: s.args, changed: s.trace.length > 0 });
+  return undefined;
+}
 
-  // 3a. Availability.
-  const entry = c.tools.get(tool_name);
-  if (!entry || !c.tools.available(tool_name, c.env)) {
-    const known = c.tools.list(c.env).map((t) => t.name);
-    const msg = entry
-      ? `tool '${tool_name}' is not available here (its check failed or a required environment variable is unset: ${entry.requires_env.join(", ") || "none"})`
-      : `unknown tool '${tool_name}'; available tools: ${known.join(", ") || "none"}`;
-    c.log.warn({ code: "E_AGENT_UNKNOWN_TOOL", tool: tool_name, tool_call_id }, msg);
-    return finish(args, errorJson(msg), "error", "unknown_tool", msg, 0);
-  }
+function unavailable(s: CallState, entry: ToolEntry | undefined): Promise<ToolCallOutcome> {
+  const { c, tool_name, tool_call_id } = s;
+  const known = c.tools.list(c.env).map((t) => t.name);
+  const msg = entry
+    ? `tool '${tool_name}' is not available here (its check failed or a required environment variable is unset: ${entry.requires_env.join(", ") || "none"})`
+    : `unknown tool '${tool_name}'; available tools: ${known.join(", ") || "none"}`;
+  c.log.warn({ code: "E_AGENT_UNKNOWN_TOOL", tool: tool_name, tool_call_id }, msg);
+  return finish(s, s.args, errorJson(msg), "error", "unknown_tool", msg, 0);
+}
 
-  // 3b. pre_tool_call directives.
-  const directive = await c.hooks.directive("pre_tool_call", { tool_name, args: structuredClone(args), ...ids, middleware_trace: structuredClone(trace) }, args);
+/** Step 3b: modified args are taken, a block ends the call, an approval goes to the gate. */
+async function applyDirective(s: CallState, directive: Directive): Promise<ToolCallOutcome | undefined> {
+  const { c, tool_name, tool_call_id } = s;
   if (directive.modified_args) {
-    args = directive.modified_args;
-    c.emit({ type: "tool_args", args, changed: true });
+    s.args = directive.modified_args;
+    c.emit({ type: "tool_args", args: s.args, changed: true });
   }
   if (directive.action === "block") {
     const msg = directive.message ?? "blocked by a plugin";
     c.log.warn({ tool: tool_name, tool_call_id }, `tool call blocked by pre_tool_call: ${msg}`);
     c.emit({ type: "approval", outcome: "blocked", detail: `pre_tool_call: ${msg}` });
-    return finish(args, errorJson(msg), "blocked", "plugin_block", msg, 0, false);
+    return finish(s, s.args, errorJson(msg), "blocked", "plugin_block", msg, 0, false);
   }
-  if (directive.action === "approve") {
-    const rule = directive.rule_key ?? tool_name;
-    let blockMsg: string | undefined;
-    try {
-      const o = await c.gate.request({
-        command: directive.message || `${tool_name} ${brief(args, 200)}`,
-        description: directive.message || `run ${tool_name} (a plugin asks for approval)`,
-        pattern_key: rule,
-        pattern_keys: [rule],
-        tool_name,
-        turn_id: c.ids.turn_id,
-        tool_call_id,
-        session: c.session,
-        signal: c.signal,
-      });
-      if (!o.approved) blockMsg = o.message || `BLOCKED: plugin approval required for ${tool_name}`;
-    } catch (e) {
-      c.log.error(`the approval gate failed: ${(e as Error).message}`);
-      blockMsg = `BLOCKED: plugin approval gate failed for ${tool_name}`;
-    }
-    if (blockMsg) return finish(args, errorJson(blockMsg), "blocked", "plugin_block", blockMsg, 0, false);
+  if (directive.action !== "approve") return undefined;
+  const rule = directive.rule_key ?? tool_name;
+  let blockMsg: string | undefined;
+  try {
+    const o = await c.gate.request({
+      command: directive.message || `${tool_name} ${brief(s.args, 200)}`,
+      description: directive.message || `run ${tool_name} (a plugin asks for approval)`,
+      pattern_key: rule,
+      pattern_keys: [rule],
+      tool_name,
+      turn_id: c.ids.turn_id,
+      tool_call_id,
+      session: c.session,
+      signal: c.signal,
+    });
+    if (!o.approved) blockMsg = o.message || `BLOCKED: plugin approval required for ${tool_name}`;
+  } catch (e) {
+    c.log.error(`the approval gate failed: ${(e as Error).message}`);
+    blockMsg = `BLOCKED: plugin approval gate failed for ${tool_name}`;
   }
+  if (blockMsg) return finish(s, s.args, errorJson(blockMsg), "blocked", "plugin_block", blockMsg, 0, false);
+  return undefined;
+}
 
-  // 3c. Guardrails and approvals on the effective args.
+/** Step 3c: a hardline match never runs; a dangerous command needs approval. */
+async function applyGuardrails(s: CallState, directive: Directive): Promise<ToolCallOutcome | undefined> {
+  const { c, tool_name, tool_call_id, args } = s;
   const g = guard(tool_name, args);
   if (g.hardline) {
     const msg = `BLOCKED: hardline policy refuses this command (${g.hardline.description}); it never runs, whatever any approval says.`;
     c.log.warn({ code: "E_APPROVAL_HARDLINE", tool: tool_name, pattern: g.hardline.key }, `hardline block: ${brief(args.command ?? args, 200)}`);
     c.emit({ type: "approval", outcome: "hardline block", detail: g.hardline.description });
-    return finish(args, errorJson(msg), "blocked", "hardline", msg, 0, false);
+    return finish(s, args, errorJson(msg), "blocked", "hardline", msg, 0, false);
   }
   if (g.approval) {
     const o = await c.gate.request({ ...g.approval, tool_name, turn_id: c.ids.turn_id, tool_call_id, session: c.session, signal: c.signal });
-    if (!o.approved) return finish(args, errorJson(o.message ?? "BLOCKED: not approved"), "blocked", "approval_denied", o.message ?? "not approved", 0, false);
+    if (!o.approved) return finish(s, args, errorJson(o.message ?? "BLOCKED: not approved"), "blocked", "approval_denied", o.message ?? "not approved", 0, false);
   } else if (!directive.action) c.emit({ type: "approval", outcome: "not needed", detail: "" });
+  return undefined;
+}
 
-  if (c.signal.aborted) return finish(args, errorJson("interrupted before the tool ran"), "error", "interrupted", "interrupted", 0, false);
-
-  // 4. tool_execution middleware around the dispatch.
+/** Step 4: the handler inside `tool_execution` middleware; it runs at most once. */
+async function execute(s: CallState, entry: ToolEntry, originalArgs: Record<string, unknown>): Promise<ToolCallOutcome> {
+  const { c, tool_name, tool_call_id, ids, args } = s;
   const effective = args;
   const run = async (a: unknown): Promise<string> => {
-    executions++;
+    s.executions++;
     const input = isMapping(a) ? a : effective;
-    const r = await (entry as ToolEntry).handler(input, { ...ids, signal: c.signal, session: c.session.session_id });
+    const r = await entry.handler(input, { ...ids, signal: c.signal, session: c.session.session_id });
     return typeof r === "string" ? r : JSON.stringify(r ?? null);
   };
   c.emit({ type: "middleware", kind: "tool_execution", owners: c.middleware.owners("tool_execution"), detail: `→ ${tool_name}` });
@@ -195,7 +239,7 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
   let error_type: string | null = null;
   let error_message: string | null = null;
   try {
-    const r = await c.middleware.runExecution("tool_execution", args, run, { tool_name, ...ids, original_args: structuredClone(parsed.args) });
+    const r = await c.middleware.runExecution("tool_execution", args, run, { tool_name, ...ids, original_args: structuredClone(originalArgs) });
     result = typeof r === "string" ? r : JSON.stringify(r ?? null);
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
@@ -207,5 +251,5 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
     else c.log.warn({ code: err instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : "E_AGENT_TOOL_FAILED", tool: tool_name, tool_call_id }, `tool '${tool_name}' failed: ${err.message}`);
   }
   const duration_ms = Math.round(performance.now() - t0);
-  return finish(args, result, status, error_type, error_message, duration_ms);
+  return finish(s, args, result, status, error_type, error_message, duration_ms);
 }
