@@ -229,6 +229,106 @@ export class Agent {
     this.session.messages.unshift({ role: "system", content: this.session.systemPrompt });
   }
 
+  /** pre_llm_call contexts, each spilled to a file when too long, joined for the user message. */
+  private async pluginContext(userText: string, ids: TurnIds, first: boolean): Promise<string | undefined> {
+    const s = this.session;
+    const contexts = await this.hooks.contexts("pre_llm_call", {
+      ...ids,
+      user_message: userText,
+      conversation_history: s.history(),
+      is_first_turn: first,
+      model: this.model,
+      platform: this.platform,
+      parent_session_id: null,
+      sender_id: null,
+    });
+    if (!contexts.length) return undefined;
+    const limit = spillLimit(this.runtime.config);
+    const spilled: string[] = [];
+    for (const text of contexts) {
+      const sp = await spillIfLong(text, { home: this.runtime.home, sessionId: s.session_id, maxChars: limit });
+      if (sp.file) this.log.info(`pre_llm_call context of ${text.length} characters spilled to ${sp.file}`);
+      spilled.push(sp.text);
+    }
+    return joinContexts(spilled);
+  }
+
+  private modelCallContext(
+    settings: AgentSettings,
+    signal: AbortSignal,
+    ids: TurnIds,
+    userText: string,
+    counters: { api_call_count: number },
+    iteration: number,
+  ): Parameters<typeof callModel>[0] {
+    const s = this.session;
+    return {
+      hooks: this.hooks,
+      hookBus: this.runtime.hooks,
+      middleware: this.runtime.middleware,
+      log: this.log,
+      emit: (ev) => this.emit(ev),
+      signal,
+      provider: this.provider,
+      ids,
+      platform: this.platform,
+      user_message: userText,
+      history: () => s.history(),
+      messages: () => s.messages,
+      tools: () => this.toolDefinitions(),
+      retry: { maxRetries: settings.maxRetries, backoffMs: settings.backoffMs },
+      counters,
+      extraKwargs: {
+        ...(settings.maxTokens !== undefined ? { max_tokens: settings.maxTokens } : {}),
+        ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+      },
+      streamReasoning: settings.streamReasoning,
+      iteration,
+    };
+  }
+
+  /** Run the model's tool calls in order; after an interrupt the rest are answered without running. */
+  private async runToolCalls(
+    calls: NonNullable<ChatMessage["tool_calls"]>,
+    signal: AbortSignal,
+    ids: TurnIds & { api_request_id: string },
+    toolCalls: ToolCallOutcome[],
+  ): Promise<void> {
+    const s = this.session;
+    for (const call of calls) {
+      if (signal.aborted) {
+        s.messages.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: JSON.stringify({ error: "interrupted; the tool was not run" }) });
+        continue;
+      }
+      const o = await runToolCall(
+        { tools: this.runtime.tools, middleware: this.runtime.middleware, hooks: this.hooks, gate: this.gate, log: this.log, emit: (ev) => this.emit(ev), signal, session: s, ids, ...(this.opts.env ? { env: this.opts.env } : {}) },
+        call,
+      );
+      toolCalls.push(o);
+      s.messages.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: o.result });
+    }
+  }
+
+  /** transform_llm_output may replace the answer (in the conversation too); post_llm_call sees the final one. */
+  private async finishAnswer(answer: string, ids: TurnIds, userText: string): Promise<string> {
+    const s = this.session;
+    const replaced = await this.hooks.firstNonEmpty("transform_llm_output", { response_text: answer, session_id: s.session_id, model: this.model, platform: this.platform });
+    if (replaced !== undefined) {
+      answer = replaced;
+      const last = s.messages[s.messages.length - 1];
+      if (last?.role === "assistant") last.content = replaced;
+    }
+    await this.hooks.observe("post_llm_call", {
+      ...ids,
+      user_message: userText,
+      assistant_response: answer,
+      conversation_history: s.history(),
+      model: this.model,
+      platform: this.platform,
+    });
+    return answer;
+  }
+
   async runTurn(userText: string): Promise<TurnResult> {
     if (this.running) throw new Error("internal error: runTurn called while a turn is running (callers queue input instead)");
     const settings = agentSettings(this.runtime.config);
@@ -250,27 +350,7 @@ export class Agent {
     try {
       await this.ensureSystemPrompt(settings);
       if (first) await this.hooks.observe("on_session_start", { session_id: s.session_id, model: this.model, platform: this.platform });
-      const contexts = await this.hooks.contexts("pre_llm_call", {
-        ...ids,
-        user_message: userText,
-        conversation_history: s.history(),
-        is_first_turn: first,
-        model: this.model,
-        platform: this.platform,
-        parent_session_id: null,
-        sender_id: null,
-      });
-      let context: string | undefined;
-      if (contexts.length) {
-        const limit = spillLimit(this.runtime.config);
-        const spilled: string[] = [];
-        for (const text of contexts) {
-          const sp = await spillIfLong(text, { home: this.runtime.home, sessionId: s.session_id, maxChars: limit });
-          if (sp.file) this.log.info(`pre_llm_call context of ${text.length} characters spilled to ${sp.file}`);
-          spilled.push(sp.text);
-        }
-        context = joinContexts(spilled);
-      }
+      const context = await this.pluginContext(userText, ids, first);
       s.messages.push({ role: "user", content: context ? `${userText}\n\n${context}` : userText });
       for (let iteration = 1; ; iteration++) {
         if (signal.aborted) throw new InterruptedError();
@@ -280,29 +360,7 @@ export class Agent {
           this.log.warn({ code: "E_AGENT_MAX_TURNS" }, error.message);
           break;
         }
-        const r = await callModel({
-          hooks: this.hooks,
-          hookBus: this.runtime.hooks,
-          middleware: this.runtime.middleware,
-          log: this.log,
-          emit: (ev) => this.emit(ev),
-          signal,
-          provider: this.provider,
-          ids,
-          platform: this.platform,
-          user_message: userText,
-          history: () => s.history(),
-          messages: () => s.messages,
-          tools: () => this.toolDefinitions(),
-          retry: { maxRetries: settings.maxRetries, backoffMs: settings.backoffMs },
-          counters,
-          extraKwargs: {
-            ...(settings.maxTokens !== undefined ? { max_tokens: settings.maxTokens } : {}),
-            ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
-          },
-          streamReasoning: settings.streamReasoning,
-          iteration,
-        });
+        const r = await callModel(this.modelCallContext(settings, signal, ids, userText, counters, iteration));
         const msg = r.response.choices[0]!.message;
         const assistant: ChatMessage = { role: "assistant", content: msg.content ?? null, ...(msg.tool_calls?.length ? { tool_calls: msg.tool_calls } : {}) };
         s.messages.push(assistant);
@@ -310,54 +368,16 @@ export class Agent {
           answer = msg.content ?? "";
           break;
         }
-        for (const call of msg.tool_calls) {
-          if (signal.aborted) {
-            s.messages.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: JSON.stringify({ error: "interrupted; the tool was not run" }) });
-            continue;
-          }
-          const o = await runToolCall(
-            { tools: this.runtime.tools, middleware: this.runtime.middleware, hooks: this.hooks, gate: this.gate, log: this.log, emit: (ev) => this.emit(ev), signal, session: s, ids: { ...ids, api_request_id: r.api_request_id }, ...(this.opts.env ? { env: this.opts.env } : {}) },
-            call,
-          );
-          toolCalls.push(o);
-          s.messages.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: o.result });
-        }
+        await this.runToolCalls(msg.tool_calls, signal, { ...ids, api_request_id: r.api_request_id }, toolCalls);
         if (signal.aborted) throw new InterruptedError();
       }
     } catch (e) {
-      if (e instanceof InterruptedError || signal.aborted) {
-        exit = "interrupted";
-        const why = signal.reason instanceof Error ? signal.reason.message : "interrupted";
-        error = { code: "E_AGENT_INTERRUPTED", message: why };
-        this.log.warn({ code: "E_AGENT_INTERRUPTED" }, `turn interrupted (${why})`);
-      } else if (e instanceof LlmCallFailed) {
-        exit = e.code === "E_AGENT_MIDDLEWARE_FAILED" ? "middleware_failed" : "api_error";
-        error = { code: e.code, message: e.message };
-      } else {
-        exit = "api_error";
-        error = { code: "E_INTERNAL", message: errorMessage(e) };
-        this.log.error({ code: "E_INTERNAL" }, `the turn failed: ${errorMessage(e)}`);
-      }
+      ({ exit, error } = turnFailure(e, signal, this.log));
     }
     const interrupted = exit === "interrupted";
     const failed = exit === "api_error" || exit === "middleware_failed";
     const completed = exit === "completed";
-    if (completed && answer) {
-      const replaced = await this.hooks.firstNonEmpty("transform_llm_output", { response_text: answer, session_id: s.session_id, model: this.model, platform: this.platform });
-      if (replaced !== undefined) {
-        answer = replaced;
-        const last = s.messages[s.messages.length - 1];
-        if (last?.role === "assistant") last.content = replaced;
-      }
-      await this.hooks.observe("post_llm_call", {
-        ...ids,
-        user_message: userText,
-        assistant_response: answer,
-        conversation_history: s.history(),
-        model: this.model,
-        platform: this.platform,
-      });
-    }
+    if (completed && answer) answer = await this.finishAnswer(answer, ids, userText);
     await this.hooks.observe(
       "on_session_end",
       { ...ids, completed, failed, interrupted, turn_exit_reason: exit, model: this.model, platform: this.platform },
@@ -369,4 +389,20 @@ export class Agent {
     if (this.pending.length) this.onQueued?.();
     return { turn_id, answer: completed ? answer : null, exit_reason: exit, completed, failed, interrupted, api_calls: counters.api_call_count, tool_calls: toolCalls, ...(error ? { error } : {}) };
   }
+}
+
+type TurnIds = { session_id: string; task_id: string; turn_id: string };
+
+/** How a turn that threw ends: interrupted, a failed model call, or an internal error. */
+function turnFailure(e: unknown, signal: AbortSignal, log: Logger): { exit: TurnExitReason; error: TurnResult["error"] } {
+  if (e instanceof InterruptedError || signal.aborted) {
+    const why = signal.reason instanceof Error ? signal.reason.message : "interrupted";
+    log.warn({ code: "E_AGENT_INTERRUPTED" }, `turn interrupted (${why})`);
+    return { exit: "interrupted", error: { code: "E_AGENT_INTERRUPTED", message: why } };
+  }
+  if (e instanceof LlmCallFailed) {
+    return { exit: e.code === "E_AGENT_MIDDLEWARE_FAILED" ? "middleware_failed" : "api_error", error: { code: e.code, message: e.message } };
+  }
+  log.error({ code: "E_INTERNAL" }, `the turn failed: ${errorMessage(e)}`);
+  return { exit: "api_error", error: { code: "E_INTERNAL", message: errorMessage(e) } };
 }
