@@ -108,7 +108,7 @@ export async function runDemo(o: DemoOptions = {}): Promise<DemoResult> {
     const h = await startAgent({ home, env, provider, emit: printer.print });
     try {
       const m = h.runtime.middleware;
-      write("middleware chains: " + (["llm_request", "llm_execution", "tool_request", "tool_execution"] as const).map((k) => `${k}=[${m.owners(k).join(", ")}]`).join("  "));
+      write(`middleware chains: ${(["llm_request", "llm_execution", "tool_request", "tool_execution"] as const).map((k) => `${k}=[${m.owners(k).join(", ")}]`).join("  ")}`);
       write(`tools: ${h.runtime.tools.list(env).map((t) => `${t.name} (${t.owner})`).join(", ")}`);
       write("");
       write("timeline (hooks and middleware in the order they run; lines without indent are printed by plugins):");

@@ -290,7 +290,7 @@ export const SCAN_PATTERNS = [
   {
     id: "python_socket_connect", needles: [".connect"], severity: "high", category: "network", scope: "code", langs: ["py"],
     description: "Python socket connect to a fixed host and port",
-    re: /\.connect(?:_ex)?\s*\(\s*\(\s*[rbuf]?["']?[\w.\-]+["']?\s*,\s*\d{2,5}\s*\)\s*\)/,
+    re: /\.connect(?:_ex)?\s*\(\s*\(\s*[rbuf]?["']?[\w.-]+["']?\s*,\s*\d{2,5}\s*\)\s*\)/,
   },
   {
     id: "interactive_shell_spawn", needles: ["sh"], severity: "critical", category: "network", scope: "code", ours: true,
