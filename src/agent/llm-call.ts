@@ -279,15 +279,18 @@ async function executeRequest(
   return { response, failure };
 }
 
+/** The timing fields post_api_request and api_request_error share. */
+function attemptTiming(a: Attempt): { api_duration: number; started_at: number; ended_at: number } {
+  return { api_duration: a.ended_at - a.started_at, started_at: a.started_at, ended_at: a.ended_at };
+}
+
 async function reportResponse(c: LlmCallContext, a: Attempt, response: LlmResponse): Promise<void> {
   const msg = response.choices[0]!.message;
   await c.hooks.observe(
     "post_api_request",
     {
       ...a.ids,
-      api_duration: a.ended_at - a.started_at,
-      started_at: a.started_at,
-      ended_at: a.ended_at,
+      ...attemptTiming(a),
       finish_reason: response.choices[0]!.finish_reason,
       message_count: Array.isArray(a.request.messages) ? a.request.messages.length : 0,
       response_model: response.model,
@@ -338,9 +341,7 @@ async function reportFailure(c: LlmCallContext, a: Attempt, failure: unknown, p:
     "api_request_error",
     {
       ...a.ids,
-      api_duration: a.ended_at - a.started_at,
-      started_at: a.started_at,
-      ended_at: a.ended_at,
+      ...attemptTiming(a),
       status_code: isProviderError(failure) ? failure.status_code : null,
       retry_count: a.retry,
       max_retries: c.retry.maxRetries,

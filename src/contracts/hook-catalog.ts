@@ -81,6 +81,7 @@ const AUX_IDS = [
   "base_url",
   "api_mode",
 ] as const;
+const API_TIMING = ["api_duration", "started_at", "ended_at"] as const;
 const SESSION_SWAP = ["session_id", "platform", "reason", "old_session_id", "new_session_id"] as const;
 const APPROVAL = [
   "command",
@@ -255,9 +256,7 @@ export const HOOK_CATALOG = {
     timeout: "bounded",
     payload: [
       ...API_IDS,
-      "api_duration",
-      "started_at",
-      "ended_at",
+      ...API_TIMING,
       "finish_reason",
       "message_count",
       "response_model",
@@ -276,9 +275,7 @@ export const HOOK_CATALOG = {
     timeout: "bounded",
     payload: [
       ...API_IDS,
-      "api_duration",
-      "started_at",
-      "ended_at",
+      ...API_TIMING,
       "status_code",
       "retry_count",
       "max_retries",
@@ -315,9 +312,7 @@ export const HOOK_CATALOG = {
     timeout: "bounded",
     payload: [
       ...AUX_IDS,
-      "api_duration",
-      "started_at",
-      "ended_at",
+      ...API_TIMING,
       "finish_reason",
       "response_model",
       "usage",
