@@ -67,10 +67,9 @@ function printExplanation(x: Explanation): void {
   }
 }
 
-export function pluginsCommand(): Command {
-  const plugins = new Command("plugins").description("list, inspect, enable and disable plugins");
-
-  plugins
+/** `plugins list`: a table, `--plain` columns or `--json` rows. */
+function addListCommand(parent: Command): void {
+  parent
     .command("list")
     .alias("ls")
     .description("list discovered plugins and whether they load")
@@ -113,9 +112,12 @@ export function pluginsCommand(): Command {
       out(style.dim("Enable/disable: hermes plugins enable/disable <name> · Explain: hermes plugins why <name>"));
       out(style.dim("Plugins are opt-in: only 'enabled' plugins load."));
     });
+}
 
+/** `plugins enable|disable <name>`: the edit's lines, any consent question, then the compile. */
+function addToggleCommands(parent: Command): void {
   const toggle = (verb: "enable" | "disable") =>
-    plugins
+    parent
       .command(`${verb} <name>`)
       .description(`${verb} a plugin by key, manifest name or unique leaf name`)
       .option("--json", "print the result as JSON")
@@ -134,9 +136,11 @@ export function pluginsCommand(): Command {
       });
   toggle("enable").option("--grant <caps>", "grant declared capabilities without a prompt (comma-separated; repeatable)", (v: string, p: string[]) => [...p, v], []);
   toggle("disable");
-  for (const c of [installCommand(), updateCommand(), removeCommand(), capabilitiesCommand()]) plugins.addCommand(c);
+}
 
-  plugins
+/** `plugins show <name>`: the manifest and state of one plugin. */
+function addShowCommand(parent: Command): void {
+  parent
     .command("show <name>")
     .alias("info")
     .description("show a plugin's manifest and state")
@@ -166,8 +170,11 @@ export function pluginsCommand(): Command {
       }
       if (c.diagnostics.length) out(style.yellow(`${c.diagnostics.length} manifest problem(s): hermes plugins why ${c.key}`));
     });
+}
 
-  plugins
+/** `plugins why <name>`: why a plugin does or does not load, and its last run. */
+function addWhyCommand(parent: Command): void {
+  parent
     .command("why <name>")
     .description("explain in one screen why a plugin does or does not load")
     .option("--json", "print as JSON")
@@ -178,7 +185,17 @@ export function pluginsCommand(): Command {
       if (rt) out(`  last run:  ${rt.state}${rt.error ? ` — ${rt.error}` : ""}`);
       for (const issue of rt?.issues ?? []) out(`             ${issue}`);
     });
+}
 
+export function pluginsCommand(): Command {
+  const plugins = new Command("plugins").description("list, inspect, enable and disable plugins");
+
+  addListCommand(plugins);
+  addToggleCommands(plugins);
+  for (const c of [installCommand(), updateCommand(), removeCommand(), capabilitiesCommand()]) plugins.addCommand(c);
+
+  addShowCommand(plugins);
+  addWhyCommand(plugins);
   plugins
     .command("validate <dir>")
     .description("validate one plugin folder (for CI); exit 1 on any error (--strict: on any warning too)")
