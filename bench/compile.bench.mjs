@@ -115,7 +115,9 @@ try {
   const warm = await timed(() => run(warmHome));
   const warmNoop = await timed(() => run(warmHome));
   await verifyLock(homePaths(warmHome));
-  console.log(`warm-up (N=1, not counted): first compile ${warm.ms.toFixed(1)} ms, first no-op ${warmNoop.ms.toFixed(1)} ms`);
+  console.log(
+    `warm-up (N=1, not counted): first compile ${warm.ms.toFixed(1)} ms, first no-op ${warmNoop.ms.toFixed(1)} ms`,
+  );
   await fsp.rm(warmHome, { recursive: true, force: true });
 
   const cold = {};
@@ -127,7 +129,9 @@ try {
       const t = await timed(() => run(home));
       const { plan, applied } = t.value;
       if (!applied || plan.lock.plugins.length !== n || plan.lock.load_order.length !== n) {
-        fail(`cold compile of N=${n} did not load ${n} plugins (applied=${applied}, loaded=${plan.lock.load_order.length})`);
+        fail(
+          `cold compile of N=${n} did not load ${n} plugins (applied=${applied}, loaded=${plan.lock.load_order.length})`,
+        );
       }
       samples.push(t);
       if (n === 1000 && r === REPS.cold[n] - 1) home1000 = home;
@@ -156,7 +160,8 @@ try {
   const noop = [];
   for (let r = 0; r < REPS.noop; r++) {
     const t = await timed(() => run(home1000));
-    if (t.value.applied) fail(`no-op recompile #${r + 1} applied changes: ${JSON.stringify(t.value.plan.pluginChanges.slice(0, 3))}`);
+    if (t.value.applied)
+      fail(`no-op recompile #${r + 1} applied changes: ${JSON.stringify(t.value.plan.pluginChanges.slice(0, 3))}`);
     noop.push(t);
   }
   const noopSt = stats(noop);
@@ -230,14 +235,20 @@ const table = [
   ]),
 ];
 const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
-const line = (row) => row.map((cell, c) => (c >= 1 && c <= 3 ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join("  ").trimEnd();
+const line = (row) =>
+  row
+    .map((cell, c) => (c >= 1 && c <= 3 ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+    .join("  ")
+    .trimEnd();
 console.log();
 console.log(line(table[0]));
 console.log(widths.map((w) => "-".repeat(w)).join("  "));
 for (const row of table.slice(1)) console.log(line(row));
 console.log();
 const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
-console.log(`RSS after the N=1000 cold compiles: ${mb(rssAfter1000)} (peak RSS of the process so far: ${mb(maxRssAfter1000)})`);
+console.log(
+  `RSS after the N=1000 cold compiles: ${mb(rssAfter1000)} (peak RSS of the process so far: ${mb(maxRssAfter1000)})`,
+);
 console.log(`node ${process.version}, ${process.platform}/${process.arch}, temp homes under ${tmpdir()}`);
 const missed = rows.filter((r) => r.ok === false).map((r) => r.name);
 if (missed.length) console.log(`targets missed: ${missed.join("; ")}`);

@@ -59,9 +59,11 @@ const section = (name) => rows.push([`-- ${name}`]);
 /** Run `fn` over `items` with the same bounded concurrency (8) as gatherInputs. */
 async function pool(items, fn, width = 8) {
   const queue = [...items];
-  await Promise.all(Array.from({ length: width }, async () => {
-    for (let x = queue.shift(); x; x = queue.shift()) await fn(x);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let x = queue.shift(); x; x = queue.shift()) await fn(x);
+    }),
+  );
 }
 
 async function fileShaStream(p) {
@@ -69,7 +71,10 @@ async function fileShaStream(p) {
   for await (const chunk of createReadStream(p)) h.update(chunk);
   return h.digest("hex");
 }
-const fileShaRead = async (p) => createHash("sha256").update(await fsp.readFile(p)).digest("hex");
+const fileShaRead = async (p) =>
+  createHash("sha256")
+    .update(await fsp.readFile(p))
+    .digest("hex");
 
 try {
   const template = await makeTemplateHome(root, N);
@@ -95,8 +100,17 @@ try {
     await assertLinkSlotsFree(paths, plan.links);
     return currentGeneration(paths);
   });
-  const gen = await phase(`apply: writeGeneration (lock ${(plan.lockText.length / 1024).toFixed(0)} KiB, files.json ${(JSON.stringify(plan.files).length / 1024).toFixed(0)} KiB)`, () =>
-    writeGeneration(paths, plan.lockText, plan.links, plan.declared, { created_at: new Date().toISOString(), reason: "compile", spec: null, kind: null }, plan.files),
+  const gen = await phase(
+    `apply: writeGeneration (lock ${(plan.lockText.length / 1024).toFixed(0)} KiB, files.json ${(JSON.stringify(plan.files).length / 1024).toFixed(0)} KiB)`,
+    () =>
+      writeGeneration(
+        paths,
+        plan.lockText,
+        plan.links,
+        plan.declared,
+        { created_at: new Date().toISOString(), reason: "compile", spec: null, kind: null },
+        plan.files,
+      ),
   );
   await phase("apply: gc roots, links, switch, prune", async () => {
     await registerGcRoots(paths, gen, plan.links);
@@ -111,15 +125,24 @@ try {
   section("inside gatherInputs, cold (fresh copy, empty cache)");
   const homeB = await freshCopy(root, template);
   const pathsB = homePaths(homeB);
-  const disc = await phase("discover (scan + parse + validate manifests)", () => discover({ home: homeB, env: envFor(homeB), cwd: root }));
+  const disc = await phase("discover (scan + parse + validate manifests)", () =>
+    discover({ home: homeB, env: envFor(homeB), cwd: root }),
+  );
   const reals = disc.resolution.winners.map((c) => c.realPath);
   const lists = new Map();
-  await phase("listTree x N (readdir + lstat + realpath)", () => pool(reals, async (r) => lists.set(r, await listTree(r))));
+  await phase("listTree x N (readdir + lstat + realpath)", () =>
+    pool(reals, async (r) => lists.set(r, await listTree(r))),
+  );
   await phase("fingerprint x N", () => {
     for (const r of reals) fingerprint(lists.get(r));
   });
   await phase("hashTree x N (as shipped: stream per file)", () => pool(reals, (r) => hashTree(r, lists.get(r))));
-  const files = reals.flatMap((r) => lists.get(r).filter((e) => e.type === "file").map((e) => join(r, e.rel)));
+  const files = reals.flatMap((r) =>
+    lists
+      .get(r)
+      .filter((e) => e.type === "file")
+      .map((e) => join(r, e.rel)),
+  );
   await phase(`  sha256 of ${files.length} files, createReadStream`, () => pool(files, fileShaStream));
   await phase(`  sha256 of ${files.length} files, fsp.readFile`, () => pool(files, fileShaRead));
   await phase(`  sha256 of ${files.length} files, fsp.readFile, 64 wide`, () => pool(files, fileShaRead, 64));
@@ -135,7 +158,12 @@ try {
   await phase("  JSON.parse lock only", () => JSON.parse(lockText));
   await phase("  IntegrityCache.open", () => IntegrityCache.open(paths.cache));
   await phase("  discover", () => discover({ home, env, cwd: root }));
-  await phase("  listTree x N (the stat fingerprint walk)", () => pool(reals.map((r) => r.replace(homeB, home)), (r) => listTree(r)));
+  await phase("  listTree x N (the stat fingerprint walk)", () =>
+    pool(
+      reals.map((r) => r.replace(homeB, home)),
+      (r) => listTree(r),
+    ),
+  );
   const inputs2 = await phase("gatherInputs (total)", () => gatherInputs({ home, env, cwd: root }));
   const plan2 = await phase("planCompile", () => planCompile(inputs2));
   await phase("  serializeLock", () => serializeLock(plan2.lock));

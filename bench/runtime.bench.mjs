@@ -39,7 +39,15 @@ async function median(fn, iterations, reps = 5) {
 const rows = [];
 const row = (name, ours, peer, target, unit = "ns") => {
   const ratio = ours / peer;
-  rows.push({ name, ours: ours.toFixed(1), peer: peer.toFixed(1), unit, ratio: `${ratio.toFixed(2)}x`, target: target ? `<= ${target}x` : "", result: target ? (ratio <= target ? "OK" : "MISS") : "" });
+  rows.push({
+    name,
+    ours: ours.toFixed(1),
+    peer: peer.toFixed(1),
+    unit,
+    ratio: `${ratio.toFixed(2)}x`,
+    target: target ? `<= ${target}x` : "",
+    result: target ? (ratio <= target ? "OK" : "MISS") : "",
+  });
 };
 
 // ---- execution middleware vs koa-compose ----
@@ -47,7 +55,12 @@ for (const layers of [1, 10, 100]) {
   const engine = new MiddlewareEngine(new FailureReporter(log));
   const koa = [];
   for (let i = 0; i < layers; i++) {
-    engine.add({ kind: "tool_execution", owner: `p${i}`, required: false, cb: async ({ args, next_call }) => next_call(args) });
+    engine.add({
+      kind: "tool_execution",
+      owner: `p${i}`,
+      required: false,
+      cb: async ({ args, next_call }) => next_call(args),
+    });
     koa.push(async (_ctx, next) => next());
   }
   const fn = compose(koa);
@@ -96,7 +109,10 @@ function makeHome(n) {
     const d = join(home, "plugins", name);
     mkdirSync(d, { recursive: true });
     writeFileSync(join(d, "plugin.yaml"), `name: ${name}\nversion: "1"\nhooks: [post_tool_call]\n`);
-    writeFileSync(join(d, "index.js"), `export function register(ctx) { ctx.register_hook("post_tool_call", () => undefined); }\n`);
+    writeFileSync(
+      join(d, "index.js"),
+      `export function register(ctx) { ctx.register_hook("post_tool_call", () => undefined); }\n`,
+    );
   }
   writeFileSync(join(home, "config.yaml"), `plugins:\n  enabled: [${names.join(", ")}]\n`);
   return { home, names };
@@ -130,12 +146,24 @@ for (const n of [1, 100, 500]) {
   row(`startup, ${n} plugin(s)`, ours, peer, n === 100 ? 1.3 : 0, "ms");
   // What the default buys: fast re-hashes only files whose stat data changed; full re-hashes all.
   if (n === 100) {
-    for (const mode of ["off", "full"]) verifyRows.push([`startup, 100 plugins, --verify ${mode}`, timeProcess(["--input-type=module", "-e", startScript(home, mode)], env), peer]);
+    for (const mode of ["off", "full"])
+      verifyRows.push([
+        `startup, 100 plugins, --verify ${mode}`,
+        timeProcess(["--input-type=module", "-e", startScript(home, mode)], env),
+        peer,
+      ]);
   }
 }
 for (const [name, ours, peer] of verifyRows) row(name, ours, peer, 0, "ms");
 
 console.log("\nruntime benchmark (medians; ratio = ours / peer)\n");
-console.log(`${"case".padEnd(44)}${"ours".padStart(10)}${"peer".padStart(10)}  unit  ${"ratio".padEnd(8)}${"target".padEnd(9)}result`);
-for (const r of rows) console.log(`${r.name.padEnd(44)}${r.ours.padStart(10)}${r.peer.padStart(10)}  ${r.unit.padEnd(4)}  ${r.ratio.padEnd(8)}${r.target.padEnd(9)}${r.result}`);
-console.log(`\npeers: koa-compose (execution chain), hookable callHook (hooks), a direct call, node importing the same modules; node ${process.version}`);
+console.log(
+  `${"case".padEnd(44)}${"ours".padStart(10)}${"peer".padStart(10)}  unit  ${"ratio".padEnd(8)}${"target".padEnd(9)}result`,
+);
+for (const r of rows)
+  console.log(
+    `${r.name.padEnd(44)}${r.ours.padStart(10)}${r.peer.padStart(10)}  ${r.unit.padEnd(4)}  ${r.ratio.padEnd(8)}${r.target.padEnd(9)}${r.result}`,
+  );
+console.log(
+  `\npeers: koa-compose (execution chain), hookable callHook (hooks), a direct call, node importing the same modules; node ${process.version}`,
+);

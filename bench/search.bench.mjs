@@ -27,14 +27,64 @@ function rand() {
 }
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 
-const SYL = ["tel", "gram", "me", "dia", "stu", "dio", "chro", "me", "re", "search", "craft", "lat", "ex", "bil", "ling", "vau", "lt", "jour", "nal", "pro", "file", "cal", "en", "dar", "mail", "git", "hub", "voice", "note", "task", "flow", "graph", "cache", "sync", "shell", "web", "page", "doc", "mind", "map"];
+const SYL = [
+  "tel",
+  "gram",
+  "me",
+  "dia",
+  "stu",
+  "dio",
+  "chro",
+  "me",
+  "re",
+  "search",
+  "craft",
+  "lat",
+  "ex",
+  "bil",
+  "ling",
+  "vau",
+  "lt",
+  "jour",
+  "nal",
+  "pro",
+  "file",
+  "cal",
+  "en",
+  "dar",
+  "mail",
+  "git",
+  "hub",
+  "voice",
+  "note",
+  "task",
+  "flow",
+  "graph",
+  "cache",
+  "sync",
+  "shell",
+  "web",
+  "page",
+  "doc",
+  "mind",
+  "map",
+];
 const WORDS = [];
 while (WORDS.length < 400) {
   const w = pick(SYL) + pick(SYL) + (rand() < 0.4 ? pick(SYL) : "");
   if (!WORDS.includes(w)) WORDS.push(w);
 }
 const PREFIX = ["hermes-", "plugin-", "hermes-plugin-", "", "", ""];
-const AUTHORS = ["NousResearch", "Acme Labs", "anpicasso", "kadiratesdev", "Revell, Inc.", "ResearchCraft", "metDaisy", "creolben"];
+const AUTHORS = [
+  "NousResearch",
+  "Acme Labs",
+  "anpicasso",
+  "kadiratesdev",
+  "Revell, Inc.",
+  "ResearchCraft",
+  "metDaisy",
+  "creolben",
+];
 const CAPS = ["tools", "platform", "commands", "llm", "dashboard", "memory", "skills"];
 
 const names = new Set();
@@ -105,13 +155,16 @@ const prep = timed(() => prepareIndex(entries));
 const index = prep.value;
 const peerFields = entries.map((e) => ({ e, name: e.name.toLowerCase(), description: e.description.toLowerCase() }));
 const peer = (q) => peerFields.filter((x) => x.name.includes(q) || x.description.includes(q));
-console.log(`index: ${N} entries (${(doc.length / 1048576).toFixed(1)} MB JSON); parse + validate ${load.ms.toFixed(0)} ms, prepare ${prep.ms.toFixed(0)} ms (once per load)`);
+console.log(
+  `index: ${N} entries (${(doc.length / 1048576).toFixed(1)} MB JSON); parse + validate ${load.ms.toFixed(0)} ms, prepare ${prep.ms.toFixed(0)} ms (once per load)`,
+);
 
 // Warm-up (JIT), not counted.
-for (let i = 0; i < 5; i++) for (const [q] of QUERIES) {
-  searchIndex(index, q);
-  peer(q.toLowerCase());
-}
+for (let i = 0; i < 5; i++)
+  for (const [q] of QUERIES) {
+    searchIndex(index, q);
+    peer(q.toLowerCase());
+  }
 
 const rows = [];
 let failed = false;
@@ -135,22 +188,45 @@ for (const [q, kind, expected] of QUERIES) {
   }
   const st = stats(ours);
   const pst = stats(theirs);
-  rows.push({ name: `${kind}: '${q.length > 28 ? `${q.slice(0, 27)}…` : q}'`, ...st, hits: `${hitsN} / ${peerN}`, peer: pst.ms, ratio: `${(st.ms / pst.ms).toFixed(1)}x filter`, ok: st.ms < TARGET_MS });
+  rows.push({
+    name: `${kind}: '${q.length > 28 ? `${q.slice(0, 27)}…` : q}'`,
+    ...st,
+    hits: `${hitsN} / ${peerN}`,
+    peer: pst.ms,
+    ratio: `${(st.ms / pst.ms).toFixed(1)}x filter`,
+    ok: st.ms < TARGET_MS,
+  });
 }
 
 const fmt = (x) => (Number.isFinite(x) ? x.toFixed(2) : "-");
 const table = [
   ["query", "median ms", "min..max ms", "cpu ms", "hits (ours / filter)", "filter ms", "ratio", "target", "result"],
-  ...rows.map((r) => [r.name, fmt(r.ms), `${fmt(r.spread[0])}..${fmt(r.spread[1])}`, fmt(r.cpu), r.hits, fmt(r.peer), r.ratio, `< ${TARGET_MS} ms`, r.ok ? "OK" : "MISS"]),
+  ...rows.map((r) => [
+    r.name,
+    fmt(r.ms),
+    `${fmt(r.spread[0])}..${fmt(r.spread[1])}`,
+    fmt(r.cpu),
+    r.hits,
+    fmt(r.peer),
+    r.ratio,
+    `< ${TARGET_MS} ms`,
+    r.ok ? "OK" : "MISS",
+  ]),
 ];
 const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
-const line = (row) => row.map((cell, c) => ((c >= 1 && c <= 3) || c === 5 ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join("  ").trimEnd();
+const line = (row) =>
+  row
+    .map((cell, c) => ((c >= 1 && c <= 3) || c === 5 ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+    .join("  ")
+    .trimEnd();
 console.log();
 console.log(line(table[0]));
 console.log(widths.map((w) => "-".repeat(w)).join("  "));
 for (const row of table.slice(1)) console.log(line(row));
 console.log();
-console.log(`median over queries: ${fmt(median(rows.map((r) => r.ms)))} ms per search (filter peer: ${fmt(median(rows.map((r) => r.peer)))} ms); node ${process.version}, ${process.platform}/${process.arch}`);
+console.log(
+  `median over queries: ${fmt(median(rows.map((r) => r.ms)))} ms per search (filter peer: ${fmt(median(rows.map((r) => r.peer)))} ms); node ${process.version}, ${process.platform}/${process.arch}`,
+);
 const missed = rows.filter((r) => !r.ok).map((r) => r.name);
 if (missed.length) console.log(`targets missed: ${missed.join("; ")}`);
 if (failed) process.exit(1);

@@ -19,8 +19,33 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   install: ["core", "contracts", "config", "manifest", "consent", "discovery", "compile"],
   agent: ["core", "contracts", "config", "manifest", "consent", "discovery", "runtime"],
   pack: ["core", "contracts", "config", "manifest", "consent", "discovery", "compile", "install"],
-  app: ["core", "contracts", "config", "manifest", "consent", "discovery", "compile", "runtime", "install", "agent", "pack"],
-  cli: ["core", "contracts", "config", "manifest", "consent", "discovery", "compile", "runtime", "install", "agent", "pack", "app"],
+  app: [
+    "core",
+    "contracts",
+    "config",
+    "manifest",
+    "consent",
+    "discovery",
+    "compile",
+    "runtime",
+    "install",
+    "agent",
+    "pack",
+  ],
+  cli: [
+    "core",
+    "contracts",
+    "config",
+    "manifest",
+    "consent",
+    "discovery",
+    "compile",
+    "runtime",
+    "install",
+    "agent",
+    "pack",
+    "app",
+  ],
   "plugin.ts": ["contracts", "manifest", "runtime"],
 };
 
@@ -114,7 +139,13 @@ describe("architecture: the import graph of src/", () => {
   });
 
   it("reports a forbidden import with its file and line, and a cycle it closes", () => {
-    const bad: ImportEdge = { file: "src/compile/plan.ts", line: 3, spec: "../runtime/hooks.js", from: "compile", to: "runtime" };
+    const bad: ImportEdge = {
+      file: "src/compile/plan.ts",
+      line: 3,
+      spec: "../runtime/hooks.js",
+      from: "compile",
+      to: "runtime",
+    };
     expect(layerViolations([...edges, bad])).toEqual([
       "src/compile/plan.ts:3 imports '../runtime/hooks.js': compile may not import runtime",
     ]);
@@ -139,7 +170,9 @@ describe("architecture: the import graph of src/", () => {
       appendFileSync(join(scratch, "src/discovery/scan.ts"), '\nimport { HookBus } from "../runtime/hooks.js";\n');
       const found = layerViolations(importEdges(join(scratch, "src")));
       expect(found).toHaveLength(1);
-      expect(found[0]).toMatch(/^src\/discovery\/scan\.ts:\d+ imports '\.\.\/runtime\/hooks\.js': discovery may not import runtime$/);
+      expect(found[0]).toMatch(
+        /^src\/discovery\/scan\.ts:\d+ imports '\.\.\/runtime\/hooks\.js': discovery may not import runtime$/,
+      );
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

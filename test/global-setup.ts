@@ -18,8 +18,12 @@ export default function setup(): void {
   const stamp = join(root, "dist", ".test-build-stamp");
   if (process.env.HERMES_TEST_BUILD !== "1" && existsSync(stamp) && newestInput(root) < statSync(stamp).mtimeMs) return;
   const started = Date.now();
-  execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, "-p", `${root}tsconfig.json`], { stdio: "inherit" });
-  execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, "-p", `${root}tsconfig.types.json`], { stdio: "inherit" });
+  execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, "-p", `${root}tsconfig.json`], {
+    stdio: "inherit",
+  });
+  execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, "-p", `${root}tsconfig.types.json`], {
+    stdio: "inherit",
+  });
   execFileSync(process.execPath, [`${root}scripts/postbuild.mjs`], { stdio: "inherit" });
   writeFileSync(stamp, `built by test/global-setup.ts at ${new Date(started).toISOString()}\n`);
   // The stamp carries the time the build started: a source saved during the build is newer, so the next run builds again.
@@ -35,6 +39,7 @@ function newestInput(root: string): number {
     newest = Math.max(newest, st.mtimeMs);
     if (st.isDirectory()) for (const name of readdirSync(p)) visit(join(p, name));
   };
-  for (const p of ["src", "schemas", "scripts", "tsconfig.json", "tsconfig.types.json", "package.json"]) visit(join(root, p));
+  for (const p of ["src", "schemas", "scripts", "tsconfig.json", "tsconfig.types.json", "package.json"])
+    visit(join(root, p));
   return newest;
 }

@@ -44,13 +44,15 @@ export interface AgentSettings {
 export function agentSettings(config: Record<string, unknown>): AgentSettings {
   const a = (config.agent ?? {}) as Record<string, unknown>;
   const m = (config.model && typeof config.model === "object" ? config.model : {}) as Record<string, unknown>;
-  const int = (v: unknown, d: number, min: number) => (typeof v === "number" && Number.isInteger(v) && v >= min ? v : d);
+  const int = (v: unknown, d: number, min: number) =>
+    typeof v === "number" && Number.isInteger(v) && v >= min ? v : d;
   const plugins = (config.plugins ?? {}) as Record<string, unknown>;
   return {
     maxTurns: int(a.max_turns, 90, 1),
     maxRetries: int(a.api_max_retries, 3, 0),
     backoffMs: int(a.retry_backoff_ms, 1000, 0),
-    systemPrompt: typeof a.system_prompt === "string" && a.system_prompt.trim() ? a.system_prompt : DEFAULT_SYSTEM_PROMPT,
+    systemPrompt:
+      typeof a.system_prompt === "string" && a.system_prompt.trim() ? a.system_prompt : DEFAULT_SYSTEM_PROMPT,
     streamReasoning: plugins.stream_reasoning_deltas === true,
     ...(typeof m.max_tokens === "number" ? { maxTokens: m.max_tokens } : {}),
     ...(typeof m.temperature === "number" ? { temperature: m.temperature } : {}),
@@ -159,7 +161,11 @@ export class Agent {
         log: this.log.child({ plugin: key }),
         granted: (cap) => this.runtime.grantedCapabilities(key).includes(cap),
         entry: () => this.runtime.pluginEntry(key),
-        ids: () => ({ session_id: this.session.session_id, task_id: this.session.task_id, turn_id: this.running?.turn_id ?? null }),
+        ids: () => ({
+          session_id: this.session.session_id,
+          task_id: this.session.task_id,
+          turn_id: this.running?.turn_id ?? null,
+        }),
         platform: this.platform,
       });
       this.llms.set(key, l);
@@ -297,11 +303,27 @@ export class Agent {
     const s = this.session;
     for (const call of calls) {
       if (signal.aborted) {
-        s.messages.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: JSON.stringify({ error: "interrupted; the tool was not run" }) });
+        s.messages.push({
+          role: "tool",
+          tool_call_id: call.id,
+          name: call.function.name,
+          content: JSON.stringify({ error: "interrupted; the tool was not run" }),
+        });
         continue;
       }
       const o = await runToolCall(
-        { tools: this.runtime.tools, middleware: this.runtime.middleware, hooks: this.hooks, gate: this.gate, log: this.log, emit: (ev) => this.emit(ev), signal, session: s, ids, ...(this.opts.env ? { env: this.opts.env } : {}) },
+        {
+          tools: this.runtime.tools,
+          middleware: this.runtime.middleware,
+          hooks: this.hooks,
+          gate: this.gate,
+          log: this.log,
+          emit: (ev) => this.emit(ev),
+          signal,
+          session: s,
+          ids,
+          ...(this.opts.env ? { env: this.opts.env } : {}),
+        },
         call,
       );
       toolCalls.push(o);
@@ -312,7 +334,12 @@ export class Agent {
   /** transform_llm_output may replace the answer (in the conversation too); post_llm_call sees the final one. */
   private async finishAnswer(answer: string, ids: TurnIds, userText: string): Promise<string> {
     const s = this.session;
-    const replaced = await this.hooks.firstNonEmpty("transform_llm_output", { response_text: answer, session_id: s.session_id, model: this.model, platform: this.platform });
+    const replaced = await this.hooks.firstNonEmpty("transform_llm_output", {
+      response_text: answer,
+      session_id: s.session_id,
+      model: this.model,
+      platform: this.platform,
+    });
     if (replaced !== undefined) {
       answer = replaced;
       const last = s.messages[s.messages.length - 1];
@@ -330,7 +357,8 @@ export class Agent {
   }
 
   async runTurn(userText: string): Promise<TurnResult> {
-    if (this.running) throw new Error("internal error: runTurn called while a turn is running (callers queue input instead)");
+    if (this.running)
+      throw new Error("internal error: runTurn called while a turn is running (callers queue input instead)");
     const settings = agentSettings(this.runtime.config);
     const maxTurns = this.opts.maxTurns ?? settings.maxTurns;
     const controller = new AbortController();
@@ -349,20 +377,32 @@ export class Agent {
     this.emit({ type: "turn_start", turn: s.turns, turn_id, user_message: userText });
     try {
       await this.ensureSystemPrompt(settings);
-      if (first) await this.hooks.observe("on_session_start", { session_id: s.session_id, model: this.model, platform: this.platform });
+      if (first)
+        await this.hooks.observe("on_session_start", {
+          session_id: s.session_id,
+          model: this.model,
+          platform: this.platform,
+        });
       const context = await this.pluginContext(userText, ids, first);
       s.messages.push({ role: "user", content: context ? `${userText}\n\n${context}` : userText });
       for (let iteration = 1; ; iteration++) {
         if (signal.aborted) throw new InterruptedError();
         if (counters.api_call_count >= maxTurns) {
           exit = "max_turns";
-          error = { code: "E_AGENT_MAX_TURNS", message: `stopped after ${counters.api_call_count} model call(s) (max_turns ${maxTurns}) without a final answer` };
+          error = {
+            code: "E_AGENT_MAX_TURNS",
+            message: `stopped after ${counters.api_call_count} model call(s) (max_turns ${maxTurns}) without a final answer`,
+          };
           this.log.warn({ code: "E_AGENT_MAX_TURNS" }, error.message);
           break;
         }
         const r = await callModel(this.modelCallContext(settings, signal, ids, userText, counters, iteration));
         const msg = r.response.choices[0]!.message;
-        const assistant: ChatMessage = { role: "assistant", content: msg.content ?? null, ...(msg.tool_calls?.length ? { tool_calls: msg.tool_calls } : {}) };
+        const assistant: ChatMessage = {
+          role: "assistant",
+          content: msg.content ?? null,
+          ...(msg.tool_calls?.length ? { tool_calls: msg.tool_calls } : {}),
+        };
         s.messages.push(assistant);
         if (!msg.tool_calls?.length) {
           answer = msg.content ?? "";
@@ -387,21 +427,38 @@ export class Agent {
     this.running = undefined;
     await this.runtime.settle();
     if (this.pending.length) this.onQueued?.();
-    return { turn_id, answer: completed ? answer : null, exit_reason: exit, completed, failed, interrupted, api_calls: counters.api_call_count, tool_calls: toolCalls, ...(error ? { error } : {}) };
+    return {
+      turn_id,
+      answer: completed ? answer : null,
+      exit_reason: exit,
+      completed,
+      failed,
+      interrupted,
+      api_calls: counters.api_call_count,
+      tool_calls: toolCalls,
+      ...(error ? { error } : {}),
+    };
   }
 }
 
 type TurnIds = { session_id: string; task_id: string; turn_id: string };
 
 /** How a turn that threw ends: interrupted, a failed model call, or an internal error. */
-function turnFailure(e: unknown, signal: AbortSignal, log: Logger): { exit: TurnExitReason; error: TurnResult["error"] } {
+function turnFailure(
+  e: unknown,
+  signal: AbortSignal,
+  log: Logger,
+): { exit: TurnExitReason; error: TurnResult["error"] } {
   if (e instanceof InterruptedError || signal.aborted) {
     const why = signal.reason instanceof Error ? signal.reason.message : "interrupted";
     log.warn({ code: "E_AGENT_INTERRUPTED" }, `turn interrupted (${why})`);
     return { exit: "interrupted", error: { code: "E_AGENT_INTERRUPTED", message: why } };
   }
   if (e instanceof LlmCallFailed) {
-    return { exit: e.code === "E_AGENT_MIDDLEWARE_FAILED" ? "middleware_failed" : "api_error", error: { code: e.code, message: e.message } };
+    return {
+      exit: e.code === "E_AGENT_MIDDLEWARE_FAILED" ? "middleware_failed" : "api_error",
+      error: { code: e.code, message: e.message },
+    };
   }
   log.error({ code: "E_INTERNAL" }, `the turn failed: ${errorMessage(e)}`);
   return { exit: "api_error", error: { code: "E_INTERNAL", message: errorMessage(e) } };

@@ -97,14 +97,18 @@ export function sanitizeClassification(r: unknown): PluginClassification | undef
   const reason = r.reason.trim().toLowerCase();
   if (!Object.hasOwn(FAILOVER_REASONS, reason)) return undefined;
   const out: Partial<Classification> & { reason: FailoverReason } = { reason: reason as FailoverReason };
-  for (const k of ["retryable", "should_compress", "should_rotate_credential", "should_fallback"] as const) if (k in r) out[k] = Boolean(r[k]);
+  for (const k of ["retryable", "should_compress", "should_rotate_credential", "should_fallback"] as const)
+    if (k in r) out[k] = Boolean(r[k]);
   if (typeof r.message === "string" && r.message.trim()) out.message = r.message.trim().slice(0, 500);
   if (isMapping(r.error_context)) out.error_context = r.error_context;
   return out;
 }
 
 /** The payload of `transform_api_error_classification`. */
-export function classificationPayload(e: unknown, ctx: { provider: string; model: string; approx_tokens: number; num_messages: number }): Record<string, unknown> {
+export function classificationPayload(
+  e: unknown,
+  ctx: { provider: string; model: string; approx_tokens: number; num_messages: number },
+): Record<string, unknown> {
   const pe = isProviderError(e) ? e : undefined;
   return {
     provider: ctx.provider,
@@ -126,7 +130,10 @@ export function classificationPayload(e: unknown, ctx: { provider: string; model
  * then the built-in classifier fills whatever the plugin left out.
  */
 export function combineClassification(e: unknown, fold: FirstValid<PluginClassification>, log: Logger): Classification {
-  if (fold.skipped > 0) log.warn(`transform_api_error_classification: used the first valid classification and skipped ${fold.skipped} valid classification(s) from later callbacks`);
+  if (fold.skipped > 0)
+    log.warn(
+      `transform_api_error_classification: used the first valid classification and skipped ${fold.skipped} valid classification(s) from later callbacks`,
+    );
   const winner = fold.value;
   if (!winner) return classifyBuiltin(e);
   return { ...withDefaults(winner.reason), ...winner, classified_by: "plugin" };

@@ -30,7 +30,15 @@ export function guard(toolName: string, args: Record<string, unknown>): GuardVer
   }
   if (toolName === "write_file" && typeof args.path === "string") {
     const p = checkWritePath(resolve(args.path));
-    if (p) return { approval: { command: `write_file ${resolve(args.path)}`, description: p.description, pattern_key: p.key, pattern_keys: [p.key] } };
+    if (p)
+      return {
+        approval: {
+          command: `write_file ${resolve(args.path)}`,
+          description: p.description,
+          pattern_key: p.key,
+          pattern_keys: [p.key],
+        },
+      };
   }
   return {};
 }

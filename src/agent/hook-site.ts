@@ -24,15 +24,25 @@ export class HookSite {
     return owners.length > 0;
   }
 
-  async observe<H extends HooksFoldedBy<"ignored">>(name: H, payload: HookPayloadOf<H>, detail?: string): Promise<void> {
+  async observe<H extends HooksFoldedBy<"ignored">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+    detail?: string,
+  ): Promise<void> {
     if (this.note(name, detail)) await this.hooks.observe(name, payload);
   }
 
-  async firstString<H extends HooksFoldedBy<"first-string">>(name: H, payload: HookPayloadOf<H>): Promise<string | undefined> {
+  async firstString<H extends HooksFoldedBy<"first-string">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+  ): Promise<string | undefined> {
     return this.note(name) ? this.hooks.firstString(name, payload) : undefined;
   }
 
-  async firstNonEmpty<H extends HooksFoldedBy<"first-non-empty">>(name: H, payload: HookPayloadOf<H>): Promise<string | undefined> {
+  async firstNonEmpty<H extends HooksFoldedBy<"first-non-empty">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+  ): Promise<string | undefined> {
     return this.note(name) ? this.hooks.firstNonEmpty(name, payload) : undefined;
   }
 
@@ -40,15 +50,26 @@ export class HookSite {
     return this.note(name) ? this.hooks.contexts(name, payload) : [];
   }
 
-  async directive<H extends HooksFoldedBy<"directive">>(name: H, payload: HookPayloadOf<H>, originalArgs: Record<string, unknown>): Promise<ToolDirective> {
+  async directive<H extends HooksFoldedBy<"directive">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+    originalArgs: Record<string, unknown>,
+  ): Promise<ToolDirective> {
     return this.note(name) ? this.hooks.directive(name, payload, originalArgs) : {};
   }
 
-  async firstValid<H extends HooksFoldedBy<"first-valid">, T>(name: H, payload: HookPayloadOf<H>, validate: (r: unknown) => T | undefined): Promise<FirstValid<T>> {
+  async firstValid<H extends HooksFoldedBy<"first-valid">, T>(
+    name: H,
+    payload: HookPayloadOf<H>,
+    validate: (r: unknown) => T | undefined,
+  ): Promise<FirstValid<T>> {
     return this.note(name) ? this.hooks.firstValid(name, payload, validate) : { skipped: 0 };
   }
 
-  async lastWriterPerField<H extends HooksFoldedBy<"last-writer-per-field">>(name: H, payload: HookPayloadOf<H>): Promise<TranscriptionFields> {
+  async lastWriterPerField<H extends HooksFoldedBy<"last-writer-per-field">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+  ): Promise<TranscriptionFields> {
     return this.note(name) ? this.hooks.lastWriterPerField(name, payload) : {};
   }
 }

@@ -1,7 +1,12 @@
 import type { Logger } from "pino";
 import type { HookBus } from "../runtime/hooks.js";
 import { RequiredMiddlewareError, type MiddlewareEngine, type TraceEntry } from "../runtime/middleware.js";
-import { classificationPayload, combineClassification, sanitizeClassification, type Classification } from "./error-classification.js";
+import {
+  classificationPayload,
+  combineClassification,
+  sanitizeClassification,
+  type Classification,
+} from "./error-classification.js";
 import type { HookSite } from "./hook-site.js";
 import { newId } from "./ids.js";
 import { errorMessage, errorTypeName, isProviderError, ProviderError } from "./providers/errors.js";
@@ -75,7 +80,12 @@ export const MAX_RETRY_AFTER_MS = 60_000;
  * Exponential backoff (capped at 30 s) with equal jitter, so clients that failed together do not
  * retry together; never sooner than the server's Retry-After.
  */
-export function retryDelay(backoffMs: number, retry: number, retryAfterMs: number | null, random: () => number = Math.random): number {
+export function retryDelay(
+  backoffMs: number,
+  retry: number,
+  retryAfterMs: number | null,
+  random: () => number = Math.random,
+): number {
   const base = Math.min(backoffMs * 2 ** retry, 30_000);
   const jittered = Math.round(base / 2 + (random() * base) / 2);
   return Math.max(jittered, retryAfterMs ?? 0);
@@ -95,7 +105,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Provider kwargs from the current conversation (rebuilt for every attempt). */
-export function buildKwargs(provider: Provider, messages: ChatMessage[], tools: ToolDefinition[], extra: Partial<LlmRequest> = {}): LlmRequest {
+export function buildKwargs(
+  provider: Provider,
+  messages: ChatMessage[],
+  tools: ToolDefinition[],
+  extra: Partial<LlmRequest> = {},
+): LlmRequest {
   return {
     model: provider.model,
     messages: structuredClone(messages),
@@ -134,7 +149,14 @@ export async function callModel(c: LlmCallContext): Promise<LlmCallResult> {
     const api_request_id = newId("req");
     c.counters.api_call_count++;
     const api_call_count = c.counters.api_call_count;
-    c.emit({ type: "llm_attempt", api_call_count, retry_count: retry, api_request_id, provider: provider.name, model: provider.model });
+    c.emit({
+      type: "llm_attempt",
+      api_call_count,
+      retry_count: retry,
+      api_request_id,
+      provider: provider.name,
+      model: provider.model,
+    });
     const kwargs = buildKwargs(provider, c.messages(), c.tools(), c.extraKwargs);
     const mwContext = {
       ...c.ids,
@@ -148,7 +170,16 @@ export async function callModel(c: LlmCallContext): Promise<LlmCallResult> {
     };
     const { request, trace } = await applyRequestMiddleware(c, kwargs, mwContext);
     const started_at = Date.now() / 1000;
-    const ids = { ...c.ids, api_request_id, platform: c.platform, model: request.model, provider: provider.name, base_url: provider.baseUrl, api_mode: provider.apiMode, api_call_count };
+    const ids = {
+      ...c.ids,
+      api_request_id,
+      platform: c.platform,
+      model: request.model,
+      provider: provider.name,
+      base_url: provider.baseUrl,
+      api_mode: provider.apiMode,
+      api_call_count,
+    };
     const sanitizedRequest = sanitize(request);
     await firePreApiRequest(c, ids, request, trace, retry, started_at, sanitizedRequest);
     const { response, failure } = await executeRequest(c, provider, request, kwargs, mwContext);
@@ -198,7 +229,11 @@ interface FailurePlan {
 }
 
 /** Run `llm_request` middleware; a broken chain or a request without messages falls back to the kwargs. */
-async function applyRequestMiddleware(c: LlmCallContext, kwargs: LlmRequest, mwContext: Record<string, unknown>): Promise<{ request: LlmRequest; trace: TraceEntry[] }> {
+async function applyRequestMiddleware(
+  c: LlmCallContext,
+  kwargs: LlmRequest,
+  mwContext: Record<string, unknown>,
+): Promise<{ request: LlmRequest; trace: TraceEntry[] }> {
   let request = kwargs;
   let trace: TraceEntry[] = [];
   const owners = c.middleware.owners("llm_request");
@@ -256,11 +291,28 @@ async function executeRequest(
   kwargs: LlmRequest,
   mwContext: Record<string, unknown>,
 ): Promise<{ response: LlmResponse | undefined; failure: unknown }> {
-  const streams = new StreamObservers(c.hookBus, { turn_id: c.ids.turn_id, iteration: c.iteration, session_id: c.ids.session_id, model: request.model, provider: provider.name, surface: "cli" }, c.log, {
-    reasoning: c.streamReasoning,
-  });
+  const streams = new StreamObservers(
+    c.hookBus,
+    {
+      turn_id: c.ids.turn_id,
+      iteration: c.iteration,
+      session_id: c.ids.session_id,
+      model: request.model,
+      provider: provider.name,
+      surface: "cli",
+    },
+    c.log,
+    {
+      reasoning: c.streamReasoning,
+    },
+  );
   const listening = request.stream === true && streams.listening;
-  c.emit({ type: "middleware", kind: "llm_execution", owners: c.middleware.owners("llm_execution"), detail: `→ ${provider.name}${request.stream ? " (streaming)" : ""}` });
+  c.emit({
+    type: "middleware",
+    kind: "llm_execution",
+    owners: c.middleware.owners("llm_execution"),
+    detail: `→ ${provider.name}${request.stream ? " (streaming)" : ""}`,
+  });
   let response: LlmResponse | undefined;
   let failure: unknown;
   try {
@@ -270,11 +322,26 @@ async function executeRequest(
       (r: LlmRequest) => provider.complete(r, { signal: c.signal, ...(listening ? { onStream: streams.push } : {}) }),
       { ...mwContext, model: request.model, original_request: structuredClone(kwargs) },
     );
-    response = checkResponse(raw, c.middleware.has("llm_execution") ? "the llm_execution middleware chain" : provider.name);
+    response = checkResponse(
+      raw,
+      c.middleware.has("llm_execution") ? "the llm_execution middleware chain" : provider.name,
+    );
   } catch (e) {
     failure = e;
   }
-  if (listening && streams.started) c.emit({ type: "hook", name: "on_stream_start/delta/end", owners: [...new Set([...c.hookBus.owners("on_stream_start"), ...c.hookBus.owners("on_stream_delta"), ...c.hookBus.owners("on_stream_end")])], detail: `queued off the token path (${streams.deltas} delta(s))` });
+  if (listening && streams.started)
+    c.emit({
+      type: "hook",
+      name: "on_stream_start/delta/end",
+      owners: [
+        ...new Set([
+          ...c.hookBus.owners("on_stream_start"),
+          ...c.hookBus.owners("on_stream_delta"),
+          ...c.hookBus.owners("on_stream_end"),
+        ]),
+      ],
+      detail: `queued off the token path (${streams.deltas} delta(s))`,
+    });
   await streams.flush();
   return { response, failure };
 }
@@ -302,7 +369,12 @@ async function reportResponse(c: LlmCallContext, a: Attempt, response: LlmRespon
     },
     `finish_reason=${response.choices[0]!.finish_reason}`,
   );
-  c.emit({ type: "llm_result", finish_reason: response.choices[0]!.finish_reason, tool_calls: (msg.tool_calls ?? []).map((t) => `${t.function.name} ${brief(t.function.arguments, 60)}`), text: msg.content });
+  c.emit({
+    type: "llm_result",
+    finish_reason: response.choices[0]!.finish_reason,
+    tool_calls: (msg.tool_calls ?? []).map((t) => `${t.function.name} ${brief(t.function.arguments, 60)}`),
+    text: msg.content,
+  });
 }
 
 /** Classify the failure (plugins first) and decide between retry, fallback and giving up. */
@@ -310,18 +382,41 @@ async function planAfterFailure(c: LlmCallContext, a: Attempt, failure: unknown)
   const { request, retry } = a;
   const interrupted = c.signal.aborted || (isProviderError(failure) && failure.kind === "interrupted");
   let cls: Classification;
-  if (interrupted) cls = { reason: "unknown", retryable: false, should_fallback: false, should_compress: false, should_rotate_credential: false, classified_by: "builtin" };
+  if (interrupted)
+    cls = {
+      reason: "unknown",
+      retryable: false,
+      should_fallback: false,
+      should_compress: false,
+      should_rotate_credential: false,
+      classified_by: "builtin",
+    };
   else {
     const approx = Math.ceil(JSON.stringify(request.messages ?? []).length / 4);
-    const payload = classificationPayload(failure, { provider: a.provider.name, model: request.model, approx_tokens: approx, num_messages: request.messages?.length ?? 0 });
-    cls = combineClassification(failure, await c.hooks.firstValid("transform_api_error_classification", payload, sanitizeClassification), c.log);
+    const payload = classificationPayload(failure, {
+      provider: a.provider.name,
+      model: request.model,
+      approx_tokens: approx,
+      num_messages: request.messages?.length ?? 0,
+    });
+    cls = combineClassification(
+      failure,
+      await c.hooks.firstValid("transform_api_error_classification", payload, sanitizeClassification),
+      c.log,
+    );
   }
   const retryAfter = isProviderError(failure) ? failure.retry_after_ms : null;
   // A server asking for a longer pause than a person would wait at a prompt gets a clear give-up instead.
   const waitTooLong = retryAfter !== null && retryAfter > MAX_RETRY_AFTER_MS;
   const canRetry = !interrupted && cls.retryable && retry < c.retry.maxRetries && !waitTooLong;
   const canFallback = !interrupted && !canRetry && cls.should_fallback && !!c.provider.fallback && !c.provider.fellBack;
-  const code = interrupted ? "E_AGENT_INTERRUPTED" : failure instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : isProviderError(failure) ? failure.code : "E_PROVIDER_MALFORMED";
+  const code = interrupted
+    ? "E_AGENT_INTERRUPTED"
+    : failure instanceof RequiredMiddlewareError
+      ? "E_AGENT_MIDDLEWARE_FAILED"
+      : isProviderError(failure)
+        ? failure.code
+        : "E_PROVIDER_MALFORMED";
   const delay = canRetry ? retryDelay(c.retry.backoffMs, retry, retryAfter) : 0;
   const next = interrupted
     ? "turn interrupted"
@@ -352,13 +447,31 @@ async function reportFailure(c: LlmCallContext, a: Attempt, failure: unknown, p:
     },
     `reason=${reason}`,
   );
-  c.emit({ type: "llm_error", code: p.code, message: errorMessage(failure), reason, retryable: p.cls.retryable, next: p.next });
+  c.emit({
+    type: "llm_error",
+    code: p.code,
+    message: errorMessage(failure),
+    reason,
+    retryable: p.cls.retryable,
+    next: p.next,
+  });
 }
 
 function logFailure(c: LlmCallContext, a: Attempt, failure: unknown, p: FailurePlan): void {
   const { cls } = p;
   const level = p.canRetry || p.canFallback ? "warn" : "error";
-  c.log[level]({ code: p.code, reason: cls.reason, retryable: cls.retryable, classified_by: cls.classified_by, status_code: isProviderError(failure) ? failure.status_code : null, retry_count: a.retry, api_request_id: a.api_request_id }, `model call failed (${cls.reason}): ${errorMessage(failure)}; ${p.next}`);
+  c.log[level](
+    {
+      code: p.code,
+      reason: cls.reason,
+      retryable: cls.retryable,
+      classified_by: cls.classified_by,
+      status_code: isProviderError(failure) ? failure.status_code : null,
+      retry_count: a.retry,
+      api_request_id: a.api_request_id,
+    },
+    `model call failed (${cls.reason}): ${errorMessage(failure)}; ${p.next}`,
+  );
 }
 
 /** Swap in the fallback provider (once per call); false when it could not be set up. */

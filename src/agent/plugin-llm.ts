@@ -35,7 +35,14 @@ export interface LlmResult {
   provider: string;
   model: string;
   agent_id: string;
-  usage: { input_tokens: number; output_tokens: number; total_tokens: number; cache_read_tokens: number; cache_write_tokens: number; cost_usd?: number };
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    total_tokens: number;
+    cache_read_tokens: number;
+    cache_write_tokens: number;
+    cost_usd?: number;
+  };
   audit: { plugin_id: string; purpose: string | null; profile: string | null; schema_name?: string | null };
 }
 
@@ -96,12 +103,16 @@ export class PluginLlm {
       if (value === undefined || value === null || same) return;
       const g = GATES[what];
       if (!this.d.granted(g.cap) && llm[g.legacy] !== true) {
-        throw trustError(`Plugin '${this.d.pluginKey}' may not override the ${what} of host LLM calls ('${value}'): grant ${g.cap} (hermes plugins enable ${this.d.pluginKey} --grant ${g.cap})`);
+        throw trustError(
+          `Plugin '${this.d.pluginKey}' may not override the ${what} of host LLM calls ('${value}'): grant ${g.cap} (hermes plugins enable ${this.d.pluginKey} --grant ${g.cap})`,
+        );
       }
       if (g.list && Array.isArray(llm[g.list])) {
         const allowed = (llm[g.list] as unknown[]).map((x) => String(x).trim().toLowerCase());
         if (!allowed.includes("*") && !allowed.includes(String(value).trim().toLowerCase())) {
-          throw trustError(`Plugin '${this.d.pluginKey}' may not use ${what} '${value}': not in plugins.entries.${this.d.pluginKey}.llm.${g.list}`);
+          throw trustError(
+            `Plugin '${this.d.pluginKey}' may not use ${what} '${value}': not in plugins.entries.${this.d.pluginKey}.llm.${g.list}`,
+          );
         }
       }
     };
@@ -112,30 +123,51 @@ export class PluginLlm {
   }
 
   async complete(messages: ChatMessage[], o: LlmOverrides = {}): Promise<LlmResult> {
-    if (!Array.isArray(messages) || !messages.length) throw invalid("ctx.llm.complete needs a non-empty list of messages");
+    if (!Array.isArray(messages) || !messages.length)
+      throw invalid("ctx.llm.complete needs a non-empty list of messages");
     for (const [i, m] of messages.entries()) {
-      if (!m || typeof m !== "object" || typeof m.role !== "string" || (typeof m.content !== "string" && m.content !== null)) throw invalid(`ctx.llm.complete: messages[${i}] must be {role, content}`);
+      if (
+        !m ||
+        typeof m !== "object" ||
+        typeof m.role !== "string" ||
+        (typeof m.content !== "string" && m.content !== null)
+      )
+        throw invalid(`ctx.llm.complete: messages[${i}] must be {role, content}`);
     }
     return this.run(messages, o, {}, null);
   }
 
   async complete_structured(a: StructuredArgs): Promise<StructuredResult> {
-    if (!a || typeof a.instructions !== "string" || !a.instructions.trim()) throw invalid("ctx.llm.complete_structured needs non-empty instructions");
+    if (!a || typeof a.instructions !== "string" || !a.instructions.trim())
+      throw invalid("ctx.llm.complete_structured needs non-empty instructions");
     const input = Array.isArray(a.input) ? a.input : typeof a.input === "string" ? [a.input] : [];
-    if (!input.length || input.every((x) => typeof x === "string" && !x.trim())) throw invalid("ctx.llm.complete_structured needs non-empty input");
+    if (!input.length || input.every((x) => typeof x === "string" && !x.trim()))
+      throw invalid("ctx.llm.complete_structured needs non-empty input");
     const items = input.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join("\n");
-    const schemaText = a.json_schema ? `\n\nReply with one JSON value that matches this JSON schema, and nothing else:\n${JSON.stringify(a.json_schema)}` : a.json_mode ? "\n\nReply with JSON only." : "";
+    const schemaText = a.json_schema
+      ? `\n\nReply with one JSON value that matches this JSON schema, and nothing else:\n${JSON.stringify(a.json_schema)}`
+      : a.json_mode
+        ? "\n\nReply with JSON only."
+        : "";
     const messages: ChatMessage[] = [
       { role: "system", content: a.system_prompt ?? "Follow the instructions exactly." },
       { role: "user", content: `${a.instructions.trim()}\n\nInput:\n${items}${schemaText}` },
     ];
     const extra: Partial<LlmRequest> = a.json_schema
-      ? { response_format: { type: "json_schema", json_schema: { name: a.schema_name ?? "result", schema: a.json_schema } } }
+      ? {
+          response_format: {
+            type: "json_schema",
+            json_schema: { name: a.schema_name ?? "result", schema: a.json_schema },
+          },
+        }
       : a.json_mode
         ? { response_format: { type: "json_object" } }
         : {};
     const r = await this.run(messages, a, extra, a.schema_name ?? null);
-    const text = r.text.trim().replace(/^```(?:json)?\s*\n?/i, "").replace(/\n?```\s*$/, "");
+    const text = r.text
+      .trim()
+      .replace(/^```(?:json)?\s*\n?/i, "")
+      .replace(/\n?```\s*$/, "");
     let parsed: unknown;
     let isJson = false;
     try {
@@ -144,7 +176,10 @@ export class PluginLlm {
     } catch {
       parsed = null;
     }
-    if ((a.json_schema || a.json_mode) && !isJson) throw invalid(`ctx.llm.complete_structured: the model's reply is not JSON: ${JSON.stringify(r.text.slice(0, 200))}`);
+    if ((a.json_schema || a.json_mode) && !isJson)
+      throw invalid(
+        `ctx.llm.complete_structured: the model's reply is not JSON: ${JSON.stringify(r.text.slice(0, 200))}`,
+      );
     if (a.json_schema) {
       ajv ??= new Ajv2020({ strict: false, allErrors: true });
       let validate;
@@ -158,7 +193,12 @@ export class PluginLlm {
         throw invalid(`ctx.llm.complete_structured: the reply does not match the schema: ${errs}`);
       }
     }
-    return { ...r, parsed, content_type: isJson ? "json" : "text", audit: { ...r.audit, schema_name: a.schema_name ?? null } };
+    return {
+      ...r,
+      parsed,
+      content_type: isJson ? "json" : "text",
+      audit: { ...r.audit, schema_name: a.schema_name ?? null },
+    };
   }
 
   acomplete(messages: ChatMessage[], o: LlmOverrides = {}): Promise<LlmResult> {
@@ -169,11 +209,18 @@ export class PluginLlm {
     return this.complete_structured(a);
   }
 
-  private async run(messages: ChatMessage[], o: LlmOverrides, extra: Partial<LlmRequest>, schemaName: string | null): Promise<LlmResult> {
+  private async run(
+    messages: ChatMessage[],
+    o: LlmOverrides,
+    extra: Partial<LlmRequest>,
+    schemaName: string | null,
+  ): Promise<LlmResult> {
     const host = this.d.provider();
     this.gate(o, host);
     if (o.provider !== undefined && o.provider.trim().toLowerCase() !== host.name) {
-      throw new HermesError("E_PROVIDER_CONFIG", { message: `ctx.llm: provider '${o.provider}' is not configured in this session (the host provider is ${host.name})` });
+      throw new HermesError("E_PROVIDER_CONFIG", {
+        message: `ctx.llm: provider '${o.provider}' is not configured in this session (the host provider is ${host.name})`,
+      });
     }
     const provider = o.model && o.model !== host.model ? host.withModel(o.model) : host;
     const ids = this.d.ids();
@@ -193,7 +240,9 @@ export class PluginLlm {
       api_mode: provider.apiMode,
     };
     const mw = await this.d.middleware.applyRequest("llm_request", request, { ...aux }).catch((e) => {
-      this.d.log.warn(`llm_request middleware failed for a ctx.llm call (${errorMessage(e)}); the unmodified request is sent`);
+      this.d.log.warn(
+        `llm_request middleware failed for a ctx.llm call (${errorMessage(e)}); the unmodified request is sent`,
+      );
       return { payload: request, trace: [] };
     });
     const eff = mw.payload;
@@ -212,9 +261,17 @@ export class PluginLlm {
       request: sanitize(eff),
     });
     const ctl = new AbortController();
-    const timer = setTimeout(() => ctl.abort(), (typeof o.timeout === "number" && o.timeout > 0 ? o.timeout : 120) * 1000);
+    const timer = setTimeout(
+      () => ctl.abort(),
+      (typeof o.timeout === "number" && o.timeout > 0 ? o.timeout : 120) * 1000,
+    );
     try {
-      const raw = await this.d.middleware.runExecution("llm_execution", eff, (r: LlmRequest) => provider.complete(r, { signal: ctl.signal }), { ...aux, original_request: request });
+      const raw = await this.d.middleware.runExecution(
+        "llm_execution",
+        eff,
+        (r: LlmRequest) => provider.complete(r, { signal: ctl.signal }),
+        { ...aux, original_request: request },
+      );
       const res = checkResponse(raw, provider.name);
       const msg = res.choices[0]!.message;
       const ended_at = Date.now() / 1000;
@@ -232,10 +289,22 @@ export class PluginLlm {
         error: null,
         error_type: null,
       });
-      return llmResult(res, provider, { plugin_id: this.d.pluginKey, purpose: o.purpose ?? null, profile: o.profile ?? null, ...(schemaName !== null ? { schema_name: schemaName } : {}) });
+      return llmResult(res, provider, {
+        plugin_id: this.d.pluginKey,
+        purpose: o.purpose ?? null,
+        profile: o.profile ?? null,
+        ...(schemaName !== null ? { schema_name: schemaName } : {}),
+      });
     } catch (e) {
       const ended_at = Date.now() / 1000;
-      await this.d.hooks.observe("post_auxiliary_call", { ...aux, api_duration: ended_at - started_at, started_at, ended_at, error: errorMessage(e), error_type: errorTypeName(e) });
+      await this.d.hooks.observe("post_auxiliary_call", {
+        ...aux,
+        api_duration: ended_at - started_at,
+        started_at,
+        ended_at,
+        error: errorMessage(e),
+        error_type: errorTypeName(e),
+      });
       this.d.log.warn({ plugin: this.d.pluginKey }, `ctx.llm call failed: ${errorMessage(e)}`);
       throw e;
     } finally {
@@ -245,7 +314,12 @@ export class PluginLlm {
 }
 
 /** The request a plugin's call sends: never streamed, with only the overrides it set. */
-function auxRequest(provider: Provider, messages: ChatMessage[], o: LlmOverrides, extra: Partial<LlmRequest>): LlmRequest {
+function auxRequest(
+  provider: Provider,
+  messages: ChatMessage[],
+  o: LlmOverrides,
+  extra: Partial<LlmRequest>,
+): LlmRequest {
   return {
     model: provider.model,
     messages: structuredClone(messages),
@@ -267,7 +341,13 @@ function llmResult(res: LlmResponse, provider: Provider, audit: LlmResult["audit
     provider: provider.name,
     model: res.model || provider.model,
     agent_id: "default",
-    usage: { input_tokens, output_tokens, total_tokens: Number(u.total_tokens ?? input_tokens + output_tokens), cache_read_tokens: 0, cache_write_tokens: 0 },
+    usage: {
+      input_tokens,
+      output_tokens,
+      total_tokens: Number(u.total_tokens ?? input_tokens + output_tokens),
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+    },
     audit,
   };
 }

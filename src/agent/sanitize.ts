@@ -2,7 +2,18 @@
  * What observers get of a request or response: a JSON copy with secret-shaped keys redacted
  * (whole words: `api_key`, `authorization`, `client_secret`, `token`; not `max_tokens`).
  */
-const SECRET_WORDS = new Set(["token", "secret", "password", "passwd", "apikey", "authorization", "auth", "cookie", "credential", "credentials"]);
+const SECRET_WORDS = new Set([
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "apikey",
+  "authorization",
+  "auth",
+  "cookie",
+  "credential",
+  "credentials",
+]);
 
 function words(key: string): string[] {
   return key
@@ -15,7 +26,8 @@ function words(key: string): string[] {
 export function isSecretKeyName(key: string): boolean {
   const w = words(key);
   if (w.some((x) => SECRET_WORDS.has(x))) return true;
-  for (let i = 1; i < w.length; i++) if (w[i] === "key" && ["api", "private", "access", "secret"].includes(w[i - 1]!)) return true;
+  for (let i = 1; i < w.length; i++)
+    if (w[i] === "key" && ["api", "private", "access", "secret"].includes(w[i - 1]!)) return true;
   return false;
 }
 
@@ -26,7 +38,8 @@ export function sanitize<T>(value: T, depth = 0): T {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       if (typeof v === "function") continue;
-      out[k] = isSecretKeyName(k) && (typeof v === "string" || typeof v === "number") ? "[redacted]" : sanitize(v, depth + 1);
+      out[k] =
+        isSecretKeyName(k) && (typeof v === "string" || typeof v === "number") ? "[redacted]" : sanitize(v, depth + 1);
     }
     return out as T;
   }

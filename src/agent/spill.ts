@@ -16,7 +16,10 @@ export function spillLimit(config: Record<string, unknown>): number {
  * One hook's output over the limit is written to `<home>/hook_outputs/<session>/<uuid>.txt` and
  * replaced by its first and last 500 characters plus the path: one hook cannot flood the context.
  */
-export async function spillIfLong(text: string, opts: { home: string; sessionId: string; maxChars: number }): Promise<{ text: string; file?: string }> {
+export async function spillIfLong(
+  text: string,
+  opts: { home: string; sessionId: string; maxChars: number },
+): Promise<{ text: string; file?: string }> {
   if (text.length <= opts.maxChars) return { text };
   const file = join(opts.home, "hook_outputs", opts.sessionId.replace(/[^\w.-]/g, "_"), `${randomUUID()}.txt`);
   await writeFileAtomic(file, text, { mode: 0o600 });

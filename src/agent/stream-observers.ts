@@ -50,7 +50,10 @@ export class StreamObservers {
       const i = this.queue.findIndex((q) => q.name === "on_stream_delta");
       if (i >= 0) {
         this.queue.splice(i, 1);
-        if (this.dropped++ === 0) this.log.warn(`stream observers are falling behind; dropping the oldest on_stream_delta events (queue limit ${MAX_QUEUE})`);
+        if (this.dropped++ === 0)
+          this.log.warn(
+            `stream observers are falling behind; dropping the oldest on_stream_delta events (queue limit ${MAX_QUEUE})`,
+          );
       }
     }
     this.queue.push({ name, payload: { ...this.common, ...fields } });

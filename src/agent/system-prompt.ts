@@ -31,7 +31,11 @@ export interface RenderedSections {
  * raises, is not a string, is empty after trimming, contains the framing markers or exceeds its
  * own max_chars is skipped with a warning naming it; the rest still render.
  */
-export async function renderSections(sections: readonly PromptSection[], info: SectionInfo, log: Logger): Promise<RenderedSections> {
+export async function renderSections(
+  sections: readonly PromptSection[],
+  info: SectionInfo,
+  log: Logger,
+): Promise<RenderedSections> {
   const frozen = Object.freeze({ ...info });
   const used: string[] = [];
   const skipped: Array<{ id: string; reason: string }> = [];

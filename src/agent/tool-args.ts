@@ -12,22 +12,30 @@ function kindOf(v: unknown): string {
 function coerce(value: unknown, schema: unknown): { value: unknown; changed: boolean } {
   if (!isMapping(schema)) return { value, changed: false };
   const types = Array.isArray(schema.type) ? (schema.type as unknown[]) : [schema.type];
-  if (types.includes(typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value)) return { value, changed: false };
+  if (types.includes(typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value))
+    return { value, changed: false };
   if (typeof value === "string") {
     const t = value.trim();
-    if ((types.includes("integer") && /^-?\d+$/.test(t)) || (types.includes("number") && t !== "" && Number.isFinite(Number(t)))) return { value: Number(t), changed: true };
-    if (types.includes("boolean") && /^(true|false)$/i.test(t)) return { value: t.toLowerCase() === "true", changed: true };
+    if (
+      (types.includes("integer") && /^-?\d+$/.test(t)) ||
+      (types.includes("number") && t !== "" && Number.isFinite(Number(t)))
+    )
+      return { value: Number(t), changed: true };
+    if (types.includes("boolean") && /^(true|false)$/i.test(t))
+      return { value: t.toLowerCase() === "true", changed: true };
     if ((types.includes("array") && t.startsWith("[")) || (types.includes("object") && t.startsWith("{"))) {
       try {
         const v = JSON.parse(t) as unknown;
-        if ((types.includes("array") && Array.isArray(v)) || (types.includes("object") && isMapping(v))) return { value: v, changed: true };
+        if ((types.includes("array") && Array.isArray(v)) || (types.includes("object") && isMapping(v)))
+          return { value: v, changed: true };
       } catch {
         /* leave it */
       }
     }
   }
   if (types.includes("number") && typeof value === "number") return { value, changed: false };
-  if (types.includes("string") && (typeof value === "number" || typeof value === "boolean")) return { value: String(value), changed: true };
+  if (types.includes("string") && (typeof value === "number" || typeof value === "boolean"))
+    return { value: String(value), changed: true };
   return { value, changed: false };
 }
 
@@ -45,7 +53,10 @@ export function parseToolArgs(raw: unknown, parameters?: unknown): ParsedArgs {
       try {
         value = JSON.parse(raw);
       } catch (e) {
-        return { ok: false, error: `the arguments are not valid JSON (${(e as Error).message}); got ${JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)}` };
+        return {
+          ok: false,
+          error: `the arguments are not valid JSON (${(e as Error).message}); got ${JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)}`,
+        };
       }
       if (typeof value === "string" && value.trim().startsWith("{")) {
         try {

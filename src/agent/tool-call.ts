@@ -62,7 +62,13 @@ function isMapping(v: unknown): v is Record<string, unknown> {
 export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<ToolCallOutcome> {
   const tool_call_id = call.id || newId("call");
   const tool_name = call.function?.name ?? "";
-  const ids = { task_id: c.ids.task_id, session_id: c.ids.session_id, tool_call_id, turn_id: c.ids.turn_id, api_request_id: c.ids.api_request_id };
+  const ids = {
+    task_id: c.ids.task_id,
+    session_id: c.ids.session_id,
+    tool_call_id,
+    turn_id: c.ids.turn_id,
+    api_request_id: c.ids.api_request_id,
+  };
   c.emit({ type: "tool_start", tool_name, tool_call_id, args: call.function?.arguments ?? "" });
   const s: CallState = { c, tool_call_id, tool_name, ids, trace: [], executions: 0, args: {} };
 
@@ -85,11 +91,25 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
   if (!entry || !c.tools.available(tool_name, c.env)) return unavailable(s, entry);
 
   // 3b. pre_tool_call directives, then 3c. guardrails and approvals on the effective args.
-  const directive = await c.hooks.directive("pre_tool_call", { tool_name, args: structuredClone(s.args), ...ids, middleware_trace: structuredClone(s.trace) }, s.args);
+  const directive = await c.hooks.directive(
+    "pre_tool_call",
+    { tool_name, args: structuredClone(s.args), ...ids, middleware_trace: structuredClone(s.trace) },
+    s.args,
+  );
   const refused = (await applyDirective(s, directive)) ?? (await applyGuardrails(s, directive));
   if (refused) return refused;
 
-  if (c.signal.aborted) return finish(s, s.args, errorJson("interrupted before the tool ran"), "error", "interrupted", "interrupted", 0, false);
+  if (c.signal.aborted)
+    return finish(
+      s,
+      s.args,
+      errorJson("interrupted before the tool ran"),
+      "error",
+      "interrupted",
+      "interrupted",
+      0,
+      false,
+    );
 
   // 4. tool_execution middleware around the dispatch.
   return execute(s, entry, parsed.args);
@@ -123,16 +143,44 @@ async function finish(
   const { c, tool_name, tool_call_id, ids } = s;
   await c.hooks.observe(
     "post_tool_call",
-    { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message, middleware_trace: structuredClone(s.trace) },
+    {
+      tool_name,
+      args: structuredClone(args),
+      result,
+      ...ids,
+      duration_ms,
+      status,
+      error_type,
+      error_message,
+      middleware_trace: structuredClone(s.trace),
+    },
     `status=${status}${error_type ? ` error_type=${error_type}` : ""} duration_ms=${duration_ms}`,
   );
   let final = result;
   if (transform) {
-    const replaced = await c.hooks.firstString("transform_tool_result", { tool_name, args: structuredClone(args), result, ...ids, duration_ms, status, error_type, error_message });
+    const replaced = await c.hooks.firstString("transform_tool_result", {
+      tool_name,
+      args: structuredClone(args),
+      result,
+      ...ids,
+      duration_ms,
+      status,
+      error_type,
+      error_message,
+    });
     if (replaced !== undefined) final = replaced;
   }
   c.emit({ type: "tool_end", tool_name, status, duration_ms, result: final });
-  return { tool_call_id, tool_name, result: final, status, error_type, args, middleware_trace: s.trace, executions: s.executions };
+  return {
+    tool_call_id,
+    tool_name,
+    result: final,
+    status,
+    error_type,
+    args,
+    middleware_trace: s.trace,
+    executions: s.executions,
+  };
 }
 
 /** Step 2; ends the call only when a required middleware failed. */
@@ -149,7 +197,15 @@ async function applyToolRequest(s: CallState): Promise<ToolCallOutcome | undefin
     if (e instanceof RequiredMiddlewareError) {
       c.emit({ type: "middleware", kind: "tool_request", owners, detail: `failed: ${e.message}` });
       c.log.error({ code: "E_AGENT_MIDDLEWARE_FAILED", plugin: e.plugin, tool: tool_name }, e.message);
-      return finish(s, s.args, errorJson(`tool '${tool_name}' was not run: ${e.message}`), "error", "middleware_failed", e.message, 0);
+      return finish(
+        s,
+        s.args,
+        errorJson(`tool '${tool_name}' was not run: ${e.message}`),
+        "error",
+        "middleware_failed",
+        e.message,
+        0,
+      );
     }
     c.log.debug(`tool_request middleware failed as a whole (${(e as Error).message}); the original arguments are used`);
   }
@@ -211,19 +267,43 @@ async function applyGuardrails(s: CallState, directive: Directive): Promise<Tool
   const g = guard(tool_name, args);
   if (g.hardline) {
     const msg = `BLOCKED: hardline policy refuses this command (${g.hardline.description}); it never runs, whatever any approval says.`;
-    c.log.warn({ code: "E_APPROVAL_HARDLINE", tool: tool_name, pattern: g.hardline.key }, `hardline block: ${brief(args.command ?? args, 200)}`);
+    c.log.warn(
+      { code: "E_APPROVAL_HARDLINE", tool: tool_name, pattern: g.hardline.key },
+      `hardline block: ${brief(args.command ?? args, 200)}`,
+    );
     c.emit({ type: "approval", outcome: "hardline block", detail: g.hardline.description });
     return finish(s, args, errorJson(msg), "blocked", "hardline", msg, 0, false);
   }
   if (g.approval) {
-    const o = await c.gate.request({ ...g.approval, tool_name, turn_id: c.ids.turn_id, tool_call_id, session: c.session, signal: c.signal });
-    if (!o.approved) return finish(s, args, errorJson(o.message ?? "BLOCKED: not approved"), "blocked", "approval_denied", o.message ?? "not approved", 0, false);
+    const o = await c.gate.request({
+      ...g.approval,
+      tool_name,
+      turn_id: c.ids.turn_id,
+      tool_call_id,
+      session: c.session,
+      signal: c.signal,
+    });
+    if (!o.approved)
+      return finish(
+        s,
+        args,
+        errorJson(o.message ?? "BLOCKED: not approved"),
+        "blocked",
+        "approval_denied",
+        o.message ?? "not approved",
+        0,
+        false,
+      );
   } else if (!directive.action) c.emit({ type: "approval", outcome: "not needed", detail: "" });
   return undefined;
 }
 
 /** Step 4: the handler inside `tool_execution` middleware; it runs at most once. */
-async function execute(s: CallState, entry: ToolEntry, originalArgs: Record<string, unknown>): Promise<ToolCallOutcome> {
+async function execute(
+  s: CallState,
+  entry: ToolEntry,
+  originalArgs: Record<string, unknown>,
+): Promise<ToolCallOutcome> {
   const { c, tool_name, tool_call_id, ids, args } = s;
   const effective = args;
   const run = async (a: unknown): Promise<string> => {
@@ -232,23 +312,45 @@ async function execute(s: CallState, entry: ToolEntry, originalArgs: Record<stri
     const r = await entry.handler(input, { ...ids, signal: c.signal, session: c.session.session_id });
     return typeof r === "string" ? r : JSON.stringify(r ?? null);
   };
-  c.emit({ type: "middleware", kind: "tool_execution", owners: c.middleware.owners("tool_execution"), detail: `→ ${tool_name}` });
+  c.emit({
+    type: "middleware",
+    kind: "tool_execution",
+    owners: c.middleware.owners("tool_execution"),
+    detail: `→ ${tool_name}`,
+  });
   const t0 = performance.now();
   let result: string;
   let status: ToolStatus = "success";
   let error_type: string | null = null;
   let error_message: string | null = null;
   try {
-    const r = await c.middleware.runExecution("tool_execution", args, run, { tool_name, ...ids, original_args: structuredClone(originalArgs) });
+    const r = await c.middleware.runExecution("tool_execution", args, run, {
+      tool_name,
+      ...ids,
+      original_args: structuredClone(originalArgs),
+    });
     result = typeof r === "string" ? r : JSON.stringify(r ?? null);
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
     status = "error";
-    error_type = c.signal.aborted ? "interrupted" : err instanceof RequiredMiddlewareError ? "middleware_failed" : err.name || "Error";
+    error_type = c.signal.aborted
+      ? "interrupted"
+      : err instanceof RequiredMiddlewareError
+        ? "middleware_failed"
+        : err.name || "Error";
     error_message = err.message;
     result = errorJson(`tool '${tool_name}' failed: ${err.message}`);
-    if (c.signal.aborted) c.log.info({ tool: tool_name, tool_call_id }, `tool '${tool_name}' stopped by the interrupt: ${err.message}`);
-    else c.log.warn({ code: err instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : "E_AGENT_TOOL_FAILED", tool: tool_name, tool_call_id }, `tool '${tool_name}' failed: ${err.message}`);
+    if (c.signal.aborted)
+      c.log.info({ tool: tool_name, tool_call_id }, `tool '${tool_name}' stopped by the interrupt: ${err.message}`);
+    else
+      c.log.warn(
+        {
+          code: err instanceof RequiredMiddlewareError ? "E_AGENT_MIDDLEWARE_FAILED" : "E_AGENT_TOOL_FAILED",
+          tool: tool_name,
+          tool_call_id,
+        },
+        `tool '${tool_name}' failed: ${err.message}`,
+      );
   }
   const duration_ms = Math.round(performance.now() - t0);
   return finish(s, args, result, status, error_type, error_message, duration_ms);

@@ -39,14 +39,23 @@ export function turnJson(r: TurnResult) {
     interrupted: r.interrupted,
     api_calls: r.api_calls,
     error: r.error ?? null,
-    tool_calls: r.tool_calls.map((t) => ({ tool_call_id: t.tool_call_id, tool_name: t.tool_name, status: t.status, error_type: t.error_type, args: t.args, result: t.result, middleware_trace: t.middleware_trace })),
+    tool_calls: r.tool_calls.map((t) => ({
+      tool_call_id: t.tool_call_id,
+      tool_name: t.tool_name,
+      status: t.status,
+      error_type: t.error_type,
+      args: t.args,
+      result: t.result,
+      middleware_trace: t.middleware_trace,
+    })),
   };
 }
 
 /** In --json mode stdout carries only the JSON document: what plugins print goes to stderr. */
 export function consoleToStderr(stderr: NodeJS.WriteStream): () => void {
   const saved = { log: console.log, info: console.info, debug: console.debug };
-  const write = (...args: unknown[]) => stderr.write(`${args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ")}\n`);
+  const write = (...args: unknown[]) =>
+    stderr.write(`${args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ")}\n`);
   console.log = write;
   console.info = write;
   console.debug = write;
@@ -66,7 +75,9 @@ export async function runChat(o: ChatOptions): Promise<number> {
   const tty = Boolean(stdin.isTTY);
   const restoreConsole = o.json ? consoleToStderr(stderr) : () => undefined;
   // One readline for the REPL and the approval prompt, only on a terminal.
-  const rl: ReadlineInterface | undefined = tty ? createInterface({ input: stdin, output: stderr, terminal: true }) : undefined;
+  const rl: ReadlineInterface | undefined = tty
+    ? createInterface({ input: stdin, output: stderr, terminal: true })
+    : undefined;
   const printer = o.timeline ? new TimelinePrinter((l) => stderr.write(`${l}\n`)) : undefined;
   let handle: AgentHandle | undefined;
   try {
@@ -114,16 +125,25 @@ async function oneShot(h: AgentHandle, o: ChatOptions, stdout: NodeJS.WriteStrea
     r = await withSigint(h, () => h.agent.runTurn(next));
     turns.push(r);
   }
-  if (h.agent.queued) h.runtime.log.warn(`${h.agent.queued} injected message(s) were not run: at most ${MAX_FOLLOW_UPS} follow-up turns after a --query`);
+  if (h.agent.queued)
+    h.runtime.log.warn(
+      `${h.agent.queued} injected message(s) were not run: at most ${MAX_FOLLOW_UPS} follow-up turns after a --query`,
+    );
   if (o.json) {
-    stdout.write(`${JSON.stringify({ session_id: h.agent.session.session_id, provider: h.provider.name, model: h.agent.model, ...turnJson(r), turns: turns.map(turnJson) }, null, 2)}\n`);
+    stdout.write(
+      `${JSON.stringify({ session_id: h.agent.session.session_id, provider: h.provider.name, model: h.agent.model, ...turnJson(r), turns: turns.map(turnJson) }, null, 2)}\n`,
+    );
   } else if (r.answer !== null) stdout.write(`${r.answer}\n`);
   else if (r.error) process.stderr.write(`${r.error.code}: ${r.error.message}\n`);
   return exitCodeOf(r);
 }
 
 function helpText(h: AgentHandle): string {
-  const lines = ["/help            this list", "/tools           the tools the model can call", "/exit, /quit     leave"];
+  const lines = [
+    "/help            this list",
+    "/tools           the tools the model can call",
+    "/exit, /quit     leave",
+  ];
   for (const c of h.runtime.commands.values().sort((a, b) => (a.name < b.name ? -1 : 1))) {
     lines.push(`${`/${c.name}${c.args_hint ? ` ${c.args_hint}` : ""}`.padEnd(17)}${c.description} (${c.plugin_key})`);
   }
@@ -141,16 +161,32 @@ async function slash(h: AgentHandle, line: string, say: (s: string) => void): Pr
     return true;
   }
   if (name === "tools") {
-    say(h.runtime.tools.list().map((t) => `${t.name.padEnd(24)} ${t.owner.padEnd(16)} ${t.description.split("\n")[0] ?? ""}`).join("\n") || "(no tools)");
+    say(
+      h.runtime.tools
+        .list()
+        .map((t) => `${t.name.padEnd(24)} ${t.owner.padEnd(16)} ${t.description.split("\n")[0] ?? ""}`)
+        .join("\n") || "(no tools)",
+    );
     return true;
   }
   const cmd = h.runtime.commands.get(name);
   if (!cmd) {
     const known = [...h.runtime.commands.values().map((c) => c.name), "help", "tools", "exit", "quit"];
-    say(BUILTIN_SLASH_COMMANDS.has(name) ? `/${name} is not available in hermes-kit's chat` : `unknown command /${name}${didYouMean(name, known)} (see /help)`);
+    say(
+      BUILTIN_SLASH_COMMANDS.has(name)
+        ? `/${name} is not available in hermes-kit's chat`
+        : `unknown command /${name}${didYouMean(name, known)} (see /help)`,
+    );
     return true;
   }
-  await h.agent.hooks.observe("pre_command", { surface: "cli", command: name, alias_used: null, args_raw: raw, session_key: h.agent.session.session_id, platform: "cli" });
+  await h.agent.hooks.observe("pre_command", {
+    surface: "cli",
+    command: name,
+    alias_used: null,
+    args_raw: raw,
+    session_key: h.agent.session.session_id,
+    platform: "cli",
+  });
   try {
     const out = await cmd.handler(raw);
     if (typeof out === "string" && out) say(out);
@@ -166,7 +202,13 @@ async function slash(h: AgentHandle, line: string, say: (s: string) => void): Pr
  * item is a slash command or a turn. On a terminal, Ctrl-C during a turn interrupts it and
  * Ctrl-C at the prompt leaves.
  */
-async function repl(h: AgentHandle, rl: ReadlineInterface | undefined, stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStream, stderr: NodeJS.WriteStream): Promise<number> {
+async function repl(
+  h: AgentHandle,
+  rl: ReadlineInterface | undefined,
+  stdin: NodeJS.ReadStream,
+  stdout: NodeJS.WriteStream,
+  stderr: NodeJS.WriteStream,
+): Promise<number> {
   const say = (s: string) => stdout.write(`${s}\n`);
   const inputs: Array<string | null> = [];
   let wake: (() => void) | undefined;
@@ -178,7 +220,9 @@ async function repl(h: AgentHandle, rl: ReadlineInterface | undefined, stdin: No
   let reader: ReadlineInterface;
   if (rl) {
     reader = rl;
-    stderr.write(`hermes chat · provider ${h.provider.name}, model ${h.agent.model} · /help for commands, Ctrl-C to interrupt, /exit to leave\n`);
+    stderr.write(
+      `hermes chat · provider ${h.provider.name}, model ${h.agent.model} · /help for commands, Ctrl-C to interrupt, /exit to leave\n`,
+    );
   } else {
     reader = createInterface({ input: stdin, terminal: false });
     process.on("SIGINT", () => {

@@ -30,11 +30,22 @@ export interface CompileHomeOptions {
 export async function compileHome(o: CompileHomeOptions): Promise<CompileResult> {
   // A dry run or --check writes nothing, the plugins dir included.
   if (!o.dryRun && !o.check) await recoverPluginsDir(homePaths(o.home), o.warn);
-  return compile({ home: o.home, specFile: o.spec, managed: o.managed, dryRun: o.dryRun || o.check, fullHash: o.fullHash, announce: o.warn });
+  return compile({
+    home: o.home,
+    specFile: o.spec,
+    managed: o.managed,
+    dryRun: o.dryRun || o.check,
+    fullHash: o.fullHash,
+    announce: o.warn,
+  });
 }
 
 /** `hermes compile --rollback [generation]`: recover the plugins dir, then return to a generation. */
-export async function rollbackHome(o: { home: string; to?: number; warn: (line: string) => void }): Promise<RollbackResult> {
+export async function rollbackHome(o: {
+  home: string;
+  to?: number;
+  warn: (line: string) => void;
+}): Promise<RollbackResult> {
   await recoverPluginsDir(homePaths(o.home), o.warn);
   return rollback({ home: o.home, to: o.to });
 }

@@ -18,7 +18,8 @@ export const DEMO_PLUGINS = [
   "middleware-demo-annotate-tool",
 ] as const;
 
-export const DEMO_QUERY = "Run `echo hello` in the terminal, greet the demo with hello_world, and tell me what happened.";
+export const DEMO_QUERY =
+  "Run `echo hello` in the terminal, greet the demo with hello_world, and tell me what happened.";
 
 const DEMO_SCRIPT = `# The model's side of the demo conversation (the scripted provider plays one turn per model call).
 - call: {tool: terminal, args: {command: "echo hello"}}
@@ -93,7 +94,12 @@ export async function runDemo(o: DemoOptions = {}): Promise<DemoResult> {
   const write = o.write ?? ((l: string) => process.stdout.write(`${l}\n`));
   const home = mkdtempSync(join(tmpdir(), "hermes-demo-"));
   // The example plugins come from this package, whatever the shell's plugin settings say.
-  const env: NodeJS.ProcessEnv = { ...(o.env ?? process.env), HERMES_HOME: home, HERMES_BUNDLED_PLUGINS: join(PACKAGE_ROOT, "plugins"), HERMES_ENABLE_PROJECT_PLUGINS: "0" };
+  const env: NodeJS.ProcessEnv = {
+    ...(o.env ?? process.env),
+    HERMES_HOME: home,
+    HERMES_BUNDLED_PLUGINS: join(PACKAGE_ROOT, "plugins"),
+    HERMES_ENABLE_PROJECT_PLUGINS: "0",
+  };
   let result: TurnResult | undefined;
   const requests: LlmRequest[] = [];
   try {
@@ -101,15 +107,24 @@ export async function runDemo(o: DemoOptions = {}): Promise<DemoResult> {
     writeFileSync(join(home, "demo-script.yaml"), DEMO_SCRIPT);
     write(`hermes demo — a throwaway home at ${home}${o.keep ? "" : " (removed at the end; --keep keeps it)"}`);
     const c = await compile({ home, env });
-    write(`compiled: generation ${c.generation}, ${c.plan.lock.load_order.length} plugin(s) load in this order: ${c.plan.lock.load_order.join(" → ")}`);
+    write(
+      `compiled: generation ${c.generation}, ${c.plan.lock.load_order.length} plugin(s) load in this order: ${c.plan.lock.load_order.join(" → ")}`,
+    );
     const scripted = new ScriptedProvider(await loadScript(join(home, "demo-script.yaml")));
     const provider = new RecordingProvider(scripted, requests);
     const printer = new TimelinePrinter(write);
     const h = await startAgent({ home, env, provider, emit: printer.print });
     try {
       const m = h.runtime.middleware;
-      write(`middleware chains: ${(["llm_request", "llm_execution", "tool_request", "tool_execution"] as const).map((k) => `${k}=[${m.owners(k).join(", ")}]`).join("  ")}`);
-      write(`tools: ${h.runtime.tools.list(env).map((t) => `${t.name} (${t.owner})`).join(", ")}`);
+      write(
+        `middleware chains: ${(["llm_request", "llm_execution", "tool_request", "tool_execution"] as const).map((k) => `${k}=[${m.owners(k).join(", ")}]`).join("  ")}`,
+      );
+      write(
+        `tools: ${h.runtime.tools
+          .list(env)
+          .map((t) => `${t.name} (${t.owner})`)
+          .join(", ")}`,
+      );
       write("");
       write("timeline (hooks and middleware in the order they run; lines without indent are printed by plugins):");
       result = await h.agent.runTurn(DEMO_QUERY);
@@ -118,12 +133,22 @@ export async function runDemo(o: DemoOptions = {}): Promise<DemoResult> {
     }
     write("");
     write("what the four middleware examples did:");
-    const tagged = requests.filter((r) => (r.extra_body as { metadata?: { hermes_middleware_demo?: unknown } } | undefined)?.metadata?.hermes_middleware_demo === true).length;
-    write(`  tag llm request      ${tagged} of ${requests.length} provider request(s) carried extra_body.metadata.hermes_middleware_demo = true`);
+    const tagged = requests.filter(
+      (r) =>
+        (r.extra_body as { metadata?: { hermes_middleware_demo?: unknown } } | undefined)?.metadata
+          ?.hermes_middleware_demo === true,
+    ).length;
+    write(
+      `  tag llm request      ${tagged} of ${requests.length} provider request(s) carried extra_body.metadata.hermes_middleware_demo = true`,
+    );
     const terminal = result.tool_calls.find((t) => t.tool_name === "terminal");
-    write(`  terminal workdir     ${terminal ? `the model sent no workdir; policy and the tool saw workdir=${String(terminal.args.workdir)}  trace=${traceText(terminal.middleware_trace)}` : "no terminal call"}`);
+    write(
+      `  terminal workdir     ${terminal ? `the model sent no workdir; policy and the tool saw workdir=${String(terminal.args.workdir)}  trace=${traceText(terminal.middleware_trace)}` : "no terminal call"}`,
+    );
     write(`  time llm execution   printed one "llm_execution elapsed_ms=…" line per provider call (above)`);
-    write(`  annotate tool        wrapped ${result.tool_calls.filter((t) => t.executions === 1).length} tool execution(s); each ran once and its result went back unchanged`);
+    write(
+      `  annotate tool        wrapped ${result.tool_calls.filter((t) => t.executions === 1).length} tool execution(s); each ran once and its result went back unchanged`,
+    );
     write("");
     write(`answer: ${result.answer ?? `(none: ${result.error?.code ?? result.exit_reason})`}`);
     return { home, kept: Boolean(o.keep), result, requests };

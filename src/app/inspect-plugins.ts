@@ -16,7 +16,9 @@ export interface InspectOptions {
 }
 
 /** `hermes plugins list`: every discovered plugin (or only the enabled ones), with the config read. */
-export async function listPlugins(o: InspectOptions & { bundled: boolean; enabledOnly?: boolean }): Promise<{ views: PluginView[]; config: LoadedConfig }> {
+export async function listPlugins(
+  o: InspectOptions & { bundled: boolean; enabledOnly?: boolean },
+): Promise<{ views: PluginView[]; config: LoadedConfig }> {
   const { set, config } = await loadPluginState({ ...o, readOnly: true });
   const views = o.enabledOnly ? set.views.filter((v) => v.verdict.state === "enabled") : set.views;
   return { views, config };
@@ -29,7 +31,9 @@ export async function showPlugin(o: InspectOptions & { name: string }): Promise<
 }
 
 /** `hermes plugins why <name>`: why a plugin does or does not load, with its last run's state. */
-export async function explainPlugin(o: InspectOptions & { name: string }): Promise<{ explanation: Explanation; runtime?: PluginStatus }> {
+export async function explainPlugin(
+  o: InspectOptions & { name: string },
+): Promise<{ explanation: Explanation; runtime?: PluginStatus }> {
   const { set, config, paths } = await loadPluginState({ ...o, readOnly: true });
   const v = findPlugin(set, o.name, { includeLosers: true });
   const explanation = explain(set, v, config.value);
@@ -42,7 +46,15 @@ export async function capabilityRows(o: InspectOptions & { name?: string }): Pro
   const { set, config } = await loadPluginState({ ...o, readOnly: true });
   const views = o.name ? [findPlugin(set, o.name, { includeLosers: true })] : set.views;
   const rows = views.map((v) =>
-    capabilityRow({ key: v.candidate.key, name: v.candidate.name, source: v.candidate.origin, declared: v.candidate.manifest?.capabilities ?? [] }, config.value),
+    capabilityRow(
+      {
+        key: v.candidate.key,
+        name: v.candidate.name,
+        source: v.candidate.origin,
+        declared: v.candidate.manifest?.capabilities ?? [],
+      },
+      config.value,
+    ),
   );
   return o.name ? rows : rows.filter((r) => r.declared.length || r.undeclared.length);
 }

@@ -14,7 +14,12 @@ export interface PluginCliCommand {
  * holds it. A home that cannot start means no plugin commands (not an error): undefined, as for a
  * word no plugin registered.
  */
-export async function findPluginCliCommand(o: { home?: string; profile?: string; word: string; warn: (line: string) => void }): Promise<PluginCliCommand | undefined> {
+export async function findPluginCliCommand(o: {
+  home?: string;
+  profile?: string;
+  word: string;
+  warn: (line: string) => void;
+}): Promise<PluginCliCommand | undefined> {
   let runtime: Runtime;
   try {
     runtime = await openRuntime({ home: resolveHome({ home: o.home, profile: o.profile }), warn: o.warn });
@@ -27,7 +32,12 @@ export async function findPluginCliCommand(o: { home?: string; profile?: string;
 }
 
 /** Run a plugin's command handler; its string result goes to `print` before the runtime settles. */
-export async function runPluginCliCommand(c: PluginCliCommand, options: Record<string, unknown>, args: readonly string[], print: (text: string) => void): Promise<void> {
+export async function runPluginCliCommand(
+  c: PluginCliCommand,
+  options: Record<string, unknown>,
+  args: readonly string[],
+  print: (text: string) => void,
+): Promise<void> {
   const r = await c.entry.handler_fn?.({ ...options, args, runtime: c.runtime });
   if (typeof r === "string") print(r);
   await c.runtime.settle();

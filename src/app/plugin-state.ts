@@ -33,8 +33,17 @@ export interface PluginStateOptions {
  * A read-only command never creates a home. One named by `--home` that does not exist is a typo
  * (an error); `explicitOnly` lets a command show the default or $HERMES_HOME home as brand new instead.
  */
-export async function assertHomeExists(paths: HomePaths, opts: { explicitOnly?: boolean; explicitHome?: boolean } = {}): Promise<void> {
-  if (await fsp.stat(paths.home).then((s) => s.isDirectory(), () => false)) return;
+export async function assertHomeExists(
+  paths: HomePaths,
+  opts: { explicitOnly?: boolean; explicitHome?: boolean } = {},
+): Promise<void> {
+  if (
+    await fsp.stat(paths.home).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+  )
+    return;
   if (opts.explicitOnly && !opts.explicitHome) return;
   throw new HermesError("E_HOME_NOT_FOUND", { message: `${paths.home} does not exist` });
 }
@@ -59,12 +68,23 @@ export async function loadPluginState(opts: PluginStateOptions): Promise<PluginS
   let config = await loadConfig(paths.config);
   // Every plugin would read as "not enabled": refuse rather than show a wrong answer.
   const fatal = config.diagnostics.find((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING");
-  if (fatal) throw new HermesError(fatal.code, { message: `${paths.config} cannot be read, so no enable state is known: ${fatal.message}`, file: fatal.file, line: fatal.line, col: fatal.col });
+  if (fatal)
+    throw new HermesError(fatal.code, {
+      message: `${paths.config} cannot be read, so no enable state is known: ${fatal.message}`,
+      file: fatal.file,
+      line: fatal.line,
+      col: fatal.col,
+    });
   if (opts.readOnly) {
     const m = await planMigration(paths.home, config, process.env);
     if (m.edits.length) config = parseConfigText(applyYamlEdits(config.text, m.edits), paths.config);
   }
-  const set = await loadPluginSet({ home: paths.home, config: config.value, configFile: config.file, bundled: opts.bundled });
+  const set = await loadPluginSet({
+    home: paths.home,
+    config: config.value,
+    configFile: config.file,
+    bundled: opts.bundled,
+  });
   return { paths, config, set };
 }
 

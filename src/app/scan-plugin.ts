@@ -15,6 +15,11 @@ export interface ScanPluginOptions {
 export async function scanPlugin(o: ScanPluginOptions): Promise<{ settings: ScanSettings; report: ScanReport }> {
   const settings = await loadScanSettings(o.configFile);
   o.onSettings?.(settings);
-  const report = await scanPluginDir(o.dir, { pluginKey: o.pluginKey, revision: o.revision, waivers: settings.waivers, waiverSource: settings.file });
+  const report = await scanPluginDir(o.dir, {
+    pluginKey: o.pluginKey,
+    revision: o.revision,
+    waivers: settings.waivers,
+    waiverSource: settings.file,
+  });
   return { settings, report };
 }

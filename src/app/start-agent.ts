@@ -56,7 +56,9 @@ export async function startAgent(opts: StartAgentOptions): Promise<AgentHandle> 
     ...(opts.log ? { log: opts.log } : {}),
     beforeLoad: async (rt) => {
       const transformOutput = (payload: HookPayloadOf<"transform_terminal_output">) =>
-        agent ? agent.hooks.firstString("transform_terminal_output", payload) : rt.hooks.firstString("transform_terminal_output", payload);
+        agent
+          ? agent.hooks.firstString("transform_terminal_output", payload)
+          : rt.hooks.firstString("transform_terminal_output", payload);
       registerBuiltinTools(rt, { transformOutput, config: () => rt.config });
       // MCP servers of config.yaml: their tools beside the built-ins, and ctx.call_mcp's client.
       await attachMcp(rt, { config, env, ...(opts.log ? { log: opts.log } : {}) });

@@ -36,7 +36,12 @@ export interface StartOptions {
 
 function describe(changes: readonly PluginChange[]): string {
   if (!changes.length) return "config or settings changed";
-  return changes.map((c) => `${c.op === "add" ? "+" : c.op === "remove" ? "-" : "~"} ${c.key}${c.details.length ? ` (${c.details.join("; ")})` : ""}`).join(", ");
+  return changes
+    .map(
+      (c) =>
+        `${c.op === "add" ? "+" : c.op === "remove" ? "-" : "~"} ${c.key}${c.details.length ? ` (${c.details.join("; ")})` : ""}`,
+    )
+    .join(", ");
 }
 
 /** The command that rewrites a managed home's lock: its deployment's compile. */
@@ -53,7 +58,13 @@ function wasEdited(lock: Lock | undefined, plan: CompilePlan): boolean {
  * A managed home is only compiled by its deployment: plan once against the disk and refuse a lock
  * that was edited or is stale, naming the command that fixes it; a current lock is recorded as checked.
  */
-async function checkManagedLock(paths: HomePaths, marker: ManagedMarker, lock: Lock | undefined, opts: StartOptions, verify: VerifyMode): Promise<Lock> {
+async function checkManagedLock(
+  paths: HomePaths,
+  marker: ManagedMarker,
+  lock: Lock | undefined,
+  opts: StartOptions,
+  verify: VerifyMode,
+): Promise<Lock> {
   const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
   const plan = planCompile(inputs);
   if (lock && wasEdited(lock, plan)) {
@@ -66,7 +77,9 @@ async function checkManagedLock(paths: HomePaths, marker: ManagedMarker, lock: L
     const what = lock ? describe(plan.pluginChanges) : "no lock yet";
     const pending = await readPendingRecord(paths);
     if (pending) {
-      const rerun = pending.spec ? `hermes compile --spec ${pending.spec} --managed ${pending.kind ?? marker.kind}` : "hermes compile";
+      const rerun = pending.spec
+        ? `hermes compile --spec ${pending.spec} --managed ${pending.kind ?? marker.kind}`
+        : "hermes compile";
       throw new HermesError("E_COMPILE_INTERRUPTED", {
         message: `a compile of this ${marker.kind}-managed home${pending.spec ? ` from ${pending.spec}` : ""} started at ${pending.at} did not finish (killed or failed mid-apply), so its config and links are ahead of the lock in force (${what})`,
         hint: `re-run that same compile: \`${rerun}\` (or the ${marker.kind} activation that ran it); nothing else needs fixing`,
@@ -79,7 +92,11 @@ async function checkManagedLock(paths: HomePaths, marker: ManagedMarker, lock: L
     });
   }
   await inputs.cache.save().catch(() => undefined);
-  await recordQuick(paths, compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }, inputBytes(inputs)), inputs.watch).catch(() => undefined);
+  await recordQuick(
+    paths,
+    compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }, inputBytes(inputs)),
+    inputs.watch,
+  ).catch(() => undefined);
   return lock;
 }
 
@@ -87,7 +104,13 @@ async function checkManagedLock(paths: HomePaths, marker: ManagedMarker, lock: L
  * An unmanaged home keeps a developer's edit-run loop one step: compile (which plans once and
  * writes only when something changed), saying why whenever the lock it had is replaced.
  */
-async function compileUnmanaged(paths: HomePaths, lock: Lock | undefined, opts: StartOptions, verify: VerifyMode, log: Logger): Promise<Lock> {
+async function compileUnmanaged(
+  paths: HomePaths,
+  lock: Lock | undefined,
+  opts: StartOptions,
+  verify: VerifyMode,
+  log: Logger,
+): Promise<Lock> {
   const res = await compile({
     home: paths.home,
     cwd: opts.cwd,
@@ -99,7 +122,9 @@ async function compileUnmanaged(paths: HomePaths, lock: Lock | undefined, opts: 
       else if (plan.lock.inputs_hash !== lock.inputs_hash) {
         const what = describe(plan.pluginChanges);
         // Never silently: the default log level is warn.
-        log.warn(`lock is stale: ${plan.pluginChanges.length ? `plugin(s) changed since the last compile: ${what}` : what}; recompiling`);
+        log.warn(
+          `lock is stale: ${plan.pluginChanges.length ? `plugin(s) changed since the last compile: ${what}` : what}; recompiling`,
+        );
       }
     },
   });
@@ -122,7 +147,8 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   let lock: Lock | undefined;
   // Nothing changed since the last compile or verified start, the lock's bytes included: those
   // bytes were checked then, so they are parsed without a second schema pass (bench: startup).
-  const unchanged = verify === "fast" && quickUpToDate(paths, compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }));
+  const unchanged =
+    verify === "fast" && quickUpToDate(paths, compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }));
   if (unchanged) lock = parseTrustedLockText(await readFile(paths.lock, "utf8").catch(() => ""));
   if (!lock) {
     try {
@@ -146,7 +172,11 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   }
   // `off` trusts a lock it could read; `fast` trusts one the quick check vouched for.
   const trusted = lock && (verify === "off" || unchanged) ? lock : undefined;
-  const current = trusted ?? (marker ? await checkManagedLock(paths, marker, lock, opts, verify) : await compileUnmanaged(paths, lock, opts, verify, log));
+  const current =
+    trusted ??
+    (marker
+      ? await checkManagedLock(paths, marker, lock, opts, verify)
+      : await compileUnmanaged(paths, lock, opts, verify, log));
   const runtime = new Runtime(paths.home, current, { log });
   if (opts.beforeLoad) await opts.beforeLoad(runtime);
   try {

@@ -44,11 +44,26 @@ export function enableGrants(view: PluginView, raw: readonly string[] | undefine
 }
 
 /** Consent after `enable` (interactive on a terminal, headless with --grant, pending otherwise). Returns whether config changed. */
-export async function consentOnEnable(paths: HomePaths, view: PluginView, grants: CapabilityId[] | undefined, guard: OwnershipGuard, io: Io): Promise<boolean> {
+export async function consentOnEnable(
+  paths: HomePaths,
+  view: PluginView,
+  grants: CapabilityId[] | undefined,
+  guard: OwnershipGuard,
+  io: Io,
+): Promise<boolean> {
   const declared = knownCapabilities(view.candidate.manifest?.capabilities ?? []);
   if (!declared.length) return false;
   const config = (await loadConfig(paths.config)).value;
-  const r = await runConsent({ configFile: paths.config, config, key: view.candidate.key, declared, context: "enable", io, grants, guard });
+  const r = await runConsent({
+    configFile: paths.config,
+    config,
+    key: view.candidate.key,
+    declared,
+    context: "enable",
+    io,
+    grants,
+    guard,
+  });
   return r.recorded;
 }
 
@@ -71,13 +86,23 @@ export async function togglePlugin(o: TogglePluginOptions): Promise<TogglePlugin
   const grants = verb === "enable" ? enableGrants(view, o.grant) : undefined;
   const declared = knownCapabilities(view.candidate.manifest?.capabilities ?? []);
   // --grant is written in the same config write as the enable: a kill never leaves one without the other.
-  const withGrants = grants?.length ? (cur: LoadedConfig) => consentEdits(cur.value, ref.key, grants, declared, "flag", guard).edits : undefined;
+  const withGrants = grants?.length
+    ? (cur: LoadedConfig) => consentEdits(cur.value, ref.key, grants, declared, "flag", guard).edits
+    : undefined;
   // Refused before writing when the edit would leave the home unable to compile (a required plugin).
   const check = editCompileCheck(paths.home);
-  const res = verb === "enable" ? await enablePlugin(paths.config, ref, guard, withGrants, check) : await disablePlugin(paths.config, ref, guard, check);
-  const edit: ToggleEdit = { res, ...(grants ? { grants } : {}), pending: grants ? declared.filter((c) => !grants.includes(c)) : [] };
+  const res =
+    verb === "enable"
+      ? await enablePlugin(paths.config, ref, guard, withGrants, check)
+      : await disablePlugin(paths.config, ref, guard, check);
+  const edit: ToggleEdit = {
+    res,
+    ...(grants ? { grants } : {}),
+    pending: grants ? declared.filter((c) => !grants.includes(c)) : [],
+  };
   o.onEdited?.(edit);
-  const consented = verb === "enable" && !grants?.length && (await consentOnEnable(paths, view, undefined, guard, o.io));
+  const consented =
+    verb === "enable" && !grants?.length && (await consentOnEnable(paths, view, undefined, guard, o.io));
   // One truth: the lock follows every edit of the enable lists and grants.
   const compiled = res.changed || consented ? await compile({ home: paths.home }) : undefined;
   const broken = view.conflict || view.candidate.status !== "ok";

@@ -15,11 +15,20 @@ export async function validatePluginDir(dir: string): Promise<{ candidate?: Cand
   const abs = resolve(dir);
   const st = await fsp.stat(abs).catch((e: NodeJS.ErrnoException) => e);
   if (st instanceof Error) {
-    return { diagnostics: [diagnostic("E_FS_READ", `cannot read ${abs}: ${st.code === "ENOENT" ? "no such folder" : st.message}`, { file: abs })] };
+    return {
+      diagnostics: [
+        diagnostic("E_FS_READ", `cannot read ${abs}: ${st.code === "ENOENT" ? "no such folder" : st.message}`, {
+          file: abs,
+        }),
+      ],
+    };
   }
   if (!st.isDirectory()) return { diagnostics: [diagnostic("E_FS_READ", `${abs} is not a folder`, { file: abs })] };
   const candidate = await candidateFromFolder(abs, "user", { dirName: basename(abs) });
-  if (!candidate) return { diagnostics: [diagnostic("E_DISCOVERY_NO_MANIFEST", `${abs} has no plugin.yaml or plugin.yml`, { file: abs })] };
+  if (!candidate)
+    return {
+      diagnostics: [diagnostic("E_DISCOVERY_NO_MANIFEST", `${abs} has no plugin.yaml or plugin.yml`, { file: abs })],
+    };
   const diagnostics = [...candidate.diagnostics, ...(candidate.ignoredFields ?? [])];
   const m = candidate.manifest;
   if (m) {
@@ -30,7 +39,13 @@ export async function validatePluginDir(dir: string): Promise<{ candidate?: Cand
         if (isHookName(h)) return;
         const near = suggestHook(h);
         const where = src?.locate([field, i]) ?? { file: candidate.manifestFile, path: `${field}[${i}]` };
-        diagnostics.push(diagnostic("W_MANIFEST_UNKNOWN_HOOK", `unknown hook '${h}' in ${field}${near ? `; did you mean '${near}'?` : " (see docs/hooks.md)"}`, where));
+        diagnostics.push(
+          diagnostic(
+            "W_MANIFEST_UNKNOWN_HOOK",
+            `unknown hook '${h}' in ${field}${near ? `; did you mean '${near}'?` : " (see docs/hooks.md)"}`,
+            where,
+          ),
+        );
       });
     }
   }

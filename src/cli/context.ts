@@ -19,12 +19,17 @@ export function explicitHome(cmd: Command): boolean {
 }
 
 /** What the read-only `plugins` commands pass to the app layer: the home, and notes to stderr. */
-export function inspectOptions(cmd: Command): { paths: HomePaths; explicitHome: boolean; warn: (line: string) => void } {
+export function inspectOptions(cmd: Command): {
+  paths: HomePaths;
+  explicitHome: boolean;
+  warn: (line: string) => void;
+} {
   return { paths: homeOf(cmd), explicitHome: explicitHome(cmd), warn: err };
 }
 
 /** Warnings about the config itself are shown once per command, never fatal for read commands. */
 export function reportConfigProblems(ds: readonly Diagnostic[]): void {
   const errors = ds.filter((d) => d.severity === "error");
-  if (errors.length) err(`warning: ${errors.length} problem(s) in config.yaml; run \`hermes config validate\` for details`);
+  if (errors.length)
+    err(`warning: ${errors.length} problem(s) in config.yaml; run \`hermes config validate\` for details`);
 }

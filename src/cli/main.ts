@@ -47,7 +47,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       report(e, json);
       return e.exitCode;
     }
-    const internal = new HermesError("E_INTERNAL", { message: `unexpected error: ${(e as Error)?.message ?? String(e)}` });
+    const internal = new HermesError("E_INTERNAL", {
+      message: `unexpected error: ${(e as Error)?.message ?? String(e)}`,
+    });
     report(internal, json);
     if (process.env.HERMES_LOG_LEVEL === "debug") process.stderr.write(`${(e as Error)?.stack ?? ""}\n`);
     return 1;

@@ -1,7 +1,8 @@
 import { Option, type Command } from "commander";
 import { formatDiagnostic, formatGithub, type Diagnostic } from "../core/errors.js";
 
-const useColor = (stream: NodeJS.WriteStream) => Boolean(stream.isTTY) && !process.env.NO_COLOR && process.env.TERM !== "dumb";
+const useColor = (stream: NodeJS.WriteStream) =>
+  Boolean(stream.isTTY) && !process.env.NO_COLOR && process.env.TERM !== "dumb";
 
 function paint(code: string, s: string, stream: NodeJS.WriteStream = process.stdout): string {
   return useColor(stream) ? `\u001b[${code}m${s}\u001b[0m` : s;
@@ -34,7 +35,9 @@ const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
  * every command), and the compile it ran summarized as `generation` (the plan has its own command).
  * Only the top level is renamed: nested values may hold user data whose keys must stay as written.
  */
-export function resultJson(r: object & { compile?: { applied: boolean; generation?: number } }): Record<string, unknown> {
+export function resultJson(
+  r: object & { compile?: { applied: boolean; generation?: number } },
+): Record<string, unknown> {
   const { compile, ...rest } = r;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(rest)) out[snake(k)] = v;
@@ -68,7 +71,11 @@ export interface ValidatorOptions {
 /** The options every validator shares: `--json` (alias of `--format json`), `--format`, `--strict`. */
 export function validatorOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option("--format <format>", "output format (github: workflow annotations)").choices(["text", "json", "github"]).default("text"))
+    .addOption(
+      new Option("--format <format>", "output format (github: workflow annotations)")
+        .choices(["text", "json", "github"])
+        .default("text"),
+    )
     .option("--json", "same as --format json")
     .option("--strict", "warnings fail too (exit 1), for CI");
 }

@@ -34,7 +34,9 @@ export async function addPluginCliCommands(program: Command, args: readonly stri
   if (entry.setup_fn) entry.setup_fn(cmd);
   cmd.action(async (...actionArgs: unknown[]) => {
     const self = actionArgs[actionArgs.length - 1] as Command;
-    await runPluginCliCommand(found, self.opts(), self.args, (r) => process.stdout.write(r.endsWith("\n") ? r : `${r}\n`));
+    await runPluginCliCommand(found, self.opts(), self.args, (r) =>
+      process.stdout.write(r.endsWith("\n") ? r : `${r}\n`),
+    );
   });
   program.addCommand(cmd);
 }

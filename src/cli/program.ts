@@ -12,11 +12,14 @@ import { pluginsCommand } from "./commands/plugins.js";
 
 /** --verbose / --quiet win over HERMES_LOG_LEVEL; an unknown HERMES_LOG_LEVEL is refused, not ignored. */
 export function applyLogLevel(o: { verbose?: boolean; quiet?: boolean }): void {
-  if (o.verbose && o.quiet) throw new HermesError("E_USAGE", { message: "--verbose and --quiet contradict each other; give one" });
+  if (o.verbose && o.quiet)
+    throw new HermesError("E_USAGE", { message: "--verbose and --quiet contradict each other; give one" });
   if (o.verbose) return setLogLevel("debug");
   if (o.quiet) return setLogLevel("error");
   if (envLogLevel() === false) {
-    throw new HermesError("E_LOG_LEVEL", { message: `HERMES_LOG_LEVEL=${JSON.stringify(process.env.HERMES_LOG_LEVEL)} is not a log level (use ${LOG_LEVELS.join(", ")})` });
+    throw new HermesError("E_LOG_LEVEL", {
+      message: `HERMES_LOG_LEVEL=${JSON.stringify(process.env.HERMES_LOG_LEVEL)} is not a log level (use ${LOG_LEVELS.join(", ")})`,
+    });
   }
 }
 
@@ -32,13 +35,19 @@ export function buildProgram(): Command {
     .option("-p, --profile <name>", "use the profile <home>/profiles/<name> (it must exist, unless --create)")
     .option("--create", "create the --profile folder when it does not exist")
     .option("--verbose", "log more: debug level (overrides HERMES_LOG_LEVEL)")
-    .option("--quiet", "log errors only (overrides HERMES_LOG_LEVEL); no -q: `chat -q` is the query, as in the original")
+    .option(
+      "--quiet",
+      "log errors only (overrides HERMES_LOG_LEVEL); no -q: `chat -q` is the query, as in the original",
+    )
     .showHelpAfterError("(run with --help for usage)")
     .enablePositionalOptions(false);
   // Every command, plugin commands included, starts here: the log level is settled before it runs.
   program.hook("preAction", () => applyLogLevel(program.opts<{ verbose?: boolean; quiet?: boolean }>()));
   // A mistyped profile is an error before any command reads or creates anything.
-  program.hook("preAction", () => void assertProfile(program.opts<{ home?: string; profile?: string; create?: boolean }>()));
+  program.hook(
+    "preAction",
+    () => void assertProfile(program.opts<{ home?: string; profile?: string; create?: boolean }>()),
+  );
   program.addCommand(pluginsCommand());
   program.addCommand(configCommand());
   program.addCommand(compileCommand());

@@ -48,7 +48,6 @@ export interface CompileResult {
   home: string;
 }
 
-
 /** The home-wide lock: one compile (or rollback) at a time per home. */
 function withHomeLock<T>(paths: HomePaths, fn: () => Promise<T>): Promise<T> {
   return withFileLock(join(paths.home, ".compile"), fn, { timeoutMs: 60_000 });
@@ -67,18 +66,34 @@ function refuse(plan: CompilePlan): never {
  * and new links are put in place, then one rename makes the generation current; stale links
  * are removed last. Any step may be killed: the generation in force is the old or the new one.
  */
-async function applyPlan(paths: HomePaths, plan: CompilePlan, expectConfig: string | undefined): Promise<number | undefined> {
+async function applyPlan(
+  paths: HomePaths,
+  plan: CompilePlan,
+  expectConfig: string | undefined,
+): Promise<number | undefined> {
   await assertLinkSlotsFree(paths, plan.links);
   // A kill from here on leaves config and links ahead of the lock: the record tells the next start what to re-run.
-  await writePendingRecord(paths, { spec: plan.lock.deployment.spec, kind: plan.managedKind, at: new Date().toISOString() });
+  await writePendingRecord(paths, {
+    spec: plan.lock.deployment.spec,
+    kind: plan.managedKind,
+    at: new Date().toISOString(),
+  });
   let generation = await currentGeneration(paths);
   if (plan.lockChanged || generation === undefined) {
-    generation = await writeGeneration(paths, plan.lockText, plan.links, plan.declared, {
-      created_at: new Date().toISOString(),
-      reason: "compile",
-      spec: plan.lock.deployment.spec,
-      kind: plan.managedKind,
-    }, plan.files, plan.configChanged ? plan.configText : (expectConfig ?? null));
+    generation = await writeGeneration(
+      paths,
+      plan.lockText,
+      plan.links,
+      plan.declared,
+      {
+        created_at: new Date().toISOString(),
+        reason: "compile",
+        spec: plan.lock.deployment.spec,
+        kind: plan.managedKind,
+      },
+      plan.files,
+      plan.configChanged ? plan.configText : (expectConfig ?? null),
+    );
     await registerGcRoots(paths, generation, plan.links);
   }
   if (plan.configChanged) {
@@ -166,10 +181,17 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
       // Temps of a compile that was killed mid-write; their writers are gone.
       for (const dir of [paths.home, paths.plugins, paths.cache, paths.nodeModules]) await sweepStaleTemps(dir);
       await migrateEnabledList(home, opts.env, opts.announce).catch(() => undefined);
-    } else if (await fsp.stat(home).then((s) => s.isDirectory(), () => false)) {
+    } else if (
+      await fsp.stat(home).then(
+        (s) => s.isDirectory(),
+        () => false,
+      )
+    ) {
       // A dry run predicts the real run, so it plans on the config as the migration would leave it.
       const cur = await loadConfig(paths.config);
-      const m = cur.diagnostics.some((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING") ? undefined : await planMigration(home, cur, opts.env);
+      const m = cur.diagnostics.some((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING")
+        ? undefined
+        : await planMigration(home, cur, opts.env);
       if (m?.edits.length) {
         configText = applyYamlEdits(cur.text, m.edits);
         (opts.announce ?? ((line: string) => logger().warn(line)))(migrationNotice(m.names, true));
@@ -206,13 +228,22 @@ export interface RollbackResult {
  * current and its declared overlay is re-applied to config.yaml. When the home changed since
  * (user edits, plugin files), a spec-less compile on top records that in a new generation.
  */
-export async function rollback(opts: { home: string; to?: number; cwd?: string; env?: NodeJS.ProcessEnv }): Promise<RollbackResult> {
+export async function rollback(opts: {
+  home: string;
+  to?: number;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}): Promise<RollbackResult> {
   const paths = homePaths(resolve(opts.home));
   return withHomeLock(paths, async () => {
     const cur = await currentGeneration(paths);
-    const nums = (await fsp.readdir(paths.generations).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
+    const nums = (await fsp.readdir(paths.generations).catch(() => [] as string[]))
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .sort((a, b) => a - b);
     const target = opts.to ?? nums.filter((n) => cur === undefined || n < cur).pop();
-    if (target === undefined) throw new HermesError("E_COMPILE_NO_GENERATION", { message: "there is no earlier generation to roll back to" });
+    if (target === undefined)
+      throw new HermesError("E_COMPILE_NO_GENERATION", { message: "there is no earlier generation to roll back to" });
     const gen = await readGeneration(paths, target);
     const curLock = cur !== undefined ? (await readGeneration(paths, cur)).lock : undefined;
     await assertLinkSlotsFree(paths, gen.lock.deployment.links);
@@ -236,13 +267,24 @@ export async function rollback(opts: { home: string; to?: number; cwd?: string; 
     await switchTo(paths, target);
     await writeRollbackRecord(paths, { to: target, from: cur ?? null, at: new Date().toISOString() });
     const keep = new Set(gen.lock.deployment.links.map((l) => l.link));
-    await removeLinks(paths, (curLock?.deployment.links ?? []).map((l) => l.link).filter((l) => !keep.has(l)));
+    await removeLinks(
+      paths,
+      (curLock?.deployment.links ?? []).map((l) => l.link).filter((l) => !keep.has(l)),
+    );
     // The rolled-back lock may be stale against today's files; compile on top if so.
     const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env });
     const plan = planCompile(inputs);
     const diagnostics = plan.diagnostics;
     if (!plan.ok) {
-      return { from: cur, to: target, recompiled: false, diagnostics: [...diagnostics, diagnostic("E_COMPILE_STALE", `generation ${target} is in force but does not match the home as it is now`)] };
+      return {
+        from: cur,
+        to: target,
+        recompiled: false,
+        diagnostics: [
+          ...diagnostics,
+          diagnostic("E_COMPILE_STALE", `generation ${target} is in force but does not match the home as it is now`),
+        ],
+      };
     }
     let generation: number | undefined = target;
     if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
@@ -261,7 +303,8 @@ const errorKey = (d: Diagnostic) => `${d.code}\0${d.message}\0${d.file ?? ""}\0$
 export function editCompileCheck(home: string, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): EditCheck {
   return async (before, nextText) => {
     const paths = homePaths(resolve(home));
-    const plan = async (configText: string) => planCompile(await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, configText }));
+    const plan = async (configText: string) =>
+      planCompile(await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, configText }));
     const after = await plan(nextText);
     const added = after.diagnostics.filter((d) => d.severity === "error");
     if (!added.length) return;

@@ -63,7 +63,9 @@ export function parseDeploySpec(text: string, file: string): { spec?: DeploySpec
   if (!source.ok) return { diagnostics };
   const raw = source.value;
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
-    return { diagnostics: [diagnostic("E_SPEC_INVALID", "the deploy spec must be a mapping", { file, line: 1, col: 1 })] };
+    return {
+      diagnostics: [diagnostic("E_SPEC_INVALID", "the deploy spec must be a mapping", { file, line: 1, col: 1 })],
+    };
   }
   for (const d of validateSchema("deploy-spec", raw, { source, unknownFields: "error" })) {
     diagnostics.push(d.severity === "error" ? { ...d, code: "E_SPEC_INVALID" } : d);

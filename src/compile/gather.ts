@@ -82,13 +82,21 @@ function readGitOrigins(text: string | undefined, file: string, diagnostics: Dia
   } catch (e) {
     if (!(e instanceof HermesError)) throw e;
     diagnostics.push(
-      diagnostic("W_INSTALL_METADATA_CORRUPT", `${e.message}; the lock records no git origins until it is fixed`, { file: e.file, line: e.line, col: e.col, path: e.path }),
+      diagnostic("W_INSTALL_METADATA_CORRUPT", `${e.message}; the lock records no git origins until it is fixed`, {
+        file: e.file,
+        line: e.line,
+        col: e.col,
+        path: e.path,
+      }),
     );
     return {};
   }
 }
 
-async function resolveSpecTargets(spec: DeploySpec, paths: HomePaths): Promise<{ targets: SpecTarget[]; diagnostics: Diagnostic[] }> {
+async function resolveSpecTargets(
+  spec: DeploySpec,
+  paths: HomePaths,
+): Promise<{ targets: SpecTarget[]; diagnostics: Diagnostic[] }> {
   const targets: SpecTarget[] = [];
   const diagnostics: Diagnostic[] = [];
   const seen = new Map<string, SpecTarget>();
@@ -96,14 +104,22 @@ async function resolveSpecTargets(spec: DeploySpec, paths: HomePaths): Promise<{
     if (t.entry.key !== undefined && t.entry.key !== t.candidate.key) {
       const from = t.candidate.manifestFile ?? t.entry.path;
       diagnostics.push(
-        diagnostic("E_SPEC_KEY_MISMATCH", `entry ${t.entry.path} declares key '${t.entry.key}', but ${from} gives the key '${t.candidate.key}'`, spec.source.locate([...t.entry.at, "key"])),
+        diagnostic(
+          "E_SPEC_KEY_MISMATCH",
+          `entry ${t.entry.path} declares key '${t.entry.key}', but ${from} gives the key '${t.candidate.key}'`,
+          spec.source.locate([...t.entry.at, "key"]),
+        ),
       );
       return;
     }
     const prev = seen.get(t.candidate.key);
     if (prev) {
       diagnostics.push(
-        diagnostic("E_SPEC_DUPLICATE_KEY", `plugin key '${t.candidate.key}' is claimed by ${prev.entry.path} and ${t.entry.path}`, spec.source.locate([...t.entry.at, "path"])),
+        diagnostic(
+          "E_SPEC_DUPLICATE_KEY",
+          `plugin key '${t.candidate.key}' is claimed by ${prev.entry.path} and ${t.entry.path}`,
+          spec.source.locate([...t.entry.at, "path"]),
+        ),
       );
       return;
     }
@@ -128,7 +144,13 @@ async function resolveSpecTargets(spec: DeploySpec, paths: HomePaths): Promise<{
       entry,
       kind: "plugin",
       link,
-      candidate: { ...c, dirName: `${NIX_LINK_PREFIX}${c.key}`, path: join(paths.home, link), linkTarget: entry.path, origin: "nix" },
+      candidate: {
+        ...c,
+        dirName: `${NIX_LINK_PREFIX}${c.key}`,
+        path: join(paths.home, link),
+        linkTarget: entry.path,
+        origin: "nix",
+      },
     });
   }
   for (const entry of spec.npmPackages) {
@@ -137,19 +159,34 @@ async function resolveSpecTargets(spec: DeploySpec, paths: HomePaths): Promise<{
       diagnostics.push(
         ...(r.diagnostics.length
           ? r.diagnostics
-          : [diagnostic("E_SPEC_NO_MANIFEST", `${entry.path} is not an npm package with a "hermes-plugin" field`, spec.source.locate([...entry.at, "path"]))]),
+          : [
+              diagnostic(
+                "E_SPEC_NO_MANIFEST",
+                `${entry.path} is not an npm package with a "hermes-plugin" field`,
+                spec.source.locate([...entry.at, "path"]),
+              ),
+            ]),
       );
       continue;
     }
     const link = `node_modules/${r.packageName}`;
-    add({ entry, kind: "npm", link, candidate: { ...r.candidate, path: join(paths.home, link), linkTarget: entry.path } });
+    add({
+      entry,
+      kind: "npm",
+      link,
+      candidate: { ...r.candidate, path: join(paths.home, link), linkTarget: entry.path },
+    });
   }
   // By key: the order of the spec's entries never changes what is compiled (only plugins.order does).
   targets.sort((a, b) => (a.candidate.key < b.candidate.key ? -1 : a.candidate.key > b.candidate.key ? 1 : 0));
   return { targets, diagnostics };
 }
 
-async function loadSpec(specFile: string | undefined, paths: HomePaths, diagnostics: Diagnostic[]): Promise<{ spec: DeploySpec | undefined; specTargets: SpecTarget[] }> {
+async function loadSpec(
+  specFile: string | undefined,
+  paths: HomePaths,
+  diagnostics: Diagnostic[],
+): Promise<{ spec: DeploySpec | undefined; specTargets: SpecTarget[] }> {
   if (!specFile) return { spec: undefined, specTargets: [] };
   const r = await loadDeploySpec(specFile);
   diagnostics.push(...r.diagnostics);
@@ -165,13 +202,20 @@ async function readPreviousLock(paths: HomePaths, diagnostics: Diagnostic[]): Pr
   } catch (e) {
     // A broken lock is replaced by the compile; say so rather than refuse.
     const code = e instanceof HermesError && e.code === "E_LOCK_TAMPERED" ? "E_LOCK_TAMPERED" : "E_LOCK_INVALID";
-    diagnostics.push({ ...diagnostic(code, `${(e as HermesError).message}; it will be rewritten`, { file: paths.lock }), severity: "warning" });
+    diagnostics.push({
+      ...diagnostic(code, `${(e as HermesError).message}; it will be rewritten`, { file: paths.lock }),
+      severity: "warning",
+    });
     return undefined;
   }
 }
 
 /** Integrity of every winner and conflicting candidate, each real folder hashed once. */
-async function hashCandidates(discovery: Discovery, cache: IntegrityCache, fullHash: boolean | undefined): Promise<CompileInputs["integrity"]> {
+async function hashCandidates(
+  discovery: Discovery,
+  cache: IntegrityCache,
+  fullHash: boolean | undefined,
+): Promise<CompileInputs["integrity"]> {
   const integrity: CompileInputs["integrity"] = new Map();
   const hashed = new Set<string>();
   const toHash = [...discovery.resolution.winners, ...[...discovery.resolution.conflicts.values()].flat()];
@@ -182,7 +226,10 @@ async function hashCandidates(discovery: Discovery, cache: IntegrityCache, fullH
       try {
         integrity.set(c.realPath!, await cache.integrity(c.realPath!, { full: fullHash }));
       } catch (e) {
-        const he = e instanceof HermesError ? e : new HermesError("E_FS_READ", { message: `cannot hash ${c.realPath}: ${(e as Error).message}` });
+        const he =
+          e instanceof HermesError
+            ? e
+            : new HermesError("E_FS_READ", { message: `cannot hash ${c.realPath}: ${(e as Error).message}` });
         integrity.set(c.realPath!, { error: he.toDiagnostic() });
       }
     }
@@ -192,9 +239,17 @@ async function hashCandidates(discovery: Discovery, cache: IntegrityCache, fullH
 }
 
 /** Where the deployment's links (recorded, declared and nix-managed) point now. */
-async function readLinksOnDisk(paths: HomePaths, previous: Lock | undefined, specTargets: SpecTarget[]): Promise<Record<string, string>> {
-  const linkPaths = new Set<string>([...(previous?.deployment.links ?? []).map((l) => l.link), ...specTargets.map((t) => t.link)]);
-  for (const name of await fsp.readdir(paths.plugins).catch(() => [] as string[])) if (name.startsWith(NIX_LINK_PREFIX)) linkPaths.add(`plugins/${name}`);
+async function readLinksOnDisk(
+  paths: HomePaths,
+  previous: Lock | undefined,
+  specTargets: SpecTarget[],
+): Promise<Record<string, string>> {
+  const linkPaths = new Set<string>([
+    ...(previous?.deployment.links ?? []).map((l) => l.link),
+    ...specTargets.map((t) => t.link),
+  ]);
+  for (const name of await fsp.readdir(paths.plugins).catch(() => [] as string[]))
+    if (name.startsWith(NIX_LINK_PREFIX)) linkPaths.add(`plugins/${name}`);
   const linksOnDisk: Record<string, string> = {};
   for (const l of [...linkPaths].sort()) {
     const v = await fsp.readlink(join(paths.home, l)).catch(() => undefined);
@@ -205,11 +260,15 @@ async function readLinksOnDisk(paths: HomePaths, previous: Lock | undefined, spe
 
 /** Ownership recorded by a generation newer than the current one (an activation that did not finish). */
 async function readPendingOwnership(paths: HomePaths): Promise<CompileInputs["pendingOwnership"]> {
-  const gens = (await fsp.readdir(paths.generations).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number);
+  const gens = (await fsp.readdir(paths.generations).catch(() => [] as string[]))
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number);
   const newest = gens.length ? Math.max(...gens) : undefined;
   const currentGen = await fsp.readlink(join(paths.generations, "current")).then(Number, () => undefined);
   if (!(newest !== undefined && (currentGen === undefined || newest > currentGen))) return undefined;
-  const text = await readTextIfExists(join(paths.generations, String(newest), "hermes.lock.json")).catch(() => undefined);
+  const text = await readTextIfExists(join(paths.generations, String(newest), "hermes.lock.json")).catch(
+    () => undefined,
+  );
   try {
     const d = text ? (JSON.parse(text) as Lock).deployment : undefined;
     if (d) return ownershipOf(d);
@@ -240,7 +299,8 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
   const paths = homePaths(resolve(opts.home));
   const diagnostics: Diagnostic[] = [];
   const { spec, specTargets } = await loadSpec(opts.specFile, paths, diagnostics);
-  const configText = opts.configText ?? (await readTextCappedIfExists(paths.config, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE"));
+  const configText =
+    opts.configText ?? (await readTextCappedIfExists(paths.config, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE"));
   const previousText = await readTextIfExists(paths.lock).catch(() => undefined);
   const previous = await readPreviousLock(paths, diagnostics);
   const managedKind = opts.managed ?? (await readManaged(paths))?.kind ?? null;
@@ -252,7 +312,13 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     adjust: spec
       ? (cands) => [
           // The spec replaces the deployment's links: drop the ones on disk, add what it declares.
-          ...cands.filter((c) => !(c.linkTarget !== undefined && (previousLinks.has(c.path) || (c.source === "user" && c.dirName.startsWith(NIX_LINK_PREFIX))))),
+          ...cands.filter(
+            (c) =>
+              !(
+                c.linkTarget !== undefined &&
+                (previousLinks.has(c.path) || (c.source === "user" && c.dirName.startsWith(NIX_LINK_PREFIX)))
+              ),
+          ),
           ...specTargets.map((t) => t.candidate),
         ]
       : undefined,
@@ -282,7 +348,10 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     managedKind,
     discovery,
     integrity,
-    env: { roots: sourceRoots({ home: paths.home, cwd: opts.cwd, env }).map((r) => `${r.source}:${r.dir}`), projectPlugins: envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env) },
+    env: {
+      roots: sourceRoots({ home: paths.home, cwd: opts.cwd, env }).map((r) => `${r.source}:${r.dir}`),
+      projectPlugins: envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env),
+    },
     gitOrigins: readGitOrigins(metadataText, paths.installMetadata, diagnostics),
     metadataText,
     diagnostics: [...diagnostics, ...discovery.diagnostics],

@@ -61,7 +61,11 @@ export async function readPendingRecord(paths: HomePaths): Promise<PendingRecord
   try {
     const v = JSON.parse(await fsp.readFile(join(paths.generations, PENDING_RECORD), "utf8")) as Partial<PendingRecord>;
     if (typeof v.at !== "string") return undefined;
-    return { spec: typeof v.spec === "string" ? v.spec : null, kind: typeof v.kind === "string" ? v.kind : null, at: v.at };
+    return {
+      spec: typeof v.spec === "string" ? v.spec : null,
+      kind: typeof v.kind === "string" ? v.kind : null,
+      at: v.at,
+    };
   } catch {
     return undefined;
   }
@@ -82,8 +86,12 @@ export async function writeRollbackRecord(paths: HomePaths, rec: RollbackRecord)
 
 async function readRollbackRecord(paths: HomePaths): Promise<RollbackRecord | undefined> {
   try {
-    const v = JSON.parse(await fsp.readFile(join(paths.generations, ROLLBACK_RECORD), "utf8")) as Partial<RollbackRecord>;
-    return typeof v.to === "number" && typeof v.at === "string" ? { to: v.to, from: typeof v.from === "number" ? v.from : null, at: v.at } : undefined;
+    const v = JSON.parse(
+      await fsp.readFile(join(paths.generations, ROLLBACK_RECORD), "utf8"),
+    ) as Partial<RollbackRecord>;
+    return typeof v.to === "number" && typeof v.at === "string"
+      ? { to: v.to, from: typeof v.from === "number" ? v.from : null, at: v.at }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -136,7 +144,8 @@ export async function writeGeneration(
   await writeFileAtomic(join(tmp, "overlay.json"), `${JSON.stringify({ declared }, null, 2)}\n`, { mode });
   await writeFileAtomic(join(tmp, "files.json"), `${JSON.stringify(files)}\n`, { mode });
   await writeFileAtomic(join(tmp, "meta.json"), `${JSON.stringify({ generation: n, ...meta }, null, 2)}\n`, { mode });
-  if (configText !== undefined) await writeFileAtomic(join(tmp, "config.json"), `${JSON.stringify({ text: configText })}\n`, { mode });
+  if (configText !== undefined)
+    await writeFileAtomic(join(tmp, "config.json"), `${JSON.stringify({ text: configText })}\n`, { mode });
   for (const l of links) {
     await fsp.symlink(l.target, join(tmp, "links", farmName(l.link)));
     await ownLikeParent(join(tmp, "links", farmName(l.link)));
@@ -155,7 +164,12 @@ export async function writeGeneration(
  * (`/nix/var/nix/gcroots/auto/<hash>` → farm link), as `nix-store --add-root --indirect` makes.
  * Pruning the generation leaves the root dangling, and Nix's collector then drops it.
  */
-export async function registerGcRoots(paths: HomePaths, generation: number, links: readonly LockLink[], autoDir = "/nix/var/nix/gcroots/auto"): Promise<number> {
+export async function registerGcRoots(
+  paths: HomePaths,
+  generation: number,
+  links: readonly LockLink[],
+  autoDir = "/nix/var/nix/gcroots/auto",
+): Promise<number> {
   const store = links.filter((l) => l.target.startsWith("/nix/store/"));
   if (!store.length) return 0;
   try {
@@ -224,17 +238,26 @@ export async function switchTo(paths: HomePaths, n: number): Promise<void> {
 export async function readGeneration(
   paths: HomePaths,
   n: number,
-): Promise<{ lock: Lock; declared: Record<string, unknown> | null; meta: GenerationMeta; config?: { text: string | null } }> {
+): Promise<{
+  lock: Lock;
+  declared: Record<string, unknown> | null;
+  meta: GenerationMeta;
+  config?: { text: string | null };
+}> {
   const dir = join(paths.generations, String(n));
   let lockText: string;
   try {
     lockText = await fsp.readFile(join(dir, "hermes.lock.json"), "utf8");
   } catch {
-    throw new HermesError("E_COMPILE_NO_GENERATION", { message: `generation ${n} does not exist in ${paths.generations}` });
+    throw new HermesError("E_COMPILE_NO_GENERATION", {
+      message: `generation ${n} does not exist in ${paths.generations}`,
+    });
   }
   const { lock, diagnostics } = parseLockText(lockText, join(dir, "hermes.lock.json"));
   if (!lock) throw new HermesError("E_LOCK_INVALID", { message: `generation ${n} has an invalid lock`, diagnostics });
-  const overlay = JSON.parse(await fsp.readFile(join(dir, "overlay.json"), "utf8").catch(() => "{}")) as { declared?: Record<string, unknown> | null };
+  const overlay = JSON.parse(await fsp.readFile(join(dir, "overlay.json"), "utf8").catch(() => "{}")) as {
+    declared?: Record<string, unknown> | null;
+  };
   const meta = JSON.parse(await fsp.readFile(join(dir, "meta.json"), "utf8").catch(() => "{}")) as GenerationMeta;
   // Generations written before config snapshots existed have none: rollback re-applies their overlay instead.
   let config: { text: string | null } | undefined;
@@ -248,9 +271,15 @@ export async function readGeneration(
 }
 
 /** Per-plugin file hashes recorded with a generation (for drift reports). */
-export async function readGenerationFiles(paths: HomePaths, n: number): Promise<Record<string, Record<string, string>>> {
+export async function readGenerationFiles(
+  paths: HomePaths,
+  n: number,
+): Promise<Record<string, Record<string, string>>> {
   try {
-    return JSON.parse(await fsp.readFile(join(paths.generations, String(n), "files.json"), "utf8")) as Record<string, Record<string, string>>;
+    return JSON.parse(await fsp.readFile(join(paths.generations, String(n), "files.json"), "utf8")) as Record<
+      string,
+      Record<string, string>
+    >;
   } catch {
     return {};
   }
@@ -272,7 +301,13 @@ export async function listGenerations(paths: HomePaths): Promise<GenerationInfo[
   for (const n of nums) {
     try {
       const g = await readGeneration(paths, n);
-      out.push({ ...g.meta, current: n === cur, current_reason: reason(n), plugins: g.lock.plugins.length, loading: g.lock.load_order.length });
+      out.push({
+        ...g.meta,
+        current: n === cur,
+        current_reason: reason(n),
+        plugins: g.lock.plugins.length,
+        loading: g.lock.load_order.length,
+      });
     } catch {
       // an unreadable generation is skipped in the listing; rollback to it reports the error
     }
@@ -290,6 +325,7 @@ export async function pruneGenerations(paths: HomePaths, keep = KEEP_GENERATIONS
     faultPoint();
   }
   for (const name of await fsp.readdir(paths.generations).catch(() => [] as string[])) {
-    if (name.startsWith(".") && name.endsWith(".tmp")) await fsp.rm(join(paths.generations, name), { recursive: true, force: true });
+    if (name.startsWith(".") && name.endsWith(".tmp"))
+      await fsp.rm(join(paths.generations, name), { recursive: true, force: true });
   }
 }

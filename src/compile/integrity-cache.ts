@@ -44,10 +44,14 @@ export class IntegrityCache {
   }
 
   /** Integrity (and per-file hashes) of the tree at `realPath`; store paths are trusted by path. */
-  async integrity(realPath: string, opts: { trustStore?: boolean; full?: boolean } = {}): Promise<{ integrity: string; files: Record<string, string> }> {
+  async integrity(
+    realPath: string,
+    opts: { trustStore?: boolean; full?: boolean } = {},
+  ): Promise<{ integrity: string; files: Record<string, string> }> {
     this.used.add(realPath);
     const cached = this.data.entries[realPath];
-    if (!opts.full && opts.trustStore !== false && isStorePath(realPath) && cached?.fp === "store" && cached.files) return cached;
+    if (!opts.full && opts.trustStore !== false && isStorePath(realPath) && cached?.fp === "store" && cached.files)
+      return cached;
     const entries = await listTree(realPath);
     this.listed.set(realPath, entries);
     const fp = isStorePath(realPath) && opts.trustStore !== false ? "store" : fingerprint(entries);

@@ -55,7 +55,8 @@ export function mergeDeclared(target: Record<string, unknown>, add: Record<strin
   for (const [k, v] of Object.entries(add)) {
     const cur = target[k];
     if (isMapping(cur) && isMapping(v)) mergeDeclared(cur, v);
-    else if (Array.isArray(cur) && Array.isArray(v)) target[k] = [...cur, ...v.filter((x) => !cur.some((c) => isDeepStrictEqual(c, x)))];
+    else if (Array.isArray(cur) && Array.isArray(v))
+      target[k] = [...cur, ...v.filter((x) => !cur.some((c) => isDeepStrictEqual(c, x)))];
     else target[k] = structuredClone(v);
   }
   return target;
@@ -86,7 +87,12 @@ function pruneEmptied(config: Record<string, unknown>, deleted: readonly string[
 const itemKey = (v: unknown) => JSON.stringify(v);
 export const listId = (path: readonly string[]) => JSON.stringify(path);
 
-export function planOverlay(config: Record<string, unknown>, declared: Record<string, unknown>, policy: ListPolicy, previous: Ownership): OverlayPlan {
+export function planOverlay(
+  config: Record<string, unknown>,
+  declared: Record<string, unknown>,
+  policy: ListPolicy,
+  previous: Ownership,
+): OverlayPlan {
   const edits: YamlEdit[] = [];
   const changes: OverlayChange[] = [];
   const owned: Ownership = { leaves: [], items: {} };

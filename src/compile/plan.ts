@@ -11,11 +11,20 @@ import { resolveGrants } from "../consent/grants.js";
 import { buildPluginSet, type PluginView } from "../discovery/plugin-set.js";
 import { HOOK_CATALOG_VERSION, isHookName, isMiddlewareKind, suggestHook } from "../contracts/hook-catalog.js";
 import type { CompileInputs, SpecTarget } from "./gather.js";
-import { lockChecksum, serializeLock, LOCK_SCHEMA, type Lock, type LockLink, type LockPlugin, type LockSettings } from "../contracts/lock.js";
+import {
+  lockChecksum,
+  serializeLock,
+  LOCK_SCHEMA,
+  type Lock,
+  type LockLink,
+  type LockPlugin,
+  type LockSettings,
+} from "../contracts/lock.js";
 import { mergeDeclared, planOverlay, type OverlayChange, type Ownership } from "./overlay.js";
 import { ownershipOf, ownershipRecord } from "../config/managed.js";
 
-export const KIT_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
+export const KIT_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string })
+  .version;
 
 export interface LinkChange {
   op: "add" | "replace" | "remove" | "repair";
@@ -78,7 +87,8 @@ export function settingsWarnings(config: ConfigValue, file: string): Diagnostic[
   const out: Diagnostic[] = [];
   for (const k of ["hook_callback_timeout", "load_timeout_seconds"]) {
     const v = plugins[k];
-    if (typeof v === "number" && v > 600) out.push(diagnostic("W_CONFIG_CLAMPED", `plugins.${k} = ${v} is clamped to 600`, { file, path: `plugins.${k}` }));
+    if (typeof v === "number" && v > 600)
+      out.push(diagnostic("W_CONFIG_CLAMPED", `plugins.${k} = ${v} is clamped to 600`, { file, path: `plugins.${k}` }));
   }
   return out;
 }
@@ -105,7 +115,8 @@ function declaredOverlay(inputs: CompileInputs): Record<string, unknown> | null 
   const declared = structuredClone(spec.settings);
   const enabled = inputs.specTargets.filter((t) => t.entry.enable).map((t) => t.candidate.key);
   const entries: Record<string, unknown> = {};
-  for (const t of inputs.specTargets) if (Object.keys(t.entry.settings).length) entries[t.candidate.key] = { settings: t.entry.settings };
+  for (const t of inputs.specTargets)
+    if (Object.keys(t.entry.settings).length) entries[t.candidate.key] = { settings: t.entry.settings };
   const plugins: Record<string, unknown> = {};
   if (enabled.length) plugins.enabled = enabled;
   if (Object.keys(entries).length) plugins.entries = entries;
@@ -141,7 +152,11 @@ function requiredSkipped(
     : m?.required
       ? { file: c.manifestFile, path: "required" }
       : { file: inputs.paths.config, path: `plugins.entries.${c.key}.required` };
-  const owner = dep?.required ? `the deploy spec${specFile ? ` ${specFile}` : ""}` : m?.required ? `its manifest (${c.manifestFile})` : `plugins.entries.${c.key}.required in ${inputs.paths.config}`;
+  const owner = dep?.required
+    ? `the deploy spec${specFile ? ` ${specFile}` : ""}`
+    : m?.required
+      ? `its manifest (${c.manifestFile})`
+      : `plugins.entries.${c.key}.required in ${inputs.paths.config}`;
   // The hint names the one edit that fixes this state, not the generic advice.
   const hint =
     view.verdict.state === "disabled"
@@ -149,7 +164,10 @@ function requiredSkipped(
       : view.verdict.state === "not-enabled"
         ? `enable it (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
         : `fix the plugin (\`hermes plugins why ${c.key}\`) or drop the requirement in ${owner}`;
-  return { ...diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, where), hint };
+  return {
+    ...diagnostic("E_COMPILE_INVALID_PLUGIN", `required plugin ${c.key} will not load: ${reason}`, where),
+    hint,
+  };
 }
 
 /** The catalog hooks a plugin declares; an unknown one is warned about when the plugin loads. */
@@ -160,7 +178,13 @@ function knownHooks(c: PluginView["candidate"], loads: boolean, diagnostics: Dia
     if (isHookName(h)) hooks.push(h);
     else if (loads) {
       const near = suggestHook(h);
-      diagnostics.push(diagnostic("W_MANIFEST_UNKNOWN_HOOK", `plugin ${c.key} declares unknown hook '${h}'${near ? `; did you mean '${near}'?` : ""}`, { file: c.manifestFile, path: "hooks" }));
+      diagnostics.push(
+        diagnostic(
+          "W_MANIFEST_UNKNOWN_HOOK",
+          `plugin ${c.key} declares unknown hook '${h}'${near ? `; did you mean '${near}'?` : ""}`,
+          { file: c.manifestFile, path: "hooks" },
+        ),
+      );
     }
   }
   return hooks;
@@ -182,24 +206,34 @@ function lockPlugin(
   const entry = pluginEntry(config, c.key);
   const required = Boolean(dep?.required || m?.required || entry.required === true);
   if (hashed?.error) {
-    if (action !== "skip" || spec) diagnostics.push({ ...hashed.error, message: `plugin ${c.key}: ${hashed.error.message}` });
+    if (action !== "skip" || spec)
+      diagnostics.push({ ...hashed.error, message: `plugin ${c.key}: ${hashed.error.message}` });
     else diagnostics.push({ ...hashed.error, severity: "warning" });
     action = "skip";
     reason = `cannot verify: ${hashed.error.message}`;
   }
   if (spec && c.status !== "ok") {
     diagnostics.push(
-      diagnostic("E_COMPILE_INVALID_PLUGIN", `deploy spec plugin ${spec.entry.path} cannot load: ${view.verdict.reason}`, inputs.spec!.source.locate([...spec.entry.at, "path"])),
+      diagnostic(
+        "E_COMPILE_INVALID_PLUGIN",
+        `deploy spec plugin ${spec.entry.path} cannot load: ${view.verdict.reason}`,
+        inputs.spec!.source.locate([...spec.entry.at, "path"]),
+      ),
     );
   }
   if (required && action === "skip") {
     diagnostics.push(requiredSkipped(view, inputs, spec, dep, reason));
   } else if (view.verdict.state === "enabled" && !spec && c.status !== "ok") {
     // Enabled but broken: the lock records why; say it here too, with the plugin's own findings.
-    diagnostics.push(diagnostic("W_COMPILE_PLUGIN_SKIPPED", `enabled plugin ${c.key} will not load: ${reason}`, { file: c.manifestFile ?? c.path }));
+    diagnostics.push(
+      diagnostic("W_COMPILE_PLUGIN_SKIPPED", `enabled plugin ${c.key} will not load: ${reason}`, {
+        file: c.manifestFile ?? c.path,
+      }),
+    );
   }
   if (view.verdict.state === "enabled" || spec) {
-    for (const d of c.diagnostics) diagnostics.push(spec || d.severity === "warning" ? d : { ...d, severity: "warning" });
+    for (const d of c.diagnostics)
+      diagnostics.push(spec || d.severity === "warning" ? d : { ...d, severity: "warning" });
   }
   // The spec's own order, so that an error points at the grant as written.
   const specGrants = spec ? spec.entry.grants : dep?.grants;
@@ -231,7 +265,13 @@ function lockPlugin(
     reason,
     load_position: action === "skip" ? null : (view.loadPosition ?? null),
     required,
-    capabilities: { declared: grants.declared, granted: grants.granted, consent_hash: grants.consent_hash, consent: grants.consent, not_carried: grants.not_carried },
+    capabilities: {
+      declared: grants.declared,
+      granted: grants.granted,
+      consent_hash: grants.consent_hash,
+      consent: grants.consent,
+      not_carried: grants.not_carried,
+    },
     hooks: hooks.sort(byKey),
     middleware: middleware.sort(byKey),
     git,
@@ -240,19 +280,29 @@ function lockPlugin(
 }
 
 /** A key claimed twice that nothing enables or deploys loads nowhere either way: a warning, not a refusal of the whole home. */
-function downgradeUnusedConflicts(inputs: CompileInputs, set: ReturnType<typeof buildPluginSet>, diagnostics: Diagnostic[]): void {
+function downgradeUnusedConflicts(
+  inputs: CompileInputs,
+  set: ReturnType<typeof buildPluginSet>,
+  diagnostics: Diagnostic[],
+): void {
   for (const [key, list] of inputs.discovery.resolution.conflicts) {
-    const used = inputs.specTargets.some((t) => t.candidate.key === key) || set.views.some((v) => list.includes(v.candidate) && v.verdict.state === "enabled");
+    const used =
+      inputs.specTargets.some((t) => t.candidate.key === key) ||
+      set.views.some((v) => list.includes(v.candidate) && v.verdict.state === "enabled");
     if (used) continue;
     for (let i = 0; i < diagnostics.length; i++) {
       const d = diagnostics[i]!;
-      if (d.code === "E_DISCOVERY_DUPLICATE_KEY" && d.message.startsWith(`plugin key '${key}' `)) diagnostics[i] = { ...d, severity: "warning" };
+      if (d.code === "E_DISCOVERY_DUPLICATE_KEY" && d.message.startsWith(`plugin key '${key}' `))
+        diagnostics[i] = { ...d, severity: "warning" };
     }
   }
 }
 
 /** Hook and middleware chains: the loading plugins that declare each, in load order. */
-function chainsOf(loading: Map<string, LockPlugin>, loadOrder: string[]): { hooks: Record<string, string[]>; middleware: Record<string, string[]> } {
+function chainsOf(
+  loading: Map<string, LockPlugin>,
+  loadOrder: string[],
+): { hooks: Record<string, string[]>; middleware: Record<string, string[]> } {
   const hooks: Record<string, string[]> = {};
   const middleware: Record<string, string[]> = {};
   for (const k of loadOrder) {
@@ -271,7 +321,16 @@ function candidateFingerprints(inputs: CompileInputs): unknown[][] {
       // What a link resolves to counts, not how it is spelled (a deployment link reads differently
       // before and after it is placed).
       // The git origin too: it is in the lock, and same inputs must give the same lock (startup compares them).
-      .map((c) => [c.key, c.source, c.path, c.realPath ?? null, c.manifestSha256 ?? null, c.status, c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null, c.source === "user" ? (inputs.gitOrigins[c.dirName] ?? null) : null])
+      .map((c) => [
+        c.key,
+        c.source,
+        c.path,
+        c.realPath ?? null,
+        c.manifestSha256 ?? null,
+        c.status,
+        c.realPath ? (inputs.integrity.get(c.realPath)?.integrity ?? null) : null,
+        c.source === "user" ? (inputs.gitOrigins[c.dirName] ?? null) : null,
+      ])
   );
 }
 
@@ -283,7 +342,8 @@ function diffLinks(inputs: CompileInputs, links: LockLink[]): LinkChange[] {
     const prev = prevLinks.get(l.link);
     if (prev === undefined) linkChanges.push({ op: "add", link: l.link, target: l.target });
     else if (prev !== l.target) linkChanges.push({ op: "replace", link: l.link, target: l.target, from: prev });
-    else if (inputs.linksOnDisk[l.link] !== linkValue(l.link)) linkChanges.push({ op: "repair", link: l.link, target: l.target });
+    else if (inputs.linksOnDisk[l.link] !== linkValue(l.link))
+      linkChanges.push({ op: "repair", link: l.link, target: l.target });
   }
   for (const [link, value] of Object.entries(inputs.linksOnDisk)) {
     if (!want.has(link)) linkChanges.push({ op: "remove", link, from: prevLinks.get(link) ?? value });
@@ -298,20 +358,28 @@ function diffPlugins(inputs: CompileInputs, plugins: LockPlugin[]): PluginChange
   for (const p of plugins) {
     const old = prevPlugins.get(p.key);
     if (!old) {
-      pluginChanges.push({ op: "add", key: p.key, details: [`${p.state}, ${p.action === "skip" ? `does not load (${p.reason})` : `loads #${p.load_position}`}`] });
+      pluginChanges.push({
+        op: "add",
+        key: p.key,
+        details: [`${p.state}, ${p.action === "skip" ? `does not load (${p.reason})` : `loads #${p.load_position}`}`],
+      });
       continue;
     }
     const details: string[] = [];
     if (old.version !== p.version) details.push(`version ${old.version || "?"} → ${p.version || "?"}`);
     if (old.integrity !== p.integrity) details.push("files changed");
     if (old.state !== p.state) details.push(`state ${old.state} → ${p.state}`);
-    if (old.action !== p.action) details.push(`${old.action} → ${p.action}${p.action === "skip" ? ` (${p.reason})` : ""}`);
-    if (old.load_position !== p.load_position && p.action !== "skip" && old.action !== "skip") details.push(`load position ${old.load_position} → ${p.load_position}`);
-    if (old.capabilities.granted.join() !== p.capabilities.granted.join()) details.push(`granted [${old.capabilities.granted.join(", ")}] → [${p.capabilities.granted.join(", ")}]`);
+    if (old.action !== p.action)
+      details.push(`${old.action} → ${p.action}${p.action === "skip" ? ` (${p.reason})` : ""}`);
+    if (old.load_position !== p.load_position && p.action !== "skip" && old.action !== "skip")
+      details.push(`load position ${old.load_position} → ${p.load_position}`);
+    if (old.capabilities.granted.join() !== p.capabilities.granted.join())
+      details.push(`granted [${old.capabilities.granted.join(", ")}] → [${p.capabilities.granted.join(", ")}]`);
     if (old.target !== p.target) details.push(`target ${old.target} → ${p.target}`);
     if (details.length) pluginChanges.push({ op: "change", key: p.key, details });
   }
-  for (const key of prevPlugins.keys()) if (!plugins.some((p) => p.key === key)) pluginChanges.push({ op: "remove", key, details: [] });
+  for (const key of prevPlugins.keys())
+    if (!plugins.some((p) => p.key === key)) pluginChanges.push({ op: "remove", key, details: [] });
   return pluginChanges;
 }
 
@@ -352,14 +420,23 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
   diagnostics.push(...set.diagnostics.filter((d) => !inputs.discovery.diagnostics.includes(d)));
   const specByKey = new Map(inputs.specTargets.map((t) => [t.candidate.key, t]));
   const depPlugins: Record<string, { grants: string[]; required: boolean }> = inputs.spec
-    ? Object.fromEntries(inputs.specTargets.map((t) => [t.candidate.key, { grants: [...t.entry.grants].sort(byKey), required: t.entry.required }]))
+    ? Object.fromEntries(
+        inputs.specTargets.map((t) => [
+          t.candidate.key,
+          { grants: [...t.entry.grants].sort(byKey), required: t.entry.required },
+        ]),
+      )
     : { ...(inputs.previous?.deployment.plugins ?? {}) };
-  const plugins = set.views.map((v) => lockPlugin(v, inputs, config, specByKey.get(v.candidate.key), depPlugins[v.candidate.key], diagnostics));
+  const plugins = set.views.map((v) =>
+    lockPlugin(v, inputs, config, specByKey.get(v.candidate.key), depPlugins[v.candidate.key], diagnostics),
+  );
   const loading = new Map(plugins.filter((p) => p.action !== "skip").map((p) => [p.key, p]));
   const loadOrder = set.loadOrder.filter((k) => loading.has(k));
   const { hooks, middleware } = chainsOf(loading, loadOrder);
   const links: LockLink[] = (
-    inputs.spec ? inputs.specTargets.map((t) => ({ link: t.link, target: t.entry.path })) : [...(inputs.previous?.deployment.links ?? [])]
+    inputs.spec
+      ? inputs.specTargets.map((t) => ({ link: t.link, target: t.entry.path }))
+      : [...(inputs.previous?.deployment.links ?? [])]
   ).sort((a, b) => byKey(a.link, b.link));
   const deployment = {
     kind: inputs.managedKind,
@@ -388,7 +465,9 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
   const pluginChanges = diffPlugins(inputs, plugins);
   const lockChanged = inputs.previousText !== lockText;
   const configChanged = configText !== inputs.configText;
-  const repair = !lockChanged && (inputs.pointers.lock !== "generations/current/hermes.lock.json" || inputs.pointers.current === undefined);
+  const repair =
+    !lockChanged &&
+    (inputs.pointers.lock !== "generations/current/hermes.lock.json" || inputs.pointers.current === undefined);
   const ok = !hasErrors(diagnostics);
   return {
     ok,
@@ -405,10 +484,12 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     lockChanged,
     repair,
     managedKind: inputs.managedKind,
-    files: Object.fromEntries(plugins.flatMap((p) => {
-      const f = inputs.integrity.get(p.target)?.files;
-      return f ? [[p.key, f]] : [];
-    })),
+    files: Object.fromEntries(
+      plugins.flatMap((p) => {
+        const f = inputs.integrity.get(p.target)?.files;
+        return f ? [[p.key, f]] : [];
+      }),
+    ),
     changed: lockChanged || configChanged || repair || linkChanges.length > 0,
   };
 }

@@ -72,9 +72,17 @@ export interface ReadBytes {
  */
 export function baseFingerprint(
   paths: HomePaths,
-  parts: { kit: string; specFile?: string; managed?: string | null; roots: readonly string[]; env: unknown; read?: ReadBytes },
+  parts: {
+    kit: string;
+    specFile?: string;
+    managed?: string | null;
+    roots: readonly string[];
+    env: unknown;
+    read?: ReadBytes;
+  },
 ): string {
-  const bytes = (v: string | null | undefined, file: string) => (v === undefined ? readOr(file) : v === null ? "\0absent" : Buffer.from(v, "utf8"));
+  const bytes = (v: string | null | undefined, file: string) =>
+    v === undefined ? readOr(file) : v === null ? "\0absent" : Buffer.from(v, "utf8");
   return sha256Hex(
     JSON.stringify({
       kit: parts.kit,

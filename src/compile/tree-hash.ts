@@ -36,7 +36,9 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
   const realRoot = realpathSync(root);
   const out: TreeEntry[] = [];
   const walk = (dir: string, relDir: string): void => {
-    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
     for (const ent of entries) {
       const name = ent.name;
       if (SKIP.has(name)) continue;
@@ -70,7 +72,14 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
         walk(full, rel);
       } else if (ent.isFile()) {
         const st = lstatSync(full);
-        out.push({ rel, type: "file", mode: st.mode & 0o111 ? 0o755 : 0o644, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+        out.push({
+          rel,
+          type: "file",
+          mode: st.mode & 0o111 ? 0o755 : 0o644,
+          size: st.size,
+          mtimeMs: st.mtimeMs,
+          ino: st.ino,
+        });
       }
     }
   };
@@ -81,7 +90,10 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
 /** Stat fingerprint used to skip re-reading unchanged files. */
 export function fingerprint(entries: readonly TreeEntry[]): string {
   const h = sha256();
-  for (const e of entries) h.update(`${e.type}\0${e.rel}\0${e.mode ?? ""}\0${e.size ?? ""}\0${e.mtimeMs ?? ""}\0${e.ino ?? ""}\0${e.linkTarget ?? ""}\n`);
+  for (const e of entries)
+    h.update(
+      `${e.type}\0${e.rel}\0${e.mode ?? ""}\0${e.size ?? ""}\0${e.mtimeMs ?? ""}\0${e.ino ?? ""}\0${e.linkTarget ?? ""}\n`,
+    );
   return h.digest("hex");
 }
 

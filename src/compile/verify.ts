@@ -35,19 +35,50 @@ export interface VerifyReport {
  * the manifest, or a link whose target is gone. Store paths are immutable and trusted by path
  * unless `full` is set.
  */
-export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?: boolean } = {}): Promise<VerifyReport> {
-  const refuse = (state: VerifyState, d: Diagnostic): VerifyReport => ({ lock: paths.lock, state, plugins: [], ok: false, diagnostics: [d] });
+export async function verifyLock(
+  paths: HomePaths,
+  opts: { full?: boolean; all?: boolean } = {},
+): Promise<VerifyReport> {
+  const refuse = (state: VerifyState, d: Diagnostic): VerifyReport => ({
+    lock: paths.lock,
+    state,
+    plugins: [],
+    ok: false,
+    diagnostics: [d],
+  });
   const home = await fsp.stat(paths.home).catch(() => undefined);
-  if (!home?.isDirectory()) return refuse("missing", diagnostic("E_LOCK_MISSING", `the home ${paths.home} does not exist`, { file: paths.home }));
+  if (!home?.isDirectory())
+    return refuse(
+      "missing",
+      diagnostic("E_LOCK_MISSING", `the home ${paths.home} does not exist`, { file: paths.home }),
+    );
   const st = await fsp.lstat(paths.lock).catch(() => undefined);
-  if (!st) return refuse("missing", diagnostic("E_LOCK_MISSING", `${paths.home} has no hermes.lock.json: it was never compiled`, { file: paths.lock }));
+  if (!st)
+    return refuse(
+      "missing",
+      diagnostic("E_LOCK_MISSING", `${paths.home} has no hermes.lock.json: it was never compiled`, {
+        file: paths.lock,
+      }),
+    );
   // A compile only ever writes the lock inside a generation and points this link at it.
   if (!st.isSymbolicLink()) {
-    return refuse("tampered", diagnostic("E_LOCK_TAMPERED", `hermes.lock.json is a regular file, not the link to ${LOCK_POINTER}: it was replaced after the compile (an in-place edit such as sed -i does this)`, { file: paths.lock }));
+    return refuse(
+      "tampered",
+      diagnostic(
+        "E_LOCK_TAMPERED",
+        `hermes.lock.json is a regular file, not the link to ${LOCK_POINTER}: it was replaced after the compile (an in-place edit such as sed -i does this)`,
+        { file: paths.lock },
+      ),
+    );
   }
   const pointer = await fsp.readlink(paths.lock);
   if (pointer !== LOCK_POINTER) {
-    return refuse("tampered", diagnostic("E_LOCK_TAMPERED", `hermes.lock.json points to ${pointer}, not to ${LOCK_POINTER}`, { file: paths.lock }));
+    return refuse(
+      "tampered",
+      diagnostic("E_LOCK_TAMPERED", `hermes.lock.json points to ${pointer}, not to ${LOCK_POINTER}`, {
+        file: paths.lock,
+      }),
+    );
   }
   let lock: Awaited<ReturnType<typeof readLock>>;
   try {
@@ -57,7 +88,13 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
     const d = e.toDiagnostic();
     return { ...refuse(e.code === "E_LOCK_TAMPERED" ? "tampered" : "invalid", d), diagnostics: [d, ...e.diagnostics] };
   }
-  if (!lock) return refuse("missing", diagnostic("E_LOCK_MISSING", `${LOCK_POINTER} does not exist (the current generation has no lock)`, { file: paths.lock }));
+  if (!lock)
+    return refuse(
+      "missing",
+      diagnostic("E_LOCK_MISSING", `${LOCK_POINTER} does not exist (the current generation has no lock)`, {
+        file: paths.lock,
+      }),
+    );
   const generation = await currentGeneration(paths);
   // Per-file records are read only when something drifted (they are large and rarely needed).
   let recordedCache: Record<string, Record<string, string>> | undefined;
@@ -69,7 +106,15 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
   const diagnostics: Diagnostic[] = [];
   for (const p of lock.plugins) {
     if (!opts.all && p.action === "skip") continue;
-    const drift: PluginDrift = { key: p.key, path: p.path, status: "ok", changed: [], added: [], removed: [], manifest_changed: false };
+    const drift: PluginDrift = {
+      key: p.key,
+      path: p.path,
+      status: "ok",
+      changed: [],
+      added: [],
+      removed: [],
+      manifest_changed: false,
+    };
     plugins.push(drift);
     const real = await fsp.realpath(p.path).catch(() => undefined);
     if (!real) {
@@ -109,8 +154,19 @@ export async function verifyLock(paths: HomePaths, opts: { full?: boolean; all?:
         drift.manifest_changed ? "manifest changed" : "",
         drift.detail ?? "",
       ].filter(Boolean);
-      diagnostics.push(diagnostic("E_LOCK_DRIFT", `plugin ${p.key} ${drift.status}${parts.length ? `: ${parts.join("; ")}` : ""}`, { file: p.path }));
+      diagnostics.push(
+        diagnostic("E_LOCK_DRIFT", `plugin ${p.key} ${drift.status}${parts.length ? `: ${parts.join("; ")}` : ""}`, {
+          file: p.path,
+        }),
+      );
     }
   }
-  return { lock: paths.lock, state: diagnostics.length ? "drift" : "ok", generation, plugins, ok: diagnostics.length === 0, diagnostics };
+  return {
+    lock: paths.lock,
+    state: diagnostics.length ? "drift" : "ok",
+    generation,
+    plugins,
+    ok: diagnostics.length === 0,
+    diagnostics,
+  };
 }

@@ -36,7 +36,13 @@ export function parseConfigText(text: string, file: string, opts: ParseConfigOpt
     const v = source.value;
     if (v === null || v === undefined) value = {};
     else if (typeof v !== "object" || Array.isArray(v)) {
-      diagnostics.push(diagnostic("E_CONFIG_NOT_MAPPING", `config.yaml must be a mapping (got ${Array.isArray(v) ? "a list" : typeof v})`, { file, line: 1, col: 1 }));
+      diagnostics.push(
+        diagnostic(
+          "E_CONFIG_NOT_MAPPING",
+          `config.yaml must be a mapping (got ${Array.isArray(v) ? "a list" : typeof v})`,
+          { file, line: 1, col: 1 },
+        ),
+      );
     } else {
       value = v as ConfigValue;
       if (opts.schema !== false) diagnostics.push(...validateSchema("config", value, { source }));
@@ -65,7 +71,11 @@ export interface EditResult {
 /** Runs under the lock with the text about to be written; throwing refuses the edit (nothing is written). */
 export type EditCheck = (before: LoadedConfig, nextText: string) => Promise<void>;
 
-export async function editConfig(file: string, plan: (current: LoadedConfig) => YamlEdit[] | Promise<YamlEdit[]>, check?: EditCheck): Promise<EditResult> {
+export async function editConfig(
+  file: string,
+  plan: (current: LoadedConfig) => YamlEdit[] | Promise<YamlEdit[]>,
+  check?: EditCheck,
+): Promise<EditResult> {
   return withFileLock(file, async () => {
     const before = await loadConfig(file);
     const fatal = before.diagnostics.filter((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING");
@@ -89,5 +99,8 @@ export async function editConfig(file: string, plan: (current: LoadedConfig) => 
 }
 
 export async function configMtime(file: string): Promise<number | undefined> {
-  return fsp.stat(file).then((s) => s.mtimeMs, () => undefined);
+  return fsp.stat(file).then(
+    (s) => s.mtimeMs,
+    () => undefined,
+  );
 }

@@ -22,7 +22,11 @@ export interface ToggleResult {
 function assertList(cur: LoadedConfig, field: "enabled" | "disabled"): void {
   const plugins = cur.value.plugins;
   if (plugins !== undefined && plugins !== null && (typeof plugins !== "object" || Array.isArray(plugins))) {
-    throw new HermesError("E_SCHEMA_INVALID", { message: "plugins must be a mapping", ...cur.source.locate(["plugins"]), hint: "make plugins: a mapping with enabled:/disabled: lists" });
+    throw new HermesError("E_SCHEMA_INVALID", {
+      message: "plugins must be a mapping",
+      ...cur.source.locate(["plugins"]),
+      hint: "make plugins: a mapping with enabled:/disabled: lists",
+    });
   }
   const v = (plugins as Record<string, unknown> | undefined)?.[field];
   if (v !== undefined && v !== null && !Array.isArray(v)) {
@@ -48,50 +52,77 @@ export async function enablePlugin(
 ): Promise<ToggleResult> {
   const drop = new Set([p.key, p.name]);
   let toggled = false;
-  const res = await editConfig(configFile, (cur) => {
-    assertList(cur, "enabled");
-    assertList(cur, "disabled");
-    const lists = readPluginLists(cur.value);
-    const edits: YamlEdit[] = [];
-    const on = lists.enabled?.includes(p.key) || lists.enabled?.includes(p.name);
-    toggled = !on || lists.disabled.some((d) => drop.has(d));
-    if (!on) {
-      guard(["plugins", "enabled"]);
-      edits.push({ op: "append", path: ["plugins", "enabled"], value: p.key });
-    }
-    const undisable = lists.disabled.filter((d) => drop.has(d));
-    for (const d of undisable) guard(["plugins", "disabled"], d);
-    if (undisable.length) edits.push({ op: "remove", path: ["plugins", "disabled"], match: (v) => typeof v === "string" && drop.has(v) });
-    if (extra) edits.push(...extra(cur));
-    return edits;
-  }, check);
-  return { key: p.key, changed: res.changed, message: toggled && res.changed ? `✓ Plugin ${p.key} enabled.` : `Plugin '${p.key}' is already enabled.` };
+  const res = await editConfig(
+    configFile,
+    (cur) => {
+      assertList(cur, "enabled");
+      assertList(cur, "disabled");
+      const lists = readPluginLists(cur.value);
+      const edits: YamlEdit[] = [];
+      const on = lists.enabled?.includes(p.key) || lists.enabled?.includes(p.name);
+      toggled = !on || lists.disabled.some((d) => drop.has(d));
+      if (!on) {
+        guard(["plugins", "enabled"]);
+        edits.push({ op: "append", path: ["plugins", "enabled"], value: p.key });
+      }
+      const undisable = lists.disabled.filter((d) => drop.has(d));
+      for (const d of undisable) guard(["plugins", "disabled"], d);
+      if (undisable.length)
+        edits.push({ op: "remove", path: ["plugins", "disabled"], match: (v) => typeof v === "string" && drop.has(v) });
+      if (extra) edits.push(...extra(cur));
+      return edits;
+    },
+    check,
+  );
+  return {
+    key: p.key,
+    changed: res.changed,
+    message: toggled && res.changed ? `✓ Plugin ${p.key} enabled.` : `Plugin '${p.key}' is already enabled.`,
+  };
 }
 
 /** `disable`: remove key and name from the allow-list and add the key to the deny-list. */
-export async function disablePlugin(configFile: string, p: PluginRef, guard: OwnershipGuard = noGuard, check?: EditCheck): Promise<ToggleResult> {
+export async function disablePlugin(
+  configFile: string,
+  p: PluginRef,
+  guard: OwnershipGuard = noGuard,
+  check?: EditCheck,
+): Promise<ToggleResult> {
   const drop = new Set([p.key, p.name]);
-  const res = await editConfig(configFile, (cur) => {
-    assertList(cur, "enabled");
-    assertList(cur, "disabled");
-    const lists = readPluginLists(cur.value);
-    const edits: YamlEdit[] = [];
-    // An item the deployment enabled stays in its list; the user's deny-list entry still wins.
-    const unenable = (lists.enabled?.filter((e) => drop.has(e)) ?? []).filter((e) => {
-      try {
-        guard(["plugins", "enabled"], e);
-        return true;
-      } catch (err) {
-        if (err instanceof HermesError && err.code === "E_CONFIG_MANAGED_KEY") return false;
-        throw err;
+  const res = await editConfig(
+    configFile,
+    (cur) => {
+      assertList(cur, "enabled");
+      assertList(cur, "disabled");
+      const lists = readPluginLists(cur.value);
+      const edits: YamlEdit[] = [];
+      // An item the deployment enabled stays in its list; the user's deny-list entry still wins.
+      const unenable = (lists.enabled?.filter((e) => drop.has(e)) ?? []).filter((e) => {
+        try {
+          guard(["plugins", "enabled"], e);
+          return true;
+        } catch (err) {
+          if (err instanceof HermesError && err.code === "E_CONFIG_MANAGED_KEY") return false;
+          throw err;
+        }
+      });
+      if (unenable.length)
+        edits.push({
+          op: "remove",
+          path: ["plugins", "enabled"],
+          match: (v) => typeof v === "string" && unenable.includes(v),
+        });
+      if (!lists.disabled.includes(p.key) && !lists.disabled.includes(p.name)) {
+        guard(["plugins", "disabled"]);
+        edits.push({ op: "append", path: ["plugins", "disabled"], value: p.key });
       }
-    });
-    if (unenable.length) edits.push({ op: "remove", path: ["plugins", "enabled"], match: (v) => typeof v === "string" && unenable.includes(v) });
-    if (!lists.disabled.includes(p.key) && !lists.disabled.includes(p.name)) {
-      guard(["plugins", "disabled"]);
-      edits.push({ op: "append", path: ["plugins", "disabled"], value: p.key });
-    }
-    return edits;
-  }, check);
-  return { key: p.key, changed: res.changed, message: res.changed ? `⊘ Plugin ${p.key} disabled.` : `Plugin '${p.key}' is already disabled.` };
+      return edits;
+    },
+    check,
+  );
+  return {
+    key: p.key,
+    changed: res.changed,
+    message: res.changed ? `⊘ Plugin ${p.key} disabled.` : `Plugin '${p.key}' is already disabled.`,
+  };
 }

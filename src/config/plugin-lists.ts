@@ -24,9 +24,16 @@ export function readPluginLists(config: ConfigValue, file?: string): PluginLists
   let enabled: string[] | null = null;
   if (Array.isArray(section.enabled)) enabled = section.enabled.filter((x): x is string => typeof x === "string");
   else if (enabledPresent && section.enabled !== null) {
-    diagnostics.push(diagnostic("E_SCHEMA_INVALID", "plugins.enabled is not a list; treating it as 'nothing enabled'", { file, path: "plugins.enabled" }));
+    diagnostics.push(
+      diagnostic("E_SCHEMA_INVALID", "plugins.enabled is not a list; treating it as 'nothing enabled'", {
+        file,
+        path: "plugins.enabled",
+      }),
+    );
   }
-  const disabled = Array.isArray(section.disabled) ? section.disabled.filter((x): x is string => typeof x === "string") : [];
+  const disabled = Array.isArray(section.disabled)
+    ? section.disabled.filter((x): x is string => typeof x === "string")
+    : [];
   return { enabled, disabled, enabledPresent, diagnostics };
 }
 

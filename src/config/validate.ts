@@ -10,24 +10,89 @@ import { ACCEPTED_PROVIDERS } from "./model-providers.js";
  * kept as they are, never warned about; anything else at the top level is most likely a typo.
  */
 const ORIGINAL_TOP_LEVEL_KEYS = [
-  "providers", "custom_providers", "fallback_providers", "fallback_model", "credential_pool_strategies",
-  "toolsets", "platform_toolsets", "browser", "checkpoints", "compression", "auxiliary", "display", "tts", "stt",
-  "voice", "delegation", "skills", "smart_model_routing", "honcho", "web", "code_execution", "quick_commands",
-  "personalities", "timezone", "cron", "session_reset", "streaming", "privacy", "group_sessions", "gateway",
-  "discord", "telegram", "slack", "whatsapp", "signal", "matrix", "email", "sms", "homeassistant", "mattermost",
-  "command_allowlist", "prefill_messages_file", "logging", "network", "hooks", "platforms", "dashboard",
-  "tool_output", "tool_loop_guardrails", "file_read_max_chars", "context_file_max_chars", "human_delay",
-  "worktree", "worktree_sync", "lsp", "plugin_guard", "kanban", "goals", "sessions", "update", "cli", "tools",
+  "providers",
+  "custom_providers",
+  "fallback_providers",
+  "fallback_model",
+  "credential_pool_strategies",
+  "toolsets",
+  "platform_toolsets",
+  "browser",
+  "checkpoints",
+  "compression",
+  "auxiliary",
+  "display",
+  "tts",
+  "stt",
+  "voice",
+  "delegation",
+  "skills",
+  "smart_model_routing",
+  "honcho",
+  "web",
+  "code_execution",
+  "quick_commands",
+  "personalities",
+  "timezone",
+  "cron",
+  "session_reset",
+  "streaming",
+  "privacy",
+  "group_sessions",
+  "gateway",
+  "discord",
+  "telegram",
+  "slack",
+  "whatsapp",
+  "signal",
+  "matrix",
+  "email",
+  "sms",
+  "homeassistant",
+  "mattermost",
+  "command_allowlist",
+  "prefill_messages_file",
+  "logging",
+  "network",
+  "hooks",
+  "platforms",
+  "dashboard",
+  "tool_output",
+  "tool_loop_guardrails",
+  "file_read_max_chars",
+  "context_file_max_chars",
+  "human_delay",
+  "worktree",
+  "worktree_sync",
+  "lsp",
+  "plugin_guard",
+  "kanban",
+  "goals",
+  "sessions",
+  "update",
+  "cli",
+  "tools",
 ];
 
 /** The top-level keys config.schema.json describes. */
 function configSchemaKeys(): string[] {
-  const doc = schemaSources().docs.find((d) => (d as { $id?: string }).$id === schemaId("config")) as { properties?: Record<string, unknown> } | undefined;
+  const doc = schemaSources().docs.find((d) => (d as { $id?: string }).$id === schemaId("config")) as
+    | { properties?: Record<string, unknown> }
+    | undefined;
   return Object.keys(doc?.properties ?? {});
 }
 
 /** The manifest fields that make a document a plugin.yaml rather than a config.yaml. */
-const MANIFEST_MARKERS = ["manifest_version", "provides_tools", "provides_hooks", "hooks", "requires_env", "kind", "version", "description"];
+const MANIFEST_MARKERS = [
+  "manifest_version",
+  "provides_tools",
+  "provides_hooks",
+  "hooks",
+  "requires_env",
+  "kind",
+  "version",
+  "description",
+];
 
 /**
  * `hermes config validate`: parse and schema (what compile checks), and the rules the schema cannot
@@ -39,9 +104,19 @@ export async function validateConfigFile(file: string): Promise<Diagnostic[]> {
   if (!cfg.exists) return [diagnostic("E_FS_READ", `${cfg.file} does not exist`, { file: cfg.file })];
   const value = cfg.value;
   const top = Object.keys(value);
-  const looksLikeManifest = /^plugin\.ya?ml$/i.test(basename(cfg.file)) || (typeof value.name === "string" && top.some((k) => MANIFEST_MARKERS.includes(k)) && !top.some((k) => k === "plugins" || k === "model"));
+  const looksLikeManifest =
+    /^plugin\.ya?ml$/i.test(basename(cfg.file)) ||
+    (typeof value.name === "string" &&
+      top.some((k) => MANIFEST_MARKERS.includes(k)) &&
+      !top.some((k) => k === "plugins" || k === "model"));
   if (looksLikeManifest && !cfg.diagnostics.some((d) => d.code === "E_YAML_PARSE")) {
-    return [diagnostic("E_CONFIG_IS_MANIFEST", `${cfg.file} is a plugin manifest (plugin.yaml), not a config.yaml`, { file: cfg.file, line: 1, col: 1 })];
+    return [
+      diagnostic("E_CONFIG_IS_MANIFEST", `${cfg.file} is a plugin manifest (plugin.yaml), not a config.yaml`, {
+        file: cfg.file,
+        line: 1,
+        col: 1,
+      }),
+    ];
   }
   const out = [...cfg.diagnostics];
   const known = [...configSchemaKeys(), ...ORIGINAL_TOP_LEVEL_KEYS];
@@ -57,7 +132,10 @@ export async function validateConfigFile(file: string): Promise<Diagnostic[]> {
     );
   }
   const model = value.model;
-  const provider = model && typeof model === "object" && !Array.isArray(model) ? (model as Record<string, unknown>).provider : undefined;
+  const provider =
+    model && typeof model === "object" && !Array.isArray(model)
+      ? (model as Record<string, unknown>).provider
+      : undefined;
   if (typeof provider === "string" && provider.trim() && !ACCEPTED_PROVIDERS.includes(provider.trim().toLowerCase())) {
     const near = nearest(provider.trim(), ACCEPTED_PROVIDERS);
     out.push(
@@ -73,7 +151,13 @@ export async function validateConfigFile(file: string): Promise<Diagnostic[]> {
     for (const k of ["hook_callback_timeout", "load_timeout_seconds"] as const) {
       const v = plugins[k];
       if (typeof v === "number" && v > 600) {
-        out.push(diagnostic("W_CONFIG_CLAMPED", `plugins.${k} = ${v} is above 600 and will be clamped to 600`, cfg.source.locate(["plugins", k])));
+        out.push(
+          diagnostic(
+            "W_CONFIG_CLAMPED",
+            `plugins.${k} = ${v} is above 600 and will be clamped to 600`,
+            cfg.source.locate(["plugins", k]),
+          ),
+        );
       }
     }
   }

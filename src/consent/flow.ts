@@ -4,7 +4,14 @@ import { pluginEntry } from "../config/plugin-lists.js";
 import { HermesError } from "../core/errors.js";
 import { didYouMean } from "../core/suggest.js";
 import type { YamlEdit } from "../core/yaml-edit.js";
-import { CAPABILITIES, CAPABILITY_IDS, consentHash, isCapabilityId, knownCapabilities, type CapabilityId } from "../contracts/capabilities.js";
+import {
+  CAPABILITIES,
+  CAPABILITY_IDS,
+  consentHash,
+  isCapabilityId,
+  knownCapabilities,
+  type CapabilityId,
+} from "../contracts/capabilities.js";
 import { resolveGrants } from "./grants.js";
 
 /**
@@ -44,7 +51,13 @@ export function consentState(entry: Record<string, unknown>, declared: readonly 
   const rec = entry.capabilities_consent as { hash?: unknown; granted_via?: unknown } | undefined;
   const hashCurrent = typeof rec?.hash === "string" && rec.hash === consentHash(declared);
   const storedVia = rec?.granted_via === "flag" || rec?.granted_via === "interactive" ? rec.granted_via : undefined;
-  return { declared: [...declared], recorded, pending: declared.filter((c) => !recorded.includes(c)), hashCurrent, storedVia };
+  return {
+    declared: [...declared],
+    recorded,
+    pending: declared.filter((c) => !recorded.includes(c)),
+    hashCurrent,
+    storedVia,
+  };
 }
 
 function utcSeconds(d = new Date()): string {
@@ -76,7 +89,11 @@ export function consentEdits(
   const viaNow = granted.length ? via : (st.storedVia ?? via);
   const edits: YamlEdit[] = [
     { op: "set", path: [...base, "granted_capabilities"], value: union },
-    { op: "set", path: [...base, "capabilities_consent"], value: { hash: consentHash(knownCapabilities(declared)), granted_at: utcSeconds(), granted_via: viaNow } },
+    {
+      op: "set",
+      path: [...base, "capabilities_consent"],
+      value: { hash: consentHash(knownCapabilities(declared)), granted_at: utcSeconds(), granted_via: viaNow },
+    },
   ];
   for (const cap of union) edits.push({ op: "set", path: [...base, ...CAPABILITIES[cap].legacy], value: true });
   for (const e of edits) guard(e.path.map(String));
@@ -125,7 +142,8 @@ export function parseGrantFlag(raw: readonly string[], declared: readonly Capabi
     }
     if (!out.includes(item)) out.push(item);
   });
-  if (!out.length) throw new HermesError("E_USAGE", { message: "--grant needs at least one capability id (comma-separated)" });
+  if (!out.length)
+    throw new HermesError("E_USAGE", { message: "--grant needs at least one capability id (comma-separated)" });
   return out;
 }
 
@@ -157,7 +175,10 @@ export async function runConsent(r: ConsentRun): Promise<ConsentOutcome> {
     const union = await recordConsent(r.configFile, r.key, r.grants, declared, "flag", r.guard);
     const pending = declared.filter((c) => !union.includes(c));
     io.out(`✓ Granted: ${r.grants.join(", ")} (plugins.entries.${r.key}.granted_capabilities, via --grant)`);
-    if (pending.length) io.out(`  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${r.key} --grant ${pending.join(",")}`);
+    if (pending.length)
+      io.out(
+        `  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${r.key} --grant ${pending.join(",")}`,
+      );
     return { granted: union, pending, recorded: true };
   }
   if (!st.pending.length) {
@@ -171,7 +192,9 @@ export async function runConsent(r: ConsentRun): Promise<ConsentOutcome> {
   const verb = r.context === "update" ? "now requests" : "requests";
   io.out(`  Plugin ${r.key} ${verb} the following capabilities:`);
   for (const c of st.pending) io.out(`    ${c} — ${CAPABILITIES[c].summary}`);
-  io.out("  Granting trusts the plugin author with these host surfaces. This is consent, not a sandbox: plugins run in-process with your privileges.");
+  io.out(
+    "  Granting trusts the plugin author with these host surfaces. This is consent, not a sandbox: plugins run in-process with your privileges.",
+  );
   const carried = st.hashCurrent ? [] : st.recorded.filter((c) => declared.includes(c));
   if (!io.interactive) {
     io.out(
@@ -222,7 +245,10 @@ function legacyTruthy(entry: Record<string, unknown>, cap: CapabilityId): boolea
  * One plugin's capabilities as `hermes plugins capabilities` shows them, judged exactly as the
  * compiler judges them (grants.ts): a recorded grant counts only while the consent hash matches.
  */
-export function capabilityRow(p: { key: string; name: string; source: string; declared: readonly CapabilityId[] }, config: ConfigValue): CapabilityRow {
+export function capabilityRow(
+  p: { key: string; name: string; source: string; declared: readonly CapabilityId[] },
+  config: ConfigValue,
+): CapabilityRow {
   const entry = pluginEntry(config, p.key);
   const declared = knownCapabilities(p.declared);
   const { grants } = resolveGrants({ key: p.key, declared, entry });
@@ -247,7 +273,11 @@ export function capabilityRow(p: { key: string; name: string; source: string; de
     source: p.source,
     declared: rows,
     undeclared,
-    consent: { hash_current: st.hashCurrent, granted_via: st.storedVia ?? null, granted_at: typeof rec?.granted_at === "string" ? rec.granted_at : null },
+    consent: {
+      hash_current: st.hashCurrent,
+      granted_via: st.storedVia ?? null,
+      granted_at: typeof rec?.granted_at === "string" ? rec.granted_at : null,
+    },
   };
 }
 

@@ -1,5 +1,11 @@
 import { diagnostic, type Diagnostic } from "../core/errors.js";
-import { CAPABILITIES, consentHash, isCapabilityId, knownCapabilities, type CapabilityId } from "../contracts/capabilities.js";
+import {
+  CAPABILITIES,
+  consentHash,
+  isCapabilityId,
+  knownCapabilities,
+  type CapabilityId,
+} from "../contracts/capabilities.js";
 
 export type ConsentSource = "interactive" | "flag" | "declarative";
 
@@ -47,10 +53,16 @@ export function resolveGrants(input: GrantInput): { grants: ResolvedGrants; diag
   input.specGrants?.forEach((g, i) => {
     const where = input.specLocate?.(i) ?? {};
     if (!isCapabilityId(g)) {
-      diagnostics.push(diagnostic("E_GRANT_UNKNOWN_CAPABILITY", `plugin ${input.key}: unknown capability '${g}'`, where));
+      diagnostics.push(
+        diagnostic("E_GRANT_UNKNOWN_CAPABILITY", `plugin ${input.key}: unknown capability '${g}'`, where),
+      );
     } else if (!declared.includes(g)) {
       diagnostics.push(
-        diagnostic("E_GRANT_UNDECLARED", `plugin ${input.key} does not declare capability '${g}' (declared: ${declared.join(", ") || "none"})`, where),
+        diagnostic(
+          "E_GRANT_UNDECLARED",
+          `plugin ${input.key} does not declare capability '${g}' (declared: ${declared.join(", ") || "none"})`,
+          where,
+        ),
       );
     } else {
       granted.add(g);
@@ -58,7 +70,9 @@ export function resolveGrants(input: GrantInput): { grants: ResolvedGrants; diag
     }
   });
 
-  const recorded = knownCapabilities(Array.isArray(input.entry.granted_capabilities) ? input.entry.granted_capabilities : []);
+  const recorded = knownCapabilities(
+    Array.isArray(input.entry.granted_capabilities) ? input.entry.granted_capabilities : [],
+  );
   const record = input.entry.capabilities_consent as { hash?: unknown; granted_via?: unknown } | undefined;
   const current = typeof record?.hash === "string" && record.hash === hash;
   for (const cap of recorded) {
@@ -83,15 +97,25 @@ export function resolveGrants(input: GrantInput): { grants: ResolvedGrants; diag
     const legacy = CAPABILITIES[cap].legacy;
     if (legacyValue(input.entry, legacy)) {
       diagnostics.push(
-        diagnostic("W_GRANT_LEGACY_ONLY", `plugin ${input.key}: legacy key ${legacy.join(".")} is set but no consent is recorded for '${cap}'; not granted`, {
-          path: `plugins.entries.${input.key}.${legacy.join(".")}`,
-        }),
+        diagnostic(
+          "W_GRANT_LEGACY_ONLY",
+          `plugin ${input.key}: legacy key ${legacy.join(".")} is set but no consent is recorded for '${cap}'; not granted`,
+          {
+            path: `plugins.entries.${input.key}.${legacy.join(".")}`,
+          },
+        ),
       );
     }
   }
   const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   return {
-    grants: { declared, granted: [...granted].sort(order), consent_hash: hash, consent: granted.size ? consent : null, not_carried: [...notCarried].sort(order) },
+    grants: {
+      declared,
+      granted: [...granted].sort(order),
+      consent_hash: hash,
+      consent: granted.size ? consent : null,
+      not_carried: [...notCarried].sort(order),
+    },
     diagnostics,
   };
 }

@@ -6,12 +6,21 @@ import { sha256Hex } from "../core/hash.js";
  */
 export const CAPABILITIES = {
   "tools.override": { legacy: ["allow_tool_override"], summary: "replace built-in tools or tools of other plugins" },
-  "llm.provider_override": { legacy: ["llm", "allow_provider_override"], summary: "call the LLM through a provider other than the host's" },
-  "llm.model_override": { legacy: ["llm", "allow_model_override"], summary: "call the LLM with a model other than the host's" },
+  "llm.provider_override": {
+    legacy: ["llm", "allow_provider_override"],
+    summary: "call the LLM through a provider other than the host's",
+  },
+  "llm.model_override": {
+    legacy: ["llm", "allow_model_override"],
+    summary: "call the LLM with a model other than the host's",
+  },
   "llm.agent_id_override": { legacy: ["llm", "allow_agent_id_override"], summary: "call the LLM as another agent id" },
   "llm.profile_override": { legacy: ["llm", "allow_profile_override"], summary: "call the LLM under another profile" },
   "llm.task_override": { legacy: ["llm", "allow_task_override"], summary: "use auxiliary LLM task lanes" },
-  "gateway.platform_actions": { legacy: ["allow_platform_actions"], summary: "act on messaging platforms (send, edit, delete)" },
+  "gateway.platform_actions": {
+    legacy: ["allow_platform_actions"],
+    summary: "act on messaging platforms (send, edit, delete)",
+  },
   "gateway.plugin_status": { legacy: ["allow_plugin_status"], summary: "post status messages to gateway sessions" },
 } as const satisfies Record<string, { legacy: readonly string[]; summary: string }>;
 

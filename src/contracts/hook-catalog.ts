@@ -303,7 +303,8 @@ export const HOOK_CATALOG = {
       "started_at",
       "request",
     ],
-    summary: "Before each attempt of an auxiliary LLM call (titles, compression, approvals), which never fires the api_request hooks.",
+    summary:
+      "Before each attempt of an auxiliary LLM call (titles, compression, approvals), which never fires the api_request hooks.",
     telemetry: true,
   },
   post_auxiliary_call: {
@@ -391,7 +392,16 @@ export const HOOK_CATALOG = {
     class: "observer",
     combine: "ignored",
     timeout: "unbounded",
-    payload: ["action", "skill_name", "provenance", "task_id", "session_id", "use_count", "reused", "reuse_after_patch"],
+    payload: [
+      "action",
+      "skill_name",
+      "provenance",
+      "task_id",
+      "session_id",
+      "use_count",
+      "reused",
+      "reuse_after_patch",
+    ],
     summary: "A skill's usage state changed for good (used, reused, patched).",
     telemetry: true,
   },
@@ -433,7 +443,8 @@ export const HOOK_CATALOG = {
     combine: "first-valid",
     timeout: "unbounded",
     payload: ["event", "gateway", "session_store"],
-    summary: "Each inbound gateway message before auth and dispatch: skip it, rewrite its text, or allow it; errors fall through.",
+    summary:
+      "Each inbound gateway message before auth and dispatch: skip it, rewrite its text, or allow it; errors fall through.",
     telemetry: true,
   },
   agent_loop_stopped: {
@@ -464,7 +475,17 @@ export const HOOK_CATALOG = {
     class: "observer",
     combine: "ignored",
     timeout: "unbounded",
-    payload: ["room_id", "thread_id", "member_id", "turn_id", "task_id", "execution_generation", "kind", "seq", "payload"],
+    payload: [
+      "room_id",
+      "thread_id",
+      "member_id",
+      "turn_id",
+      "task_id",
+      "execution_generation",
+      "kind",
+      "seq",
+      "payload",
+    ],
     summary: "Live runtime events of a hosted group-chat member, queued per callback and never stored.",
     telemetry: true,
   },
@@ -576,7 +597,9 @@ type Catalog = typeof HOOK_CATALOG;
  * The hooks whose results are folded by rule `C`. The typed dispatchers accept only these names, so a
  * fire site cannot fold a hook's results by another hook's rule.
  */
-export type HooksFoldedBy<C extends HookCombine> = { [H in HookName]: Catalog[H]["combine"] extends C ? H : never }[HookName];
+export type HooksFoldedBy<C extends HookCombine> = {
+  [H in HookName]: Catalog[H]["combine"] extends C ? H : never;
+}[HookName];
 
 /** The keyword fields a fire site may pass to hook `H`: exactly the catalog's payload list for it. */
 export type HookPayloadOf<H extends HookName> = { readonly [F in Catalog[H]["payload"][number]]?: unknown };
@@ -614,7 +637,8 @@ export const MIDDLEWARE_CATALOG = {
   llm_request: {
     shape: "request",
     payloadKey: "request",
-    summary: "Rewrites the provider request once per attempt (retries and fallbacks included); each callback sees the previous rewrite.",
+    summary:
+      "Rewrites the provider request once per attempt (retries and fallbacks included); each callback sees the previous rewrite.",
   },
   llm_execution: {
     shape: "execution",
@@ -624,7 +648,8 @@ export const MIDDLEWARE_CATALOG = {
   tool_request: {
     shape: "request",
     payloadKey: "args",
-    summary: "Rewrites tool arguments before policy (pre_tool_call, approvals) sees them; each callback sees the previous rewrite.",
+    summary:
+      "Rewrites tool arguments before policy (pre_tool_call, approvals) sees them; each callback sees the previous rewrite.",
   },
   tool_execution: {
     shape: "execution",

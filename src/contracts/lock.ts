@@ -103,7 +103,8 @@ export function serializeLock(lock: Lock): string {
 /** Why a schema-valid lock cannot be trusted (no checksum, or one that does not match), else undefined. */
 export function lockSealProblem(lock: Lock): string | undefined {
   if (typeof lock.checksum !== "string") return "it carries no checksum (written by hand or by an older hermes-kit)";
-  if (lock.checksum !== lockChecksum(lock)) return "it was edited after it was compiled: its checksum does not match its content";
+  if (lock.checksum !== lockChecksum(lock))
+    return "it was edited after it was compiled: its checksum does not match its content";
   return undefined;
 }
 
@@ -115,7 +116,9 @@ function depthExceeds(v: unknown, max: number): boolean {
   while (stack.length) {
     const [x, d] = stack.pop()!;
     if (d > max) return true;
-    if (x && typeof x === "object") for (const c of Object.values(x as Record<string, unknown>)) if (c && typeof c === "object") stack.push([c, d + 1]);
+    if (x && typeof x === "object")
+      for (const c of Object.values(x as Record<string, unknown>))
+        if (c && typeof c === "object") stack.push([c, d + 1]);
   }
   return false;
 }
@@ -127,8 +130,13 @@ export function parseLockText(text: string, file: string): { lock?: Lock; diagno
   } catch (e) {
     return { diagnostics: [diagnostic("E_LOCK_INVALID", `not valid JSON: ${(e as Error).message}`, { file })] };
   }
-  if (depthExceeds(raw, MAX_LOCK_DEPTH)) return { diagnostics: [diagnostic("E_LOCK_INVALID", `nested deeper than ${MAX_LOCK_DEPTH} levels`, { file })] };
-  const ds = validateSchema("lock", raw, { file, unknownFields: "error" }).map((d) => ({ ...d, code: "E_LOCK_INVALID" as const, severity: "error" as const }));
+  if (depthExceeds(raw, MAX_LOCK_DEPTH))
+    return { diagnostics: [diagnostic("E_LOCK_INVALID", `nested deeper than ${MAX_LOCK_DEPTH} levels`, { file })] };
+  const ds = validateSchema("lock", raw, { file, unknownFields: "error" }).map((d) => ({
+    ...d,
+    code: "E_LOCK_INVALID" as const,
+    severity: "error" as const,
+  }));
   if (ds.length) return { diagnostics: ds };
   const lock = raw as Lock;
   const seal = lockSealProblem(lock);
@@ -158,7 +166,14 @@ export async function readLock(file: string): Promise<Lock | undefined> {
   if (!lock) {
     // The first problem is the error itself; the rest ride along (printed once each).
     const [first, ...rest] = diagnostics;
-    throw new HermesError(first?.code ?? "E_LOCK_INVALID", { message: first?.message ?? "not a valid lock", file, line: first?.line, col: first?.col, path: first?.path, diagnostics: rest });
+    throw new HermesError(first?.code ?? "E_LOCK_INVALID", {
+      message: first?.message ?? "not a valid lock",
+      file,
+      line: first?.line,
+      col: first?.col,
+      path: first?.path,
+      diagnostics: rest,
+    });
   }
   return lock;
 }

@@ -97,7 +97,11 @@ export interface AtomicWriteOptions {
 }
 
 /** temp file in the same folder → fsync → rename → fsync folder. Readers see old or new bytes. */
-export async function writeFileAtomic(file: string, data: string | Uint8Array, opts: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  opts: AtomicWriteOptions = {},
+): Promise<void> {
   const target = opts.replaceLink ? resolve(file) : await resolveWriteTarget(file);
   const dir = dirname(target);
   const tmp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
@@ -132,7 +136,11 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
   } catch (e) {
     await fsp.rm(tmp, { force: true }).catch(() => undefined);
     if (e instanceof HermesError) throw e;
-    throw new HermesError("E_FS_WRITE", { message: `could not write ${target}: ${(e as Error).message}`, file: target, cause: e });
+    throw new HermesError("E_FS_WRITE", {
+      message: `could not write ${target}: ${(e as Error).message}`,
+      file: target,
+      cause: e,
+    });
   }
 }
 
@@ -149,7 +157,11 @@ export async function symlinkAtomic(target: string, link: string): Promise<void>
     await sweepStaleTemps(dirname(link), basename(link));
   } catch (e) {
     await fsp.rm(tmp, { force: true }).catch(() => undefined);
-    throw new HermesError("E_FS_WRITE", { message: `could not link ${link} → ${target}: ${(e as Error).message}`, file: link, cause: e });
+    throw new HermesError("E_FS_WRITE", {
+      message: `could not link ${link} → ${target}: ${(e as Error).message}`,
+      file: link,
+      cause: e,
+    });
   }
 }
 

@@ -512,7 +512,8 @@ export const ERROR_CATALOG = {
     hint: "export the bundle again (hermes plugins pack export --bundle) and copy it in binary mode; compare its sha256 with the one printed by the export",
   },
   E_BUNDLE_UNSAFE_ENTRY: {
-    title: "the bundle holds an entry that is absolute, leaves the bundle, or is not a plain file, folder or inner link; nothing was installed",
+    title:
+      "the bundle holds an entry that is absolute, leaves the bundle, or is not a plain file, folder or inner link; nothing was installed",
     hint: "only bundles written by `hermes plugins pack export --bundle` are accepted; do not unpack and repack them by hand",
   },
   E_BUNDLE_MANIFEST_INVALID: {
@@ -784,7 +785,13 @@ export function diagnostic(
   message: string,
   where: Omit<Diagnostic, "code" | "message" | "severity"> = {},
 ): Diagnostic {
-  return { code, severity: code.startsWith("W_") ? "warning" : "error", message, hint: ERROR_CATALOG[code].hint, ...where };
+  return {
+    code,
+    severity: code.startsWith("W_") ? "warning" : "error",
+    message,
+    hint: ERROR_CATALOG[code].hint,
+    ...where,
+  };
 }
 
 /** `file:line:col json.path: message` — the one rendering every surface uses. */

@@ -46,13 +46,21 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T>, opts: 
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new HermesError("E_FS_WRITE", { message: `could not create lock ${lockPath}: ${(e as Error).message}`, file: lockPath });
+        throw new HermesError("E_FS_WRITE", {
+          message: `could not create lock ${lockPath}: ${(e as Error).message}`,
+          file: lockPath,
+        });
       }
       const owner = await readOwner(lockPath);
       // An unreadable owner is a lock being written right now, or one torn by a crash; only age tells.
       const stale = owner
         ? owner.host === me.host && !pidAlive(owner.pid)
-        : Date.now() - (await fsp.stat(lockPath).then((s) => s.mtimeMs, () => Date.now())) > 5_000;
+        : Date.now() -
+            (await fsp.stat(lockPath).then(
+              (s) => s.mtimeMs,
+              () => Date.now(),
+            )) >
+          5_000;
       if (stale) {
         await fsp.rm(lockPath, { force: true });
         continue;

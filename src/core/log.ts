@@ -1,18 +1,35 @@
 import { pino, type Logger } from "pino";
 import { redactText } from "./redact.js";
 
-const LEVEL_NAMES: Record<number, string> = { 10: "trace", 20: "debug", 30: "info", 40: "warn", 50: "error", 60: "fatal" };
+const LEVEL_NAMES: Record<number, string> = {
+  10: "trace",
+  20: "debug",
+  30: "info",
+  40: "warn",
+  50: "error",
+  60: "fatal",
+};
 
 /** A terminal gets one readable line per record; pipes and files get pino's JSON lines. */
 function prettyStream(out: NodeJS.WritableStream) {
   return {
     write(line: string) {
       try {
-        const { level, msg, time: _t, pid: _p, hostname: _h, plugin, ...rest } = JSON.parse(line) as Record<string, unknown>;
+        const {
+          level,
+          msg,
+          time: _t,
+          pid: _p,
+          hostname: _h,
+          plugin,
+          ...rest
+        } = JSON.parse(line) as Record<string, unknown>;
         const extra = Object.entries(rest)
           .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
           .join(" ");
-        out.write(`${LEVEL_NAMES[level as number] ?? level}${plugin ? ` [${String(plugin)}]` : ""}: ${String(msg ?? "")}${extra ? ` ${extra}` : ""}\n`);
+        out.write(
+          `${LEVEL_NAMES[level as number] ?? level}${plugin ? ` [${String(plugin)}]` : ""}: ${String(msg ?? "")}${extra ? ` ${extra}` : ""}\n`,
+        );
       } catch {
         out.write(line);
       }

@@ -12,7 +12,9 @@ export const PACKAGE_ROOT: string = (() => {
     if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "schemas"))) return dir;
     dir = dirname(dir);
   }
-  throw new Error("hermes-kit: internal error: cannot find the package root (schemas/ missing; the installation is incomplete)");
+  throw new Error(
+    "hermes-kit: internal error: cannot find the package root (schemas/ missing; the installation is incomplete)",
+  );
 })();
 
 export const SCHEMAS_DIR = join(PACKAGE_ROOT, "schemas");
@@ -49,7 +51,12 @@ export function assertProfile(opts: HomeOptions & { create?: boolean }): string 
     return dir;
   }
   const profiles = dirname(dir);
-  const known = existsSync(profiles) ? readdirSync(profiles, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
+  const known = existsSync(profiles)
+    ? readdirSync(profiles, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort()
+    : [];
   throw new HermesError("E_PROFILE_NOT_FOUND", {
     message: `profile '${opts.profile}' does not exist (no ${dir})${didYouMean(opts.profile, known)}; existing profiles: ${known.join(", ") || "(none)"}`,
   });

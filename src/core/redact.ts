@@ -53,7 +53,22 @@ export function isSecretKey(key: string): boolean {
 }
 
 /** Last words that make a secret-named key hold a reference to the secret, not the secret itself. */
-const REFERENCE_WORDS = new Set(["env", "var", "variable", "name", "file", "path", "url", "id", "header", "type", "kind", "mode", "limit", "count"]);
+const REFERENCE_WORDS = new Set([
+  "env",
+  "var",
+  "variable",
+  "name",
+  "file",
+  "path",
+  "url",
+  "id",
+  "header",
+  "type",
+  "kind",
+  "mode",
+  "limit",
+  "count",
+]);
 
 /** A key whose value is itself a secret: secret-shaped, and not `api_key_env` or `token_file`. */
 export function holdsSecret(key: string): boolean {
@@ -70,7 +85,10 @@ export function redactValue<T>(value: T, opts: { pairs?: boolean } = {}): T {
     if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-      out[k] = holdsSecret(k) && x !== null && x !== undefined && x !== "" && (typeof x !== "object" || Array.isArray(x)) ? MASK : walk(x, depth + 1);
+      out[k] =
+        holdsSecret(k) && x !== null && x !== undefined && x !== "" && (typeof x !== "object" || Array.isArray(x))
+          ? MASK
+          : walk(x, depth + 1);
     }
     return out;
   };
@@ -101,7 +119,13 @@ export function redactText(text: string, opts: { pairs?: boolean } = {}): string
   for (const [re, to] of TOKEN_SHAPES) out = out.replace(re, to);
   if (opts.pairs === false) return out;
   out = out.replace(PAIR_RE, (all: string, q: string, key: string, sep: string, vq: string, value: string) => {
-    if (!holdsSecret(key) || value === MASK || value.endsWith(MASK) || /^(?:Bearer|Basic|Token|Bot|null|true|false|undefined)$/i.test(value)) return all;
+    if (
+      !holdsSecret(key) ||
+      value === MASK ||
+      value.endsWith(MASK) ||
+      /^(?:Bearer|Basic|Token|Bot|null|true|false|undefined)$/i.test(value)
+    )
+      return all;
     return `${q}${key}${q}${sep}${vq}${MASK}${vq}`;
   });
   return out;

@@ -17,7 +17,10 @@ export type SchemaName = "plugin-manifest" | "config" | "pack" | "index" | "depl
 export const AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true, verbose: true } as const;
 
 /** Schema ids the build precompiles (top-level documents and the fragments code validates against). */
-export const PRECOMPILED_FRAGMENTS = ["index.schema.json#/$defs/entry", "index.schema.json#/$defs/catalogEntry"] as const;
+export const PRECOMPILED_FRAGMENTS = [
+  "index.schema.json#/$defs/entry",
+  "index.schema.json#/$defs/catalogEntry",
+] as const;
 
 /** Where the build writes the precompiled validator of a schema id: one CommonJS file per id, so it loads synchronously and a command loads only the schemas it validates against. */
 export function precompiledFile(id: string): string {
@@ -94,7 +97,8 @@ function validator(id: string): ValidateFunction {
     const pre = loadPrecompiled(id);
     if (pre) precompiledUsed.add(id);
     v = pre ?? instance().getSchema(id);
-    if (!v) throw new Error(`internal error: schema ${id} is not loaded (every schemas/ file is registered at startup)`);
+    if (!v)
+      throw new Error(`internal error: schema ${id} is not loaded (every schemas/ file is registered at startup)`);
     compiled.set(id, v);
   }
   return v;
@@ -155,7 +159,13 @@ export function validateSchema(schema: SchemaName | string, data: unknown, opts:
     // Ajv compares list items through their valueOf()/toString(): a mapping with such a key breaks it.
     const at = [...(opts.basePath ?? []), ...(hostileKeyPath(data) ?? [])];
     const where = opts.source ? opts.source.locate(at) : { file: opts.file, path: formatJsonPath(at) };
-    return [diagnostic("E_SCHEMA_INVALID", `a mapping here has a key named like a built-in method (valueOf, toString, …) and cannot be checked: ${(e as Error).message}`, where)];
+    return [
+      diagnostic(
+        "E_SCHEMA_INVALID",
+        `a mapping here has a key named like a built-in method (valueOf, toString, …) and cannot be checked: ${(e as Error).message}`,
+        where,
+      ),
+    ];
   }
   return renderAjvErrors(v.errors ?? [], data, opts);
 }
@@ -174,7 +184,10 @@ function hostileKeyPath(v: unknown, at: Array<string | number> = []): Array<stri
 }
 
 /** Per alternative (anyOf/oneOf) path: the types its branches accept and the fields they require. */
-function alternativeBranches(errors: ErrorObject[], altPaths: Set<string>): { altTypes: Map<string, Set<string>>; altMissing: Map<string, Set<string>> } {
+function alternativeBranches(
+  errors: ErrorObject[],
+  altPaths: Set<string>,
+): { altTypes: Map<string, Set<string>>; altMissing: Map<string, Set<string>> } {
   const altTypes = new Map<string, Set<string>>();
   const altMissing = new Map<string, Set<string>>();
   for (const e of errors) {
@@ -195,14 +208,17 @@ function alternativeBranches(errors: ErrorObject[], altPaths: Set<string>): { al
 export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: ValidateOptions): Diagnostic[] {
   const base = opts.basePath ?? [];
   // Alternatives (anyOf/oneOf) produce one error per failed branch; report the alternative once.
-  const altPaths = new Set(errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath));
+  const altPaths = new Set(
+    errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath),
+  );
   const { altTypes, altMissing } = alternativeBranches(errors, altPaths);
   const out: Diagnostic[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
     const segs = pointerSegments(data, e.instancePath);
     const inAlt = [...altPaths].some((p) => e.instancePath === p && e.keyword !== "anyOf" && e.keyword !== "oneOf");
-    if (inAlt && (e.keyword === "type" || e.keyword === "required" || e.keyword === "const" || e.keyword === "enum")) continue;
+    if (inAlt && (e.keyword === "type" || e.keyword === "required" || e.keyword === "const" || e.keyword === "enum"))
+      continue;
     const value = valueAt(data, segs);
     let path = [...base, ...segs];
     let message: string;
@@ -253,7 +269,9 @@ export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: Vali
       default:
         message = `${e.message ?? "is invalid"} (got ${show(value)})`;
     }
-    const loc = opts.source ? opts.source.locate(path, { key: atKey }) : { file: opts.file, path: formatJsonPath(path) };
+    const loc = opts.source
+      ? opts.source.locate(path, { key: atKey })
+      : { file: opts.file, path: formatJsonPath(path) };
     const key = `${code}|${loc.path}|${message}`;
     if (seen.has(key)) continue;
     seen.add(key);

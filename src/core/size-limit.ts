@@ -13,11 +13,18 @@ export const SIZE_LIMITS = {
 } as const;
 
 export function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${Math.round((n / 1024 / 1024) * 10) / 10} MiB` : n >= 1024 ? `${Math.round(n / 1024)} KiB` : `${n} bytes`;
+  return n >= 1024 * 1024
+    ? `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`
+    : n >= 1024
+      ? `${Math.round(n / 1024)} KiB`
+      : `${n} bytes`;
 }
 
 function tooLarge(file: string, size: number, limit: number, code: ErrorCode): HermesError {
-  return new HermesError(code, { message: `${file} is ${formatBytes(size)}, over the ${formatBytes(limit)} limit`, file });
+  return new HermesError(code, {
+    message: `${file} is ${formatBytes(size)}, over the ${formatBytes(limit)} limit`,
+    file,
+  });
 }
 
 /** Read a text file whose size is checked first (on the open descriptor, so a swap in between cannot slip past). */
@@ -33,7 +40,11 @@ export function readTextCappedSync(file: string, limit: number, code: ErrorCode)
 }
 
 /** As readTextCappedSync; `undefined` when the file does not exist, E_FS_READ when it cannot be read. */
-export async function readTextCappedIfExists(file: string, limit: number, code: ErrorCode): Promise<string | undefined> {
+export async function readTextCappedIfExists(
+  file: string,
+  limit: number,
+  code: ErrorCode,
+): Promise<string | undefined> {
   let fh: fsp.FileHandle;
   try {
     fh = await fsp.open(file, "r");

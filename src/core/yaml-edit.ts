@@ -99,7 +99,8 @@ function editSet(text: string, doc: Document.Parsed, path: JsonPath, value: unkn
       return replaceAfterKey(text, keyR, r, value, colOf(text, keyR[0]));
     }
     const flow = (isMap(node) || isSeq(node)) && node.flow;
-    if (!flow && (isMap(node) || isSeq(node)) && keyR) return replaceAfterKey(text, keyR, r, value, colOf(text, keyR[0]));
+    if (!flow && (isMap(node) || isSeq(node)) && keyR)
+      return replaceAfterKey(text, keyR, r, value, colOf(text, keyR[0]));
     if (flow || !isCollection(value)) {
       if (!flow && isCollection(value) && keyR) return replaceAfterKey(text, keyR, r, value, colOf(text, keyR[0]));
       return splice(text, r[0], r[1], renderInline(value));
@@ -108,7 +109,12 @@ function editSet(text: string, doc: Document.Parsed, path: JsonPath, value: unkn
     if (keyR) return replaceAfterKey(text, keyR, r, value, colOf(text, keyR[0]));
     // A collection that is a list item: re-render it in place at its column.
     const col = colOf(text, r[0]);
-    return splice(text, r[0], r[1], renderBlock(value, col).slice(col).replace(/\n$/, "") + (text[r[1] - 1] === "\n" ? "\n" : ""));
+    return splice(
+      text,
+      r[0],
+      r[1],
+      renderBlock(value, col).slice(col).replace(/\n$/, "") + (text[r[1] - 1] === "\n" ? "\n" : ""),
+    );
   }
   // Build the missing tail as a nested object and attach it to the deepest existing node.
   let nested: unknown = value;
@@ -162,11 +168,17 @@ function editDelete(text: string, doc: Document.Parsed, path: JsonPath): string 
     const end = afterNode(text, Math.max(rangeOf(p.value)?.[1] ?? 0, rangeOf(p.key)![1]));
     return splice(text, start, end, "");
   }
-  if (isSeq(parent) && typeof last === "number") return removeItems(text, doc, path.slice(0, -1), (_v, i) => i === last);
+  if (isSeq(parent) && typeof last === "number")
+    return removeItems(text, doc, path.slice(0, -1), (_v, i) => i === last);
   return text;
 }
 
-function removeItems(text: string, doc: Document.Parsed, path: JsonPath, match: (v: unknown, i: number) => boolean): string {
+function removeItems(
+  text: string,
+  doc: Document.Parsed,
+  path: JsonPath,
+  match: (v: unknown, i: number) => boolean,
+): string {
   const seq = doc.getIn(path, true);
   if (!isSeq(seq)) return text;
   const values = seq.toJSON() as unknown[];
@@ -199,7 +211,8 @@ function editAppend(text: string, doc: Document.Parsed, path: JsonPath, value: u
     const parent = path.length > 1 ? doc.getIn(path.slice(0, -1), true) : doc.contents;
     const pair = findPair(parent, path[path.length - 1]!);
     const keyR = pair ? rangeOf(pair.key) : undefined;
-    if (keyR && isMap(parent) && !parent.flow) return replaceAfterKey(text, keyR, rangeOf(seq), [value], colOf(text, keyR[0]));
+    if (keyR && isMap(parent) && !parent.flow)
+      return replaceAfterKey(text, keyR, rangeOf(seq), [value], colOf(text, keyR[0]));
   }
   return editSet(text, doc, path, [...current, value]);
 }

@@ -54,7 +54,13 @@ export class SourceDoc {
     }
     for (const w of this.doc.warnings) {
       const pos = this.lineCounter.linePos(w.pos[0]);
-      this.warnings.push(diagnostic("W_SCHEMA_UNKNOWN_FIELD", w.message.split("\n")[0] ?? w.message, { file, line: pos.line, col: pos.col }));
+      this.warnings.push(
+        diagnostic("W_SCHEMA_UNKNOWN_FIELD", w.message.split("\n")[0] ?? w.message, {
+          file,
+          line: pos.line,
+          col: pos.col,
+        }),
+      );
     }
     let value: unknown;
     if (!this.errors.length) {
@@ -62,7 +68,13 @@ export class SourceDoc {
         value = this.doc.toJS({ maxAliasCount: 100 });
       } catch (e) {
         // An alias bomb (or another resolution failure) is bad input like a syntax error.
-        this.errors.push(diagnostic("E_YAML_PARSE", (e as Error).message.split("\n")[0] ?? "cannot resolve the document", { file, line: 1, col: 1 }));
+        this.errors.push(
+          diagnostic("E_YAML_PARSE", (e as Error).message.split("\n")[0] ?? "cannot resolve the document", {
+            file,
+            line: 1,
+            col: 1,
+          }),
+        );
       }
     }
     this.value = value;

@@ -33,10 +33,14 @@ export function sourceRoots(opts: DiscoverOptions): SourceRoot[] {
   const env = opts.env ?? process.env;
   const roots: SourceRoot[] = [];
   if (opts.bundled !== false) {
-    roots.push({ source: "bundled", dir: resolve(env.HERMES_BUNDLED_PLUGINS?.trim() || join(PACKAGE_ROOT, "plugins")) });
+    roots.push({
+      source: "bundled",
+      dir: resolve(env.HERMES_BUNDLED_PLUGINS?.trim() || join(PACKAGE_ROOT, "plugins")),
+    });
   }
   roots.push({ source: "user", dir: homePaths(opts.home).plugins });
-  if (envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env)) roots.push({ source: "project", dir: join(resolve(opts.cwd ?? process.cwd()), ".hermes", "plugins") });
+  if (envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env))
+    roots.push({ source: "project", dir: join(resolve(opts.cwd ?? process.cwd()), ".hermes", "plugins") });
   roots.push({ source: "npm", dir: homePaths(opts.home).nodeModules });
   return roots;
 }
@@ -46,11 +50,18 @@ export async function discover(opts: DiscoverOptions): Promise<Discovery> {
   const roots = sourceRoots(opts);
   const scans = await Promise.all(
     roots.map((r) =>
-      r.source === "npm" ? scanNodeModules(r.dir) : scanRoot(r.dir, r.source, { skipTop: r.source === "bundled" ? BUNDLED_SKIP : undefined }),
+      r.source === "npm"
+        ? scanNodeModules(r.dir)
+        : scanRoot(r.dir, r.source, { skipTop: r.source === "bundled" ? BUNDLED_SKIP : undefined }),
     ),
   );
   const scanned = scans.flatMap((s) => s.candidates);
   const candidates = opts.adjust ? opts.adjust(scanned) : scanned;
   const resolution = resolveWinners(candidates);
-  return { roots, candidates, resolution, diagnostics: [...scans.flatMap((s) => s.diagnostics), ...resolution.diagnostics] };
+  return {
+    roots,
+    candidates,
+    resolution,
+    diagnostics: [...scans.flatMap((s) => s.diagnostics), ...resolution.diagnostics],
+  };
 }

@@ -56,13 +56,28 @@ export function explain(set: PluginSet, view: PluginView, config: ConfigValue): 
     reason: view.verdict.reason,
     load_position: view.loadPosition,
     shadowed_by: view.shadowedBy
-      ? { key: view.shadowedBy.by.key, source: view.shadowedBy.by.source, path: view.shadowedBy.by.path, reason: view.shadowedBy.reason }
+      ? {
+          key: view.shadowedBy.by.key,
+          source: view.shadowedBy.by.source,
+          path: view.shadowedBy.by.path,
+          reason: view.shadowedBy.reason,
+        }
       : undefined,
-    shadows: set.losers.filter((l) => l.shadowedBy?.by === c).map((l) => ({ source: l.candidate.source, path: l.candidate.path, reason: l.shadowedBy!.reason })),
-    capabilities: { declared, granted, consent_current: typeof consent?.hash === "string" && consent.hash === consentHash(declared) },
+    shadows: set.losers
+      .filter((l) => l.shadowedBy?.by === c)
+      .map((l) => ({ source: l.candidate.source, path: l.candidate.path, reason: l.shadowedBy!.reason })),
+    capabilities: {
+      declared,
+      granted,
+      consent_current: typeof consent?.hash === "string" && consent.hash === consentHash(declared),
+    },
     requires: c.manifest?.requires_plugins.map((r) => r.id) ?? [],
     requires_hermes: c.manifest?.requires_hermes
-      ? { spec: c.manifest.requires_hermes, running: HERMES_COMPAT_VERSION, met: satisfiesHermes(c.manifest.requires_hermes) }
+      ? {
+          spec: c.manifest.requires_hermes,
+          running: HERMES_COMPAT_VERSION,
+          met: satisfiesHermes(c.manifest.requires_hermes),
+        }
       : null,
     diagnostics: c.diagnostics,
   };

@@ -51,13 +51,24 @@ function gateLists(c: Candidate, lists: PluginLists, conflict: boolean): Verdict
   if (state === "disabled") return { state, action: "skip", reason: "disabled via config (plugins.disabled)" };
   const kind = c.manifest!.kind;
   if (kind === "exclusive") {
-    return { state, action: "skip", reason: `exclusive plugin — activate via ${c.category === "context_engine" ? "context.engine" : "memory.provider"} config` };
+    return {
+      state,
+      action: "skip",
+      reason: `exclusive plugin — activate via ${c.category === "context_engine" ? "context.engine" : "memory.provider"} config`,
+    };
   }
-  if (kind === "model-provider") return { state, action: "skip", reason: "model-provider plugin — selected through the model provider config" };
-  if (c.source === "bundled" && kind === "backend") return { state, action: "load_now", reason: "bundled backend: loads automatically" };
-  if (c.source === "bundled" && kind === "platform") return { state, action: "defer", reason: "bundled platform: loads on first use" };
+  if (kind === "model-provider")
+    return { state, action: "skip", reason: "model-provider plugin — selected through the model provider config" };
+  if (c.source === "bundled" && kind === "backend")
+    return { state, action: "load_now", reason: "bundled backend: loads automatically" };
+  if (c.source === "bundled" && kind === "platform")
+    return { state, action: "defer", reason: "bundled platform: loads on first use" };
   if (state !== "enabled") {
-    return { state, action: "skip", reason: `not enabled in config (run \`hermes plugins enable ${c.key}\` to activate)` };
+    return {
+      state,
+      action: "skip",
+      reason: `not enabled in config (run \`hermes plugins enable ${c.key}\` to activate)`,
+    };
   }
   return { state, action: "load", reason: "enabled in config" };
 }

@@ -13,7 +13,11 @@ import { readPluginLists } from "../config/plugin-lists.js";
  * (a `nix-managed-x` link without a name is `x`). A user plugin that takes a bundled key from a
  * differently named folder is an impostor: grandfathering it would switch the bundled one on.
  */
-export async function grandfatheredNames(home: string, disabled: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+export async function grandfatheredNames(
+  home: string,
+  disabled: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string[]> {
   const user = await scanRoot(homePaths(home).plugins, "user");
   const bundledDir = resolve(env.HERMES_BUNDLED_PLUGINS?.trim() || join(PACKAGE_ROOT, "plugins"));
   const bundled = await scanRoot(bundledDir, "bundled", { skipTop: BUNDLED_SKIP });
@@ -29,11 +33,16 @@ export async function grandfatheredNames(home: string, disabled: readonly string
 }
 
 /** What the v21 migration would write into `cur`: nothing when `plugins.enabled` exists. */
-export async function planMigration(home: string, cur: LoadedConfig, env: NodeJS.ProcessEnv = process.env): Promise<{ edits: YamlEdit[]; names: string[] }> {
+export async function planMigration(
+  home: string,
+  cur: LoadedConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ edits: YamlEdit[]; names: string[] }> {
   const lists = readPluginLists(cur.value);
   const plugins = cur.value.plugins;
   // A `plugins:` that is not a mapping is the user's to fix (config validate says so); never overwrite it.
-  if (plugins !== undefined && plugins !== null && (typeof plugins !== "object" || Array.isArray(plugins))) return { edits: [], names: [] };
+  if (plugins !== undefined && plugins !== null && (typeof plugins !== "object" || Array.isArray(plugins)))
+    return { edits: [], names: [] };
   if (lists.enabledPresent) return { edits: [], names: [] };
   const names = await grandfatheredNames(home, lists.disabled, env);
   return { edits: [{ op: "set", path: ["plugins", "enabled"], value: names }], names };
@@ -41,7 +50,9 @@ export async function planMigration(home: string, cur: LoadedConfig, env: NodeJS
 
 /** The one line every migration prints on stderr (a dry run says what it would do). */
 export function migrationNotice(names: readonly string[], dryRun = false): string {
-  const what = names.length ? `${names.length} installed user plugin(s) into plugins.enabled: ${names.join(", ")}` : "no installed user plugins; plugins.enabled is written as an empty list";
+  const what = names.length
+    ? `${names.length} installed user plugin(s) into plugins.enabled: ${names.join(", ")}`
+    : "no installed user plugins; plugins.enabled is written as an empty list";
   return `${dryRun ? "Would grandfather" : "Grandfathered"} ${what} (one-time migration: plugins.enabled was absent)`;
 }
 
@@ -58,7 +69,13 @@ export async function migrateEnabledList(
 ): Promise<{ migrated: boolean; names: string[] }> {
   let names: string[] = [];
   // A home that does not exist yet has nothing to grandfather; creating it here would be a surprise.
-  if (!(await fsp.stat(home).then((s) => s.isDirectory(), () => false))) return { migrated: false, names };
+  if (
+    !(await fsp.stat(home).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    return { migrated: false, names };
   const res = await editConfig(homePaths(home).config, async (cur) => {
     const m = await planMigration(home, cur, env);
     names = m.names;

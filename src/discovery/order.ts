@@ -81,12 +81,20 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
       const target = keySet.has(dep) ? dep : byName.get(dep);
       if (!target) {
         diagnostics.push(
-          diagnostic("W_ORDER_MISSING_DEPENDENCY", `plugin ${p.key} requires plugin '${dep}' which is not enabled/installed; loading anyway (probe with ctx.has_plugin)`, { path: `${p.key}.requires_plugins` }),
+          diagnostic(
+            "W_ORDER_MISSING_DEPENDENCY",
+            `plugin ${p.key} requires plugin '${dep}' which is not enabled/installed; loading anyway (probe with ctx.has_plugin)`,
+            { path: `${p.key}.requires_plugins` },
+          ),
         );
         continue;
       }
       if (target === p.key) {
-        diagnostics.push(diagnostic("W_ORDER_MISSING_DEPENDENCY", `plugin ${p.key} requires itself; ignored`, { path: `${p.key}.requires_plugins` }));
+        diagnostics.push(
+          diagnostic("W_ORDER_MISSING_DEPENDENCY", `plugin ${p.key} requires itself; ignored`, {
+            path: `${p.key}.requires_plugins`,
+          }),
+        );
         continue;
       }
       (depEdges.get(target) ?? depEdges.set(target, new Set()).get(target)!).add(p.key);
@@ -97,11 +105,19 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
   explicitOrder.forEach((k, i) => {
     const key = keySet.has(k) ? k : byName.get(k);
     if (!key) {
-      diagnostics.push(diagnostic("W_ORDER_UNKNOWN_KEY", `plugins.order names '${k}', which is not a loading plugin${didYouMean(k, keys, { fragments: true })}`, { path: `plugins.order[${i}]` }));
+      diagnostics.push(
+        diagnostic(
+          "W_ORDER_UNKNOWN_KEY",
+          `plugins.order names '${k}', which is not a loading plugin${didYouMean(k, keys, { fragments: true })}`,
+          { path: `plugins.order[${i}]` },
+        ),
+      );
       return;
     }
     if (listed.includes(key)) {
-      diagnostics.push(diagnostic("E_ORDER_CYCLE", `plugins.order lists '${key}' twice`, { path: `plugins.order[${i}]` }));
+      diagnostics.push(
+        diagnostic("E_ORDER_CYCLE", `plugins.order lists '${key}' twice`, { path: `plugins.order[${i}]` }),
+      );
       return;
     }
     listed.push(key);
@@ -115,7 +131,8 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
     for (const [from, tos] of depEdges) for (const t of tos) preds.set(t, [...(preds.get(t) ?? []), from]);
     const needed = new Set<string>();
     const stack = [...listed];
-    while (stack.length) for (const p of preds.get(stack.pop()!) ?? []) if (!needed.has(p)) needed.add(p), stack.push(p);
+    while (stack.length)
+      for (const p of preds.get(stack.pop()!) ?? []) if (!needed.has(p)) needed.add(p), stack.push(p);
     const last = listed[listed.length - 1]!;
     for (const k of keys) {
       if (listed.includes(k) || needed.has(k)) continue;
@@ -123,19 +140,28 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
     }
   }
   const all = new Map<string, Set<string>>();
-  for (const src of [depEdges, orderEdges]) for (const [f, ts] of src) for (const t of ts) (all.get(f) ?? all.set(f, new Set()).get(f)!).add(t);
+  for (const src of [depEdges, orderEdges])
+    for (const [f, ts] of src) for (const t of ts) (all.get(f) ?? all.set(f, new Set()).get(f)!).add(t);
   const first = kahn(keys, all);
   if (first.left.size === 0) return { order: first.batches.flat(), batches: first.batches, diagnostics };
   const cycle = findCycle(first.left, all);
-  const forced = cycle.slice(1).some((to, i) => orderEdges.get(cycle[i]!)?.has(to) && !depEdges.get(cycle[i]!)?.has(to));
+  const forced = cycle
+    .slice(1)
+    .some((to, i) => orderEdges.get(cycle[i]!)?.has(to) && !depEdges.get(cycle[i]!)?.has(to));
   if (forced) {
     diagnostics.push(
-      diagnostic("E_ORDER_CYCLE", `plugins.order contradicts requires_plugins: cycle ${cycle.join(" -> ")}`, { path: "plugins.order" }),
+      diagnostic("E_ORDER_CYCLE", `plugins.order contradicts requires_plugins: cycle ${cycle.join(" -> ")}`, {
+        path: "plugins.order",
+      }),
     );
     return { order: keys, batches: [keys], diagnostics };
   }
   diagnostics.push(
-    diagnostic("W_ORDER_DEPENDENCY_CYCLE", `dependency cycle detected (${cycle.join(" -> ")}); falling back to key order for all plugins`, { path: "requires_plugins" }),
+    diagnostic(
+      "W_ORDER_DEPENDENCY_CYCLE",
+      `dependency cycle detected (${cycle.join(" -> ")}); falling back to key order for all plugins`,
+      { path: "requires_plugins" },
+    ),
   );
   const fallback = kahn(keys, orderEdges);
   return { order: fallback.batches.flat(), batches: fallback.batches, diagnostics };

@@ -38,7 +38,9 @@ function aliasesOf(c: Candidate): string[] {
   return c.name !== c.key ? [c.name] : [];
 }
 
-export async function loadPluginSet(opts: DiscoverOptions & { config: ConfigValue; configFile?: string }): Promise<PluginSet> {
+export async function loadPluginSet(
+  opts: DiscoverOptions & { config: ConfigValue; configFile?: string },
+): Promise<PluginSet> {
   return buildPluginSet(await discover(opts), opts.config, opts.configFile);
 }
 
@@ -47,16 +49,40 @@ export function buildPluginSet(discovery: Discovery, config: ConfigValue, config
   const opts = { config };
   const lists = readPluginLists(config, configFile);
   const { resolution } = discovery;
-  const views: PluginView[] = resolution.winners.map((c) => ({ candidate: c, verdict: gate(c, lists), aliases: aliasesOf(c), conflict: false }));
+  const views: PluginView[] = resolution.winners.map((c) => ({
+    candidate: c,
+    verdict: gate(c, lists),
+    aliases: aliasesOf(c),
+    conflict: false,
+  }));
   for (const [, list] of resolution.conflicts) {
-    for (const c of list) views.push({ candidate: c, verdict: gate(c, lists, true), aliases: aliasesOf(c), conflict: true });
+    for (const c of list)
+      views.push({ candidate: c, verdict: gate(c, lists, true), aliases: aliasesOf(c), conflict: true });
   }
-  views.sort((a, b) => (a.candidate.key < b.candidate.key ? -1 : a.candidate.key > b.candidate.key ? 1 : a.candidate.path < b.candidate.path ? -1 : 1));
-  const losers = resolution.shadowed.map((s) => ({ candidate: s.candidate, verdict: gate(s.candidate, lists), aliases: aliasesOf(s.candidate), shadowedBy: s, conflict: false }));
+  views.sort((a, b) =>
+    a.candidate.key < b.candidate.key
+      ? -1
+      : a.candidate.key > b.candidate.key
+        ? 1
+        : a.candidate.path < b.candidate.path
+          ? -1
+          : 1,
+  );
+  const losers = resolution.shadowed.map((s) => ({
+    candidate: s.candidate,
+    verdict: gate(s.candidate, lists),
+    aliases: aliasesOf(s.candidate),
+    shadowedBy: s,
+    conflict: false,
+  }));
   for (const l of losers) l.verdict = { ...l.verdict, action: "skip", reason: shadowReason(l.shadowedBy!) };
   const loading = views.filter((v) => v.verdict.action === "load");
   const order = resolveLoadOrder(
-    loading.map((v) => ({ key: v.candidate.key, name: v.candidate.name, requires: v.candidate.manifest?.requires_plugins.map((r) => r.id) ?? [] })),
+    loading.map((v) => ({
+      key: v.candidate.key,
+      name: v.candidate.name,
+      requires: v.candidate.manifest?.requires_plugins.map((r) => r.id) ?? [],
+    })),
     orderList(opts.config),
   );
   const eager = views.filter((v) => v.verdict.action === "load_now").map((v) => v.candidate.key);
@@ -65,7 +91,14 @@ export function buildPluginSet(discovery: Discovery, config: ConfigValue, config
     const i = sequence.indexOf(v.candidate.key);
     if (i >= 0 && !v.conflict) v.loadPosition = i + 1;
   }
-  return { discovery, lists, views, losers, loadOrder: sequence, diagnostics: [...discovery.diagnostics, ...lists.diagnostics, ...order.diagnostics] };
+  return {
+    discovery,
+    lists,
+    views,
+    losers,
+    loadOrder: sequence,
+    diagnostics: [...discovery.diagnostics, ...lists.diagnostics, ...order.diagnostics],
+  };
 }
 
 export function orderList(config: ConfigValue): string[] {
@@ -109,12 +142,20 @@ export function findPlugin(set: PluginSet, name: string, opts: { includeLosers?:
       hint: `name one by its folder: ${exact.map((v) => `\`hermes plugins why ${v.candidate.path}\``).join(" or ")}; to keep one, rename the other's \`name:\` in its plugin.yaml or remove its folder`,
     });
   }
-  const leaf = pool.filter((v) => !v.shadowedBy && v.candidate.key.includes("/") && v.candidate.key.split("/").pop() === name);
+  const leaf = pool.filter(
+    (v) => !v.shadowedBy && v.candidate.key.includes("/") && v.candidate.key.split("/").pop() === name,
+  );
   if (leaf.length === 1) return leaf[0]!;
   if (leaf.length > 1) {
-    throw new HermesError("E_PLUGIN_AMBIGUOUS", { message: `'${name}' matches ${leaf.map((v) => v.candidate.key).join(", ")}` });
+    throw new HermesError("E_PLUGIN_AMBIGUOUS", {
+      message: `'${name}' matches ${leaf.map((v) => v.candidate.key).join(", ")}`,
+    });
   }
-  const close = nearest(name, pool.flatMap((v) => [v.candidate.key, v.candidate.name]), { fragments: true });
+  const close = nearest(
+    name,
+    pool.flatMap((v) => [v.candidate.key, v.candidate.name]),
+    { fragments: true },
+  );
   throw new HermesError("E_PLUGIN_NOT_FOUND", {
     message: `plugin '${name}' is not installed or bundled${close ? `; did you mean '${close}'?` : ""}`,
   });

@@ -44,15 +44,17 @@ export function resolveWinners(candidates: readonly Candidate[]): Resolution {
     for (const [key, list] of byKey) {
       if (list.length > 1) {
         conflicts.set(key, [...(conflicts.get(key) ?? []), ...list]);
-        diagnostics.push(
-          {
-            ...diagnostic("E_DISCOVERY_DUPLICATE_KEY", `plugin key '${key}' is claimed by ${list.map((c) => c.path).join(" and ")}`, {
+        diagnostics.push({
+          ...diagnostic(
+            "E_DISCOVERY_DUPLICATE_KEY",
+            `plugin key '${key}' is claimed by ${list.map((c) => c.path).join(" and ")}`,
+            {
               file: list[1]!.manifestFile ?? list[1]!.path,
-            }),
-            // Each is still addressable by its folder; the fix is one rename or one removal.
-            hint: `neither loads: rename the \`name:\` in one plugin.yaml or remove one folder; inspect each with ${list.map((c) => `\`hermes plugins why ${c.path}\``).join(" / ")}`,
-          },
-        );
+            },
+          ),
+          // Each is still addressable by its folder; the fix is one rename or one removal.
+          hint: `neither loads: rename the \`name:\` in one plugin.yaml or remove one folder; inspect each with ${list.map((c) => `\`hermes plugins why ${c.path}\``).join(" / ")}`,
+        });
       } else ok.set(key, list[0]!);
     }
     single.set(source, ok);
@@ -75,7 +77,8 @@ export function resolveWinners(candidates: readonly Candidate[]): Resolution {
         );
         continue;
       }
-      if (prev && RANK[source] > RANK[prev.source as keyof typeof RANK]) shadowed.push({ candidate: prev, by: c, reason: "shadowed" });
+      if (prev && RANK[source] > RANK[prev.source as keyof typeof RANK])
+        shadowed.push({ candidate: prev, by: c, reason: "shadowed" });
       winners.set(key, c);
     }
   }

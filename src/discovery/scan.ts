@@ -1,11 +1,31 @@
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, statSync, type Dirent } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  statSync,
+  type Dirent,
+} from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { diagnostic, hasErrors, HermesError, type Diagnostic } from "../core/errors.js";
 import { isContainedRelativePath } from "../core/contain.js";
-import { findManifestFile, inferKind, parseManifestText, readManifestText, type PluginManifest } from "../manifest/parse.js";
-import { NIX_LINK_PREFIX, type PluginOrigin, type PluginRecord, type PluginSource } from "../contracts/plugin-record.js";
-
-
+import {
+  findManifestFile,
+  inferKind,
+  parseManifestText,
+  readManifestText,
+  type PluginManifest,
+} from "../manifest/parse.js";
+import {
+  NIX_LINK_PREFIX,
+  type PluginOrigin,
+  type PluginRecord,
+  type PluginSource,
+} from "../contracts/plugin-record.js";
 
 export type CandidateStatus = "ok" | "invalid" | "dangling" | "unreadable" | "python" | "portable";
 
@@ -86,7 +106,13 @@ function keyFor(opts: FolderOptions, dirName: string, name: string): string {
 }
 
 /** A folder without plugin.yaml: a portable plugin.json package is listed, anything else is no plugin. */
-function portableCandidate(folder: string, source: PluginSource, opts: FolderOptions, base: CandidateBase, realPath: string | undefined): Candidate | undefined {
+function portableCandidate(
+  folder: string,
+  source: PluginSource,
+  opts: FolderOptions,
+  base: CandidateBase,
+  realPath: string | undefined,
+): Candidate | undefined {
   if (!exists(join(folder, "plugin.json"))) return undefined;
   const { dirName } = base;
   // A flat package is keyed by the name in its plugin.json, not by its folder name.
@@ -106,19 +132,39 @@ function portableCandidate(folder: string, source: PluginSource, opts: FolderOpt
     realPath,
     status: "portable",
     diagnostics: [
-      diagnostic("W_DISCOVERY_PORTABLE_PLUGIN", "portable plugin.json packages are listed but not loaded by this runtime", {
-        file: join(folder, "plugin.json"),
-      }),
+      diagnostic(
+        "W_DISCOVERY_PORTABLE_PLUGIN",
+        "portable plugin.json packages are listed but not loaded by this runtime",
+        {
+          file: join(folder, "plugin.json"),
+        },
+      ),
     ],
   };
 }
 
 /** A manifest that cannot be read: too large is invalid, any other failure unreadable. */
-function unreadableCandidate(e: unknown, manifestFile: string, source: PluginSource, opts: FolderOptions, base: CandidateBase, realPath: string | undefined): Candidate {
+function unreadableCandidate(
+  e: unknown,
+  manifestFile: string,
+  source: PluginSource,
+  opts: FolderOptions,
+  base: CandidateBase,
+  realPath: string | undefined,
+): Candidate {
   const { dirName } = base;
   const key = keyFor(opts, dirName, dirName);
   if (e instanceof HermesError && e.code === "E_MANIFEST_TOO_LARGE") {
-    return { ...base, key, name: dirName, origin: originFor(source, dirName, false), realPath, manifestFile, status: "invalid", diagnostics: [e.toDiagnostic()] };
+    return {
+      ...base,
+      key,
+      name: dirName,
+      origin: originFor(source, dirName, false),
+      realPath,
+      manifestFile,
+      status: "invalid",
+      diagnostics: [e.toDiagnostic()],
+    };
   }
   return {
     ...base,
@@ -128,7 +174,11 @@ function unreadableCandidate(e: unknown, manifestFile: string, source: PluginSou
     realPath,
     manifestFile,
     status: "unreadable",
-    diagnostics: [diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${manifestFile}: ${(e as Error).message}`, { file: manifestFile })],
+    diagnostics: [
+      diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${manifestFile}: ${(e as Error).message}`, {
+        file: manifestFile,
+      }),
+    ],
   };
 }
 
@@ -143,7 +193,7 @@ function resolveEntry(
   let entry: string | undefined;
   const choices = manifest.main ? [manifest.main] : ENTRY_CANDIDATES;
   for (const c of choices) {
-    if (isContainedRelativePath(c) && (exists(join(folder, c)))) {
+    if (isContainedRelativePath(c) && exists(join(folder, c))) {
       entry = c;
       break;
     }
@@ -152,23 +202,33 @@ function resolveEntry(
     if (exists(join(folder, "__init__.py"))) {
       status = "python";
       diagnostics.push(
-        diagnostic("W_DISCOVERY_PYTHON_PLUGIN", "python plugin: not loadable by this runtime (it has __init__.py and no JavaScript entry)", {
-          file: join(folder, "__init__.py"),
-        }),
+        diagnostic(
+          "W_DISCOVERY_PYTHON_PLUGIN",
+          "python plugin: not loadable by this runtime (it has __init__.py and no JavaScript entry)",
+          {
+            file: join(folder, "__init__.py"),
+          },
+        ),
       );
     } else {
       status = "invalid";
       diagnostics.push(
         diagnostic(
           "E_PLUGIN_NO_ENTRY",
-          manifest.main ? `entry module '${manifest.main}' does not exist` : "no entry module: add index.js (or set main: in plugin.yaml)",
+          manifest.main
+            ? `entry module '${manifest.main}' does not exist`
+            : "no entry module: add index.js (or set main: in plugin.yaml)",
           { file: manifestFile, path: manifest.main ? "main" : undefined },
         ),
       );
     }
   }
   if (!manifest.kindDeclared) {
-    const sniff = entry ? readEntrySource(folder, entry) : status === "python" ? readEntrySource(folder, "__init__.py") : "";
+    const sniff = entry
+      ? readEntrySource(folder, entry)
+      : status === "python"
+        ? readEntrySource(folder, "__init__.py")
+        : "";
     const inferred = inferKind(sniff);
     if (inferred) manifest.kind = inferred;
   }
@@ -176,12 +236,22 @@ function resolveEntry(
 }
 
 /** The fields of a folder's candidate that discovery knows without reading it (a dangling link, an unreadable folder). */
-function unloadable(source: PluginSource, path: string, dirName: string, category: string | undefined, linkTarget: string | undefined) {
+function unloadable(
+  source: PluginSource,
+  path: string,
+  dirName: string,
+  category: string | undefined,
+  linkTarget: string | undefined,
+) {
   return { dirName, category, source, origin: originFor(source, dirName, false), path, linkTarget };
 }
 
 /** Build the candidate for one folder that is known to hold a manifest file. */
-export async function candidateFromFolder(folder: string, source: PluginSource, opts: FolderOptions = {}): Promise<Candidate | undefined> {
+export async function candidateFromFolder(
+  folder: string,
+  source: PluginSource,
+  opts: FolderOptions = {},
+): Promise<Candidate | undefined> {
   const dirName = opts.dirName ?? basename(folder);
   const manifestFile = findManifestFile(folder);
   const base = {
@@ -214,7 +284,7 @@ export async function candidateFromFolder(folder: string, source: PluginSource, 
   let status: CandidateStatus = hasErrors(diagnostics) || !manifest ? "invalid" : "ok";
   let entry: string | undefined;
   if (manifest) ({ entry, status } = resolveEntry(folder, manifestFile, manifest, status, diagnostics));
-  const isGit = source === "user" && (exists(join(folder, ".git")));
+  const isGit = source === "user" && exists(join(folder, ".git"));
   return {
     ...base,
     key,
@@ -242,7 +312,11 @@ async function readDirSorted(dir: string): Promise<Dirent[]> {
  * followed, a dangling link or unreadable folder reported as its own candidate, never fatal.
  * Reads manifests only; imports nothing.
  */
-export async function scanRoot(root: string, source: PluginSource, opts: ScanOptions = {}): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
+export async function scanRoot(
+  root: string,
+  source: PluginSource,
+  opts: ScanOptions = {},
+): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
   const candidates: Candidate[] = [];
   const diagnostics: Diagnostic[] = [];
   const walk = async (dir: string, depth: number, prefix: string | undefined): Promise<void> => {
@@ -251,7 +325,11 @@ export async function scanRoot(root: string, source: PluginSource, opts: ScanOpt
       children = await readDirSorted(dir);
     } catch (e) {
       if (errno(e) === "ENOENT" || errno(e) === "ENOTDIR") return;
-      diagnostics.push(diagnostic("E_DISCOVERY_UNREADABLE", `cannot read plugin folder ${dir}: ${(e as Error).message}`, { file: dir }));
+      diagnostics.push(
+        diagnostic("E_DISCOVERY_UNREADABLE", `cannot read plugin folder ${dir}: ${(e as Error).message}`, {
+          file: dir,
+        }),
+      );
       return;
     }
     for (const child of children) {
@@ -269,13 +347,21 @@ export async function scanRoot(root: string, source: PluginSource, opts: ScanOpt
           const st = statSync(full);
           if (!st.isDirectory()) continue;
         } catch {
-          const key = prefix ? `${prefix}/${child.name}` : child.name.startsWith(NIX_LINK_PREFIX) ? child.name.slice(NIX_LINK_PREFIX.length) : child.name;
+          const key = prefix
+            ? `${prefix}/${child.name}`
+            : child.name.startsWith(NIX_LINK_PREFIX)
+              ? child.name.slice(NIX_LINK_PREFIX.length)
+              : child.name;
           candidates.push({
             ...unloadable(source, full, child.name, prefix, linkTarget),
             key,
             name: key,
             status: "dangling",
-            diagnostics: [diagnostic("E_DISCOVERY_DANGLING_LINK", `${full} points to ${linkTarget ?? "?"}, which does not exist`, { file: full })],
+            diagnostics: [
+              diagnostic("E_DISCOVERY_DANGLING_LINK", `${full} points to ${linkTarget ?? "?"}, which does not exist`, {
+                file: full,
+              }),
+            ],
           });
           continue;
         }
@@ -289,7 +375,9 @@ export async function scanRoot(root: string, source: PluginSource, opts: ScanOpt
           key: prefix ? `${prefix}/${child.name}` : child.name,
           name: child.name,
           status: "unreadable",
-          diagnostics: [diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${full}: ${(e as Error).message}`, { file: full })],
+          diagnostics: [
+            diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${full}: ${(e as Error).message}`, { file: full }),
+          ],
         });
         continue;
       }
@@ -331,7 +419,9 @@ export async function scanNodeModules(dir: string): Promise<{ candidates: Candid
 }
 
 /** One npm package folder: its `hermes-plugin` field names where the plugin folder is. */
-export async function candidateFromPackage(pkgDir: string): Promise<{ candidate?: Candidate; packageName?: string; diagnostics: Diagnostic[] }> {
+export async function candidateFromPackage(
+  pkgDir: string,
+): Promise<{ candidate?: Candidate; packageName?: string; diagnostics: Diagnostic[] }> {
   let pkg: Record<string, unknown>;
   try {
     pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, unknown>;
@@ -347,10 +437,14 @@ export async function candidateFromPackage(pkgDir: string): Promise<{ candidate?
       return {
         packageName,
         diagnostics: [
-          diagnostic("E_MANIFEST_PATH_ESCAPE", `package.json "hermes-plugin" ${JSON.stringify(field)} must be a folder inside the package`, {
-            file: join(pkgDir, "package.json"),
-            path: "hermes-plugin",
-          }),
+          diagnostic(
+            "E_MANIFEST_PATH_ESCAPE",
+            `package.json "hermes-plugin" ${JSON.stringify(field)} must be a folder inside the package`,
+            {
+              file: join(pkgDir, "package.json"),
+              path: "hermes-plugin",
+            },
+          ),
         ],
       };
     }
@@ -361,7 +455,11 @@ export async function candidateFromPackage(pkgDir: string): Promise<{ candidate?
   return {
     packageName,
     diagnostics: [
-      diagnostic("E_DISCOVERY_NO_MANIFEST", `npm package ${packageName} declares hermes-plugin but ${folder} has no plugin.yaml`, { file: join(pkgDir, "package.json") }),
+      diagnostic(
+        "E_DISCOVERY_NO_MANIFEST",
+        `npm package ${packageName} declares hermes-plugin but ${folder} has no plugin.yaml`,
+        { file: join(pkgDir, "package.json") },
+      ),
     ],
   };
 }

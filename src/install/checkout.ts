@@ -2,7 +2,17 @@ import { promises as fsp } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { isContainedRelativePath, isInside } from "../core/contain.js";
 import { HermesError } from "../core/errors.js";
-import { cloneHint, gitMessage, gitOrThrow, gitTimeoutMs, indent, remoteRefs, revParse, runGit, type GitRunOptions } from "./git.js";
+import {
+  cloneHint,
+  gitMessage,
+  gitOrThrow,
+  gitTimeoutMs,
+  indent,
+  remoteRefs,
+  revParse,
+  runGit,
+  type GitRunOptions,
+} from "./git.js";
 import { isFullSha, scrubUrl } from "./identifier.js";
 
 /**
@@ -34,7 +44,11 @@ export interface CloneRequest {
   env?: NodeJS.ProcessEnv;
 }
 
-function gitOpts<T extends object>(cwd: string, req: { url?: string; env?: NodeJS.ProcessEnv }, extra: T): GitRunOptions & T {
+function gitOpts<T extends object>(
+  cwd: string,
+  req: { url?: string; env?: NodeJS.ProcessEnv },
+  extra: T,
+): GitRunOptions & T {
   return { cwd, url: req.url, env: req.env, ...extra };
 }
 
@@ -43,8 +57,14 @@ function gitOpts<T extends object>(cwd: string, req: { url?: string; env?: NodeJ
  * remote is the branch; the remaining segments are the subdirectory. A 40-hex first segment is
  * a commit (a pin).
  */
-export async function resolveTreePath(cwd: string, url: string, tree: readonly string[], env?: NodeJS.ProcessEnv): Promise<{ branch?: string; revision?: string; subdir?: string }> {
-  if (tree.length && isFullSha(tree[0]!)) return { revision: tree[0]!.toLowerCase(), subdir: tree.slice(1).join("/") || undefined };
+export async function resolveTreePath(
+  cwd: string,
+  url: string,
+  tree: readonly string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ branch?: string; revision?: string; subdir?: string }> {
+  if (tree.length && isFullSha(tree[0]!))
+    return { revision: tree[0]!.toLowerCase(), subdir: tree.slice(1).join("/") || undefined };
   const refs = await remoteRefs(cwd, url, env);
   for (let n = tree.length; n >= 1; n--) {
     const name = tree.slice(0, n).join("/");
@@ -81,26 +101,44 @@ export async function cloneInto(cwd: string, dirName: string, req: CloneRequest)
     r = await runGit(cloneArgs(false), gitOpts(cwd, req, {}));
   }
   if (!r.ok) {
-    if (r.timedOut) throw new HermesError("E_GIT_TIMEOUT", { message: `git clone of ${clean} timed out after ${Math.round(gitTimeoutMs(req.env) / 1000)} seconds` });
+    if (r.timedOut)
+      throw new HermesError("E_GIT_TIMEOUT", {
+        message: `git clone of ${clean} timed out after ${Math.round(gitTimeoutMs(req.env) / 1000)} seconds`,
+      });
     const hint = cloneHint(r.error, req.url);
-    throw new HermesError("E_GIT_CLONE_FAILED", { message: `git clone of ${clean} failed; git said:\n${indent(r.error || "(git printed nothing)")}`, ...(hint ? { hint } : {}) });
+    throw new HermesError("E_GIT_CLONE_FAILED", {
+      message: `git clone of ${clean} failed; git said:\n${indent(r.error || "(git printed nothing)")}`,
+      ...(hint ? { hint } : {}),
+    });
   }
   const dir = join(cwd, dirName);
   if (req.revision) {
     const sha = req.revision;
-    await gitOrThrow(["fetch", ...(shallow ? ["--depth", "1"] : []), "--no-tags", "origin", sha], gitOpts(dir, req, { code: "E_GIT_FETCH_FAILED", what: `Fetching commit '${sha}'` }));
-    await gitOrThrow(["checkout", "--quiet", "--detach", sha], gitOpts(dir, req, { code: "E_GIT_CHECKOUT_FAILED", what: `Checkout of commit '${sha}'` }));
+    await gitOrThrow(
+      ["fetch", ...(shallow ? ["--depth", "1"] : []), "--no-tags", "origin", sha],
+      gitOpts(dir, req, { code: "E_GIT_FETCH_FAILED", what: `Fetching commit '${sha}'` }),
+    );
+    await gitOrThrow(
+      ["checkout", "--quiet", "--detach", sha],
+      gitOpts(dir, req, { code: "E_GIT_CHECKOUT_FAILED", what: `Checkout of commit '${sha}'` }),
+    );
     const head = await revParse(dir, "HEAD", req.env);
     if (head !== sha) {
-      throw new HermesError("E_GIT_REVISION_MISMATCH", { message: `checked-out revision '${head ?? "?"}' does not match the requested commit '${sha}'` });
+      throw new HermesError("E_GIT_REVISION_MISMATCH", {
+        message: `checked-out revision '${head ?? "?"}' does not match the requested commit '${sha}'`,
+      });
     }
     return sha;
   }
   const head = await revParse(dir, "HEAD", req.env);
   if (!head) {
     // The clone itself succeeded: what git said while cloning (an empty repository, …) is the reason.
-    const why = gitMessage([r.stderr, (await runGit(["rev-parse", "HEAD"], gitOpts(dir, req, {}))).error].filter(Boolean).join("\n"));
-    throw new HermesError("E_GIT_FAILED", { message: `${clean} was cloned but has no commit to install; git said:\n${indent(why || "(git printed nothing)")}` });
+    const why = gitMessage(
+      [r.stderr, (await runGit(["rev-parse", "HEAD"], gitOpts(dir, req, {}))).error].filter(Boolean).join("\n"),
+    );
+    throw new HermesError("E_GIT_FAILED", {
+      message: `${clean} was cloned but has no commit to install; git said:\n${indent(why || "(git printed nothing)")}`,
+    });
   }
   return head;
 }
@@ -112,7 +150,9 @@ export async function cloneInto(cwd: string, dirName: string, req: CloneRequest)
 export async function resolveSubdir(cloneDir: string, subdir: string): Promise<string> {
   const segs = subdir.split(/[\\/]+/).filter(Boolean);
   if (!isContainedRelativePath(subdir)) {
-    throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' escapes the repository` });
+    throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", {
+      message: `plugin subdirectory '${subdir}' escapes the repository`,
+    });
   }
   const rootReal = await fsp.realpath(cloneDir);
   // Walk segment by segment: a symlink that leaves the repository is an escape even when what it
@@ -121,28 +161,60 @@ export async function resolveSubdir(cloneDir: string, subdir: string): Promise<s
   for (const seg of segs) {
     const next = join(real, seg);
     const st = await fsp.lstat(next).catch(() => undefined);
-    if (!st) throw new HermesError("E_INSTALL_SUBDIR_MISSING", { message: `plugin subdirectory '${subdir}' does not exist in the repository` });
+    if (!st)
+      throw new HermesError("E_INSTALL_SUBDIR_MISSING", {
+        message: `plugin subdirectory '${subdir}' does not exist in the repository`,
+      });
     if (st.isSymbolicLink()) {
       const target = await fsp.readlink(next);
       const resolved = isAbsolute(target) ? target : join(real, target);
-      if (!isInside(rootReal, resolved)) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' escapes the repository (a symlink leads to ${target})` });
+      if (!isInside(rootReal, resolved))
+        throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", {
+          message: `plugin subdirectory '${subdir}' escapes the repository (a symlink leads to ${target})`,
+        });
       const r = await fsp.realpath(next).catch(() => undefined);
-      if (!r) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' is a symlink that leads nowhere inside the repository` });
-      if (!isInside(rootReal, r)) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' escapes the repository (it resolves to ${r})` });
+      if (!r)
+        throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", {
+          message: `plugin subdirectory '${subdir}' is a symlink that leads nowhere inside the repository`,
+        });
+      if (!isInside(rootReal, r))
+        throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", {
+          message: `plugin subdirectory '${subdir}' escapes the repository (it resolves to ${r})`,
+        });
       real = r;
     } else real = next;
   }
   const rel = relative(rootReal, real).split(sep).join("/");
-  if (rel === "") throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' is the repository root; install without a subdirectory` });
-  if (rel === ".git" || rel.startsWith(".git/")) throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' points into .git` });
-  if (!(await fsp.stat(real)).isDirectory()) throw new HermesError("E_INSTALL_SUBDIR_MISSING", { message: `plugin subdirectory '${subdir}' is not a directory` });
+  if (rel === "")
+    throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", {
+      message: `plugin subdirectory '${subdir}' is the repository root; install without a subdirectory`,
+    });
+  if (rel === ".git" || rel.startsWith(".git/"))
+    throw new HermesError("E_INSTALL_SUBDIR_ESCAPE", { message: `plugin subdirectory '${subdir}' points into .git` });
+  if (!(await fsp.stat(real)).isDirectory())
+    throw new HermesError("E_INSTALL_SUBDIR_MISSING", {
+      message: `plugin subdirectory '${subdir}' is not a directory`,
+    });
   return rel;
 }
 
-async function snapshotCommit(dir: string, tree: string, parent: string | undefined, source: string, upstream: string, env?: NodeJS.ProcessEnv): Promise<string> {
+async function snapshotCommit(
+  dir: string,
+  tree: string,
+  parent: string | undefined,
+  source: string,
+  upstream: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<string> {
   const args = ["commit-tree", tree, "-m", `hermes-kit snapshot of ${source} at ${upstream}`];
   if (parent) args.push("-p", parent);
-  const out = await gitOrThrow(args, { cwd: dir, env, identity: true, extraEnv: SNAPSHOT_ENV, what: "Recording the subdirectory snapshot" });
+  const out = await gitOrThrow(args, {
+    cwd: dir,
+    env,
+    identity: true,
+    extraEnv: SNAPSHOT_ENV,
+    what: "Recording the subdirectory snapshot",
+  });
   return out.trim();
 }
 
@@ -150,9 +222,16 @@ async function snapshotCommit(dir: string, tree: string, parent: string | undefi
  * Turn `<cloneDir>/<rel>` into a self-contained, updatable checkout at `dest` (see the module
  * comment). `cloneDir` is consumed.
  */
-export async function snapshotSubdir(cloneDir: string, rel: string, dest: string, info: { source: string; revision: string; env?: NodeJS.ProcessEnv }): Promise<void> {
+export async function snapshotSubdir(
+  cloneDir: string,
+  rel: string,
+  dest: string,
+  info: { source: string; revision: string; env?: NodeJS.ProcessEnv },
+): Promise<void> {
   const env = info.env;
-  const tree = (await gitOrThrow(["rev-parse", `HEAD:${rel}`], { cwd: cloneDir, env, what: `Reading the tree of '${rel}'` })).trim();
+  const tree = (
+    await gitOrThrow(["rev-parse", `HEAD:${rel}`], { cwd: cloneDir, env, what: `Reading the tree of '${rel}'` })
+  ).trim();
   const branchOut = await runGit(["symbolic-ref", "--quiet", "--short", "HEAD"], { cwd: cloneDir, env });
   const branch = branchOut.ok ? branchOut.stdout.trim() : "";
   const commit = await snapshotCommit(cloneDir, tree, undefined, info.source, info.revision, env);
@@ -190,21 +269,37 @@ export async function pullCheckout(dir: string, env?: NodeJS.ProcessEnv): Promis
     const r = await runGit(["pull", "--ff-only", "--no-rebase"], { cwd: dir, env });
     const after = await revParse(dir, "HEAD", env);
     const output = `${r.stdout}${r.stderr}`.trim();
-    return { ok: r.ok, revision: after, upToDate: r.ok && before === after, output, error: r.error, timedOut: r.timedOut };
+    return {
+      ok: r.ok,
+      revision: after,
+      upToDate: r.ok && before === after,
+      output,
+      error: r.error,
+      timedOut: r.timedOut,
+    };
   }
   const branchCfg = await runGit(["config", "--get", "hermes.branch"], { cwd: dir, env });
   const branch = branchCfg.ok && branchCfg.stdout.trim() ? branchCfg.stdout.trim() : "HEAD";
   const upCfg = await runGit(["config", "--get", "hermes.upstream"], { cwd: dir, env });
   const upstreamBefore = upCfg.stdout.trim().toLowerCase();
   let f = await runGit(["fetch", "--depth", "1", "--no-tags", "origin", branch], { cwd: dir, env });
-  if (!f.ok && DUMB_HTTP_RE.test(f.error)) f = await runGit(["fetch", "--no-tags", "origin", branch], { cwd: dir, env });
+  if (!f.ok && DUMB_HTTP_RE.test(f.error))
+    f = await runGit(["fetch", "--no-tags", "origin", branch], { cwd: dir, env });
   if (!f.ok) return { ok: false, upToDate: false, output: "", error: f.error, timedOut: f.timedOut };
   const upstream = await revParse(dir, "FETCH_HEAD", env);
-  if (!upstream) return { ok: false, upToDate: false, output: "", error: "could not read the fetched revision", timedOut: false };
-  if (upstream === upstreamBefore) return { ok: true, revision: upstream, upToDate: true, output: "Already up to date.", error: "", timedOut: false };
+  if (!upstream)
+    return { ok: false, upToDate: false, output: "", error: "could not read the fetched revision", timedOut: false };
+  if (upstream === upstreamBefore)
+    return { ok: true, revision: upstream, upToDate: true, output: "Already up to date.", error: "", timedOut: false };
   const tree = await revParse(dir, `FETCH_HEAD:${sub}`, env);
   if (!tree) {
-    return { ok: false, upToDate: false, output: "", error: `the subdirectory '${sub}' no longer exists at ${upstream} (or is not a directory)`, timedOut: false };
+    return {
+      ok: false,
+      upToDate: false,
+      output: "",
+      error: `the subdirectory '${sub}' no longer exists at ${upstream} (or is not a directory)`,
+      timedOut: false,
+    };
   }
   const source = (await runGit(["config", "--get", "remote.origin.url"], { cwd: dir, env })).stdout.trim();
   const head = await revParse(dir, "HEAD", env);
@@ -217,7 +312,14 @@ export async function pullCheckout(dir: string, env?: NodeJS.ProcessEnv): Promis
   const m = await runGit(["merge", "--ff-only", "--quiet", next], { cwd: dir, env });
   if (!m.ok) return { ok: false, upToDate: false, output: "", error: m.error, timedOut: m.timedOut };
   await runGit(["config", "hermes.upstream", upstream], { cwd: dir, env });
-  return { ok: true, revision: upstream, upToDate: false, output: `Fast-forward to ${upstream}`, error: "", timedOut: false };
+  return {
+    ok: true,
+    revision: upstream,
+    upToDate: false,
+    output: `Fast-forward to ${upstream}`,
+    error: "",
+    timedOut: false,
+  };
 }
 
 /** The upstream revision a checkout is at: `hermes.upstream` for subdir checkouts, else HEAD. */

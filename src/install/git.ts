@@ -60,7 +60,10 @@ function timeoutMs(env: NodeJS.ProcessEnv, fallback: number): number {
 }
 
 /** The environment of every git child: never prompt, never wait for a person. */
-export function gitEnv(base: NodeJS.ProcessEnv = process.env, extra: Record<string, string> = {}): Record<string, string> {
+export function gitEnv(
+  base: NodeJS.ProcessEnv = process.env,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
   env.GIT_TERMINAL_PROMPT = "0";
@@ -146,7 +149,10 @@ function client(opts: GitRunOptions, signal: AbortSignal): SimpleGit {
   }).env(env);
   // stdin is /dev/null: simple-git leaves an open pipe otherwise, which a reading child would wait on.
   const store = (git as unknown as { _plugins?: { add(p: unknown): unknown } })._plugins;
-  if (!store || typeof store.add !== "function") throw new Error("internal error: simple-git internals changed (the pinned version has _plugins); cannot set git's stdin to /dev/null");
+  if (!store || typeof store.add !== "function")
+    throw new Error(
+      "internal error: simple-git internals changed (the pinned version has _plugins); cannot set git's stdin to /dev/null",
+    );
   store.add({
     type: "spawn.options",
     action: (data: Record<string, unknown>) => ({ ...data, stdio: ["ignore", "pipe", "pipe"] }),
@@ -165,7 +171,9 @@ export async function runGit(args: string[], opts: GitRunOptions): Promise<GitRe
   try {
     const git = client(opts, ac.signal);
     let stderr = "";
-    const stdout = await git.outputHandler((_c, _o, err) => err.on("data", (d: Buffer) => (stderr += d.toString("utf8")))).raw(args);
+    const stdout = await git
+      .outputHandler((_c, _o, err) => err.on("data", (d: Buffer) => (stderr += d.toString("utf8"))))
+      .raw(args);
     return { ok: true, stdout, stderr: redactSecrets(stderr, urls), error: "", timedOut: false };
   } catch (e) {
     const timedOut = ac.signal.aborted;
@@ -181,10 +189,19 @@ export async function runGit(args: string[], opts: GitRunOptions): Promise<GitRe
  * Run `git <args>` with `input` on stdin and stdout kept as bytes (object reads: `cat-file
  * --batch`), which simple-git cannot do; the same binary, environment and timeout as runGit.
  */
-export async function runGitBytes(args: string[], input: string, opts: GitRunOptions): Promise<{ ok: boolean; stdout: Buffer; error: string }> {
+export async function runGitBytes(
+  args: string[],
+  input: string,
+  opts: GitRunOptions,
+): Promise<{ ok: boolean; stdout: Buffer; error: string }> {
   const base = opts.env ?? process.env;
   const ms = opts.timeoutMs ?? timeoutMs(base, GIT_TIMEOUT_MS);
-  const child = spawn(gitBinary(base), args, { cwd: opts.cwd, env: gitEnv(base, opts.extraEnv), stdio: ["pipe", "pipe", "pipe"], timeout: ms });
+  const child = spawn(gitBinary(base), args, {
+    cwd: opts.cwd,
+    env: gitEnv(base, opts.extraEnv),
+    stdio: ["pipe", "pipe", "pipe"],
+    timeout: ms,
+  });
   const chunks: Buffer[] = [];
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => chunks.push(c));
@@ -199,7 +216,8 @@ export async function runGitBytes(args: string[], input: string, opts: GitRunOpt
 }
 
 /** Progress chatter git prints before the line that matters. */
-const GIT_NOISE_RE = /^(?:Cloning into |remote: (?:Counting|Compressing|Enumerating|Total)|Receiving objects|Resolving deltas|Unpacking objects|Updating files)/;
+const GIT_NOISE_RE =
+  /^(?:Cloning into |remote: (?:Counting|Compressing|Enumerating|Total)|Receiving objects|Resolving deltas|Unpacking objects|Updating files)/;
 const GIT_MESSAGE_LINES = 20;
 const GIT_MESSAGE_CHARS = 2000;
 
@@ -219,12 +237,20 @@ export function gitMessage(text: string): string {
 }
 
 /** Run git and turn a failure into a HermesError with the scrubbed git text. */
-export async function gitOrThrow(args: string[], opts: GitRunOptions & { code?: ErrorCode; what: string }): Promise<string> {
+export async function gitOrThrow(
+  args: string[],
+  opts: GitRunOptions & { code?: ErrorCode; what: string },
+): Promise<string> {
   const r = await runGit(args, opts);
   if (r.ok) return r.stdout;
   const ms = opts.timeoutMs ?? timeoutMs(opts.env ?? process.env, GIT_TIMEOUT_MS);
-  if (r.timedOut) throw new HermesError("E_GIT_TIMEOUT", { message: `${opts.what} timed out after ${Math.round(ms / 1000)} seconds` });
-  throw new HermesError(opts.code ?? "E_GIT_FAILED", { message: `${opts.what} failed; git said:\n${indent(r.error || "(git printed nothing)")}` });
+  if (r.timedOut)
+    throw new HermesError("E_GIT_TIMEOUT", {
+      message: `${opts.what} timed out after ${Math.round(ms / 1000)} seconds`,
+    });
+  throw new HermesError(opts.code ?? "E_GIT_FAILED", {
+    message: `${opts.what} failed; git said:\n${indent(r.error || "(git printed nothing)")}`,
+  });
 }
 
 export function indent(s: string): string {
@@ -236,10 +262,18 @@ export function indent(s: string): string {
 
 /** A hint for clone failures that usually mean "private" or "no such repository". */
 export function cloneHint(errorText: string, url: string): string | undefined {
-  if (/auth|credential|permission denied|could not read username|not found|repository .* does not exist|403|401/i.test(errorText)) {
+  if (
+    /auth|credential|permission denied|could not read username|not found|repository .* does not exist|403|401/i.test(
+      errorText,
+    )
+  ) {
     return `check that ${scrubUrl(url)} exists and that you may read it (for a private repository, configure a git credential helper or an ssh key)`;
   }
-  if (/could not resolve host|connection refused|timed out|unable to connect|network is unreachable|failed to connect/i.test(errorText)) {
+  if (
+    /could not resolve host|connection refused|timed out|unable to connect|network is unreachable|failed to connect/i.test(
+      errorText,
+    )
+  ) {
     return "check the network connection and the URL's host and port";
   }
   return undefined;
@@ -253,7 +287,13 @@ export async function revParse(cwd: string, rev: string, env?: NodeJS.ProcessEnv
 
 /** The refs a remote advertises (`git ls-remote --heads --tags`), short names without `refs/…/`. */
 export async function remoteRefs(cwd: string, url: string, env?: NodeJS.ProcessEnv): Promise<Set<string>> {
-  const out = await gitOrThrow(["ls-remote", "--heads", "--tags", "--", url], { cwd, url, env, code: "E_GIT_CLONE_FAILED", what: `Listing the branches of ${scrubUrl(url)}` });
+  const out = await gitOrThrow(["ls-remote", "--heads", "--tags", "--", url], {
+    cwd,
+    url,
+    env,
+    code: "E_GIT_CLONE_FAILED",
+    what: `Listing the branches of ${scrubUrl(url)}`,
+  });
   const names = new Set<string>();
   for (const line of out.split("\n")) {
     const ref = line.split("\t")[1]?.trim();

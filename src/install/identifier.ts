@@ -25,7 +25,18 @@ export type Identifier =
 const SCHEMES = ["https://", "http://", "git@", "ssh://", "file://", "git://"];
 
 /** GitHub web-UI path segments after owner/repo that are not part of the repository URL. */
-const GITHUB_BROWSER_SEGMENTS = new Set(["actions", "blob", "commit", "commits", "issues", "pull", "pulls", "releases", "tree", "wiki"]);
+const GITHUB_BROWSER_SEGMENTS = new Set([
+  "actions",
+  "blob",
+  "commit",
+  "commits",
+  "issues",
+  "pull",
+  "pulls",
+  "releases",
+  "tree",
+  "wiki",
+]);
 
 export function hasScheme(id: string): boolean {
   const lower = id.toLowerCase();
@@ -49,7 +60,8 @@ function invalid(id: string, why?: string): HermesError {
 export function parseIdentifier(raw: string): Identifier {
   const id = raw.trim();
   if (!id) throw invalid(raw, "it is empty");
-  if (/[\u0000-\u001f\u007f]/.test(id)) throw invalid(JSON.stringify(raw).slice(1, -1), "it contains control characters");
+  if (/[\u0000-\u001f\u007f]/.test(id))
+    throw invalid(JSON.stringify(raw).slice(1, -1), "it contains control characters");
   // An argument that looks like an option must never reach git's command line.
   if (id.startsWith("-")) throw invalid(id, "it starts with '-'");
   if (isBareName(id)) {
@@ -86,7 +98,14 @@ export function parseIdentifier(raw: string): Identifier {
     throw invalid(id, "use a git URL or 'owner/repo' (optionally 'owner/repo/path/to/plugin')");
   }
   const [owner, repo, ...rest] = segs;
-  if (!/^[A-Za-z0-9_.-]+$/.test(owner!) || !/^[A-Za-z0-9_.-]+$/.test(repo!) || owner === "." || owner === ".." || repo === "." || repo === "..") {
+  if (
+    !/^[A-Za-z0-9_.-]+$/.test(owner!) ||
+    !/^[A-Za-z0-9_.-]+$/.test(repo!) ||
+    owner === "." ||
+    owner === ".." ||
+    repo === "." ||
+    repo === ".."
+  ) {
     throw invalid(id, "owner and repository may contain letters, digits, '.', '-' and '_' only");
   }
   const url = `https://github.com/${owner}/${repo!.replace(/\.git$/i, "")}.git`;

@@ -57,7 +57,8 @@ export interface InstallResult {
  * the prefix of deployment links.
  */
 export function validatePluginName(name: string): void {
-  const bad = (why: string) => new HermesError("E_INSTALL_NAME_INVALID", { message: `invalid plugin name '${name}': ${why}` });
+  const bad = (why: string) =>
+    new HermesError("E_INSTALL_NAME_INVALID", { message: `invalid plugin name '${name}': ${why}` });
   if (!name.trim()) throw new HermesError("E_INSTALL_NAME_INVALID", { message: "plugin name must not be empty" });
   if (name === "." || name === "..") throw bad("it resolves to the plugins directory or its parent");
   for (const s of ["/", "\\", ".."]) if (name.includes(s)) throw bad(`it must not contain '${s}'`);
@@ -106,10 +107,22 @@ export async function copyExamples(dir: string, io: Io, previous?: string): Prom
     if (!n.endsWith(".example") || n === ".example") continue;
     const real = n.slice(0, -".example".length);
     const dest = join(dir, real);
-    if (await fsp.lstat(dest).then(() => true, () => false)) continue;
+    if (
+      await fsp.lstat(dest).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
     try {
       const prev = previous ? join(previous, real) : undefined;
-      if (prev && (await fsp.lstat(prev).then((s) => s.isFile(), () => false))) {
+      if (
+        prev &&
+        (await fsp.lstat(prev).then(
+          (s) => s.isFile(),
+          () => false,
+        ))
+      ) {
         await fsp.copyFile(prev, dest);
         io.out(`  Kept your ${real} from the previous install`);
       } else {
@@ -130,11 +143,20 @@ interface Target {
   pinnedBy?: string;
 }
 
-async function resolveIdentifier(o: InstallOptions, config: ConfigValue, local: LocalSource | undefined): Promise<{ id: Exclude<Identifier, { kind: "index" }>; indexPin?: string; display: string }> {
+async function resolveIdentifier(
+  o: InstallOptions,
+  config: ConfigValue,
+  local: LocalSource | undefined,
+): Promise<{ id: Exclude<Identifier, { kind: "index" }>; indexPin?: string; display: string }> {
   if (local?.kind === "git") {
-    o.io.out(`Installing from the local git repository ${local.url.slice("file://".length)}${local.subdir ? ` (subdir: ${local.subdir})` : ""}`);
+    o.io.out(
+      `Installing from the local git repository ${local.url.slice("file://".length)}${local.subdir ? ` (subdir: ${local.subdir})` : ""}`,
+    );
     if (local.dirty) o.io.warn(`warning: ${local.path} has uncommitted changes; only what is committed is installed`);
-    return { id: { kind: "git", url: local.url, ...(local.subdir ? { subdir: local.subdir } : {}) }, display: o.identifier };
+    return {
+      id: { kind: "git", url: local.url, ...(local.subdir ? { subdir: local.subdir } : {}) },
+      display: o.identifier,
+    };
   }
   const id = parseIdentifier(o.identifier);
   if (id.kind !== "index") return { id, display: o.identifier };
@@ -155,11 +177,17 @@ async function resolveIdentifier(o: InstallOptions, config: ConfigValue, local: 
   const ident = installIdentifierOf(e);
   let indexPin: string | undefined;
   if (e.ref && isFullSha(e.ref)) indexPin = e.ref.toLowerCase();
-  else if (e.ref) o.io.out(`Index pins ref '${e.ref}' (not an exact commit SHA); installing the default branch head instead.`);
-  o.io.out(`Resolved '${e.name}' via community index (${idx.source}) → ${ident}${indexPin ? ` @ ${indexPin.slice(0, 12)}` : ""}`);
+  else if (e.ref)
+    o.io.out(`Index pins ref '${e.ref}' (not an exact commit SHA); installing the default branch head instead.`);
+  o.io.out(
+    `Resolved '${e.name}' via community index (${idx.source}) → ${ident}${indexPin ? ` @ ${indexPin.slice(0, 12)}` : ""}`,
+  );
   o.io.out(INDEX_TRUST_NOTE);
   const parsed = parseIdentifier(ident);
-  if (parsed.kind === "index") throw new HermesError("E_INSTALL_IDENTIFIER", { message: `index entry '${e.name}' has an invalid repo '${e.repo}'` });
+  if (parsed.kind === "index")
+    throw new HermesError("E_INSTALL_IDENTIFIER", {
+      message: `index entry '${e.name}' has an invalid repo '${e.repo}'`,
+    });
   return { id: parsed, indexPin, display: ident };
 }
 
@@ -204,7 +232,13 @@ async function refuseInstalledSource(paths: HomePaths, meta: InstallMetadata, so
   for (const [name, rec] of Object.entries(meta)) {
     if (rec.source !== source) continue;
     const target = join(paths.plugins, ...name.split("/"));
-    if (await fsp.lstat(target).then(() => true, () => false)) throw existsError(name, target, rec);
+    if (
+      await fsp.lstat(target).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw existsError(name, target, rec);
   }
 }
 
@@ -215,13 +249,22 @@ async function refuseInstalledSource(paths: HomePaths, meta: InstallMetadata, so
 async function installFolder(o: InstallOptions, folder: string, meta: InstallMetadata): Promise<InstallResult> {
   const { io, paths } = o;
   if (o.ref !== undefined) {
-    throw new HermesError("E_INSTALL_LOCAL_NOT_GIT", { message: `--ref needs a git repository; ${folder} is a plain folder (not in a git repository)` });
+    throw new HermesError("E_INSTALL_LOCAL_NOT_GIT", {
+      message: `--ref needs a git repository; ${folder} is a plain folder (not in a git repository)`,
+    });
   }
   io.out(`Installing from the local folder ${folder} (not a git repository: copied as it is, no revision recorded)`);
   const stage = await createStage(paths, "install", "");
   try {
     await fsp.cp(folder, stage.plugin, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
-    return await placeCandidate(o, stage, { display: folder, source: folder, revision: "local", fallback: basename(folder), meta, record: undefined });
+    return await placeCandidate(o, stage, {
+      display: folder,
+      source: folder,
+      revision: "local",
+      fallback: basename(folder),
+      meta,
+      record: undefined,
+    });
   } finally {
     await discardStage(stage).catch(() => undefined);
   }
@@ -267,7 +310,13 @@ async function stagedCandidate(stage: Stage, p: Placement): Promise<Candidate> {
 }
 
 /** An existing target is replaced only with --force, only if it is a plugin folder, and never past a pin. */
-async function checkReplaceable(o: InstallOptions, p: Placement, name: string, target: string, targetStat: Stats): Promise<void> {
+async function checkReplaceable(
+  o: InstallOptions,
+  p: Placement,
+  name: string,
+  target: string,
+  targetStat: Stats,
+): Promise<void> {
   const prior = p.meta[name];
   if (!o.force) throw existsError(name, target, prior);
   if (targetStat.isDirectory() && !prior && !(await isPluginFolder(target))) {
@@ -291,9 +340,12 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
   validatePluginName(name);
   await renameStageName(stage, name);
   const target = join(paths.plugins, name);
-  for (const d of relocate(cand.diagnostics, stage.plugin, name)) if (d.severity === "warning") io.warn(`warning ${d.code}: ${d.message}`);
+  for (const d of relocate(cand.diagnostics, stage.plugin, name))
+    if (d.severity === "warning") io.warn(`warning ${d.code}: ${d.message}`);
   if (cand.manifest && cand.manifest.manifest_version > SUPPORTED_MANIFEST_VERSION) {
-    io.warn(`warning: ${name} declares manifest_version ${cand.manifest.manifest_version}; this hermes-kit supports up to ${SUPPORTED_MANIFEST_VERSION} and loads it with the fields it knows`);
+    io.warn(
+      `warning: ${name} declares manifest_version ${cand.manifest.manifest_version}; this hermes-kit supports up to ${SUPPORTED_MANIFEST_VERSION} and loads it with the fields it knows`,
+    );
   }
 
   const targetStat = await fsp.lstat(target).catch(() => undefined);
@@ -302,7 +354,19 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
   const declared = knownCapabilities(cand.manifest?.capabilities ?? []);
   const grants = o.grants && o.grants.length ? parseGrantFlag(o.grants, declared, key) : undefined;
 
-  await installScanGate(io, { dir: stage.plugin, displayDir: target, pluginKey: key, revision: p.revision, source: p.source, configFile: paths.config, reviewDir: scanReviewDir(paths, key) }, { force: o.force });
+  await installScanGate(
+    io,
+    {
+      dir: stage.plugin,
+      displayDir: target,
+      pluginKey: key,
+      revision: p.revision,
+      source: p.source,
+      configFile: paths.config,
+      reviewDir: scanReviewDir(paths, key),
+    },
+    { force: o.force },
+  );
   await copyExamples(stage.plugin, io, targetStat ? target : undefined);
 
   // The one-time v21 migration runs before the new folder exists, so a fresh install is never grandfathered.
@@ -311,8 +375,10 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
   cand = await candidateFromFolder(target, "user", { dirName: name });
   const manifest = cand?.manifest;
 
-  if (cand?.status === "python") io.warn(`warning: ${name} is a Python plugin of the original Hermes: installed, but not loadable by this runtime`);
-  if (cand?.status === "portable") io.warn(`warning: ${name} is a portable plugin.json package: listed, but not loaded by this runtime yet`);
+  if (cand?.status === "python")
+    io.warn(`warning: ${name} is a Python plugin of the original Hermes: installed, but not loadable by this runtime`);
+  if (cand?.status === "portable")
+    io.warn(`warning: ${name} is a portable plugin.json package: listed, but not loaded by this runtime yet`);
   const missingEnv = manifest ? await promptEnv(o, name, manifest.requires_env) : [];
   if (manifest?.python_dependencies.length) {
     io.out(`${name} declares Python dependencies (not installed automatically):`);
@@ -331,11 +397,32 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
     io.out(`Plugin installed but not enabled. Run \`hermes plugins enable ${key}\` to activate.`);
   }
   const cfgNow = (await loadConfig(paths.config)).value;
-  const consent = await runConsent({ configFile: paths.config, config: cfgNow, key, declared, context: "install", io, grants, guard: o.guard });
+  const consent = await runConsent({
+    configFile: paths.config,
+    config: cfgNow,
+    key,
+    declared,
+    context: "install",
+    io,
+    grants,
+    guard: o.guard,
+  });
   const compiled = await compile({ home: paths.home, env: o.env });
   if (compiled.applied) io.out(`lock updated: generation ${compiled.generation}`);
   if (enabled) io.out("Takes effect on next session.");
-  return { name, key, dir: target, source: p.source, revision: p.revision, pinned: p.record?.pinned ?? false, enabled, granted: consent.granted, pending: consent.pending, missingEnv, compile: compiled };
+  return {
+    name,
+    key,
+    dir: target,
+    source: p.source,
+    revision: p.revision,
+    pinned: p.record?.pinned ?? false,
+    enabled,
+    granted: consent.granted,
+    pending: consent.pending,
+    missingEnv,
+    compile: compiled,
+  };
 }
 
 /** `hermes plugins install <identifier>`: resolve, clone, scan, place, consent, compile. */
@@ -373,15 +460,24 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
       const inherited = inheritPin(meta, source);
       if (inherited) {
         t.revision = inherited.rec.revision;
-        io.out(`Keeping the pin of '${inherited.name}' at ${inherited.rec.revision.slice(0, 12)} (same source); pass --ref to move it.`);
+        io.out(
+          `Keeping the pin of '${inherited.name}' at ${inherited.rec.revision.slice(0, 12)} (same source); pass --ref to move it.`,
+        );
       }
     }
     const lower = t.url.toLowerCase();
     if (!local && (lower.startsWith("http://") || lower.startsWith("file://") || lower.startsWith("git://"))) {
       io.warn("Warning: Using an insecure or local URL scheme. Consider https:// or ssh for production installs.");
     }
-    io.out(`Cloning ${scrubUrl(t.url)}${t.branch ? ` (branch: ${t.branch})` : ""}${t.subdir ? ` (subdir: ${t.subdir})` : ""}${t.revision ? ` @ ${t.revision}` : ""}...`);
-    const revision = await cloneInto(stage.dir, "clone", { url: t.url, revision: t.revision, branch: t.branch, env: o.env });
+    io.out(
+      `Cloning ${scrubUrl(t.url)}${t.branch ? ` (branch: ${t.branch})` : ""}${t.subdir ? ` (subdir: ${t.subdir})` : ""}${t.revision ? ` @ ${t.revision}` : ""}...`,
+    );
+    const revision = await cloneInto(stage.dir, "clone", {
+      url: t.url,
+      revision: t.revision,
+      branch: t.branch,
+      env: o.env,
+    });
     const cloneDir = join(stage.dir, "clone");
     if (t.subdir) {
       const rel = await resolveSubdir(cloneDir, t.subdir);
@@ -391,7 +487,15 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
     }
 
     const fallback = t.subdir ? t.subdir.split("/").filter(Boolean).pop()! : repoNameOf(t.url);
-    return await placeCandidate(o, stage, { display, source, revision, fallback, subdir: t.subdir, meta, record: { pinned: Boolean(t.revision), revision, source } });
+    return await placeCandidate(o, stage, {
+      display,
+      source,
+      revision,
+      fallback,
+      subdir: t.subdir,
+      meta,
+      record: { pinned: Boolean(t.revision), revision, source },
+    });
   } finally {
     await discardStage(stage).catch(() => undefined);
   }

@@ -34,7 +34,11 @@ function localError(message: string): HermesError {
  * path-shaped identifier that does not exist is an error (it must not fall through to GitHub);
  * `owner/repo` falls through unless a folder of that relative path exists.
  */
-export async function localSourceOf(identifier: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<LocalSource | undefined> {
+export async function localSourceOf(
+  identifier: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<LocalSource | undefined> {
   const id = identifier.trim();
   if (!id || hasScheme(id) || id.startsWith("-")) return undefined;
   const hash = id.indexOf("#");
@@ -47,12 +51,18 @@ export async function localSourceOf(identifier: string, cwd: string, env: NodeJS
     if (pathShaped(base)) throw localError(`the local path ${abs} does not exist; nothing was installed`);
     return undefined;
   }
-  if (!st.isDirectory()) throw localError(`the local path ${abs} is not a folder (give the plugin's folder or its git repository); nothing was installed`);
+  if (!st.isDirectory())
+    throw localError(
+      `the local path ${abs} is not a folder (give the plugin's folder or its git repository); nothing was installed`,
+    );
   const real = await fsp.realpath(abs);
   const git = (args: string[]) => runGit(args, { cwd: real, env, timeoutMs: GIT_SHORT_TIMEOUT_MS });
   const bare = await git(["rev-parse", "--is-bare-repository"]);
   if (!bare.ok) {
-    if (sub) throw localError(`${abs} is not in a git repository: '#${sub}' selects a folder of a repository; give the plugin folder's own path instead`);
+    if (sub)
+      throw localError(
+        `${abs} is not in a git repository: '#${sub}' selects a folder of a repository; give the plugin folder's own path instead`,
+      );
     return { kind: "folder", path: real };
   }
   if (bare.stdout.trim() === "true") {
@@ -65,11 +75,18 @@ export async function localSourceOf(identifier: string, cwd: string, env: NodeJS
   // A folder the repository does not track (an untracked plugin in a dotfiles repo) is a plain folder.
   const tracked = await git(["ls-files", "--", "."]);
   if (tracked.ok && !tracked.stdout.trim()) {
-    if (sub) throw localError(`${abs} is not tracked by its git repository (${top}): '#${sub}' cannot select a folder of it`);
+    if (sub)
+      throw localError(`${abs} is not tracked by its git repository (${top}): '#${sub}' cannot select a folder of it`);
     return { kind: "folder", path: real };
   }
   const subdir = [prefix, sub].filter(Boolean).join("/");
   // Only committed content travels through a clone: say so when the folder has more.
   const status = await git(["status", "--porcelain", "--", "."]);
-  return { kind: "git", path: real, url: `file://${top}`, ...(subdir ? { subdir } : {}), dirty: status.ok && status.stdout.trim() !== "" };
+  return {
+    kind: "git",
+    path: real,
+    url: `file://${top}`,
+    ...(subdir ? { subdir } : {}),
+    dirty: status.ok && status.stdout.trim() !== "",
+  };
 }

@@ -26,7 +26,14 @@ function relOf(c: Candidate): string {
  */
 export async function locateInstalled(paths: HomePaths, name: string): Promise<InstalledPlugin> {
   const n = name.trim();
-  if (!n || n.includes("..") || n.includes("\\") || n.startsWith("/") || n.split("/").length > 2 || n.split("/").some((s) => !s || s.startsWith("."))) {
+  if (
+    !n ||
+    n.includes("..") ||
+    n.includes("\\") ||
+    n.startsWith("/") ||
+    n.split("/").length > 2 ||
+    n.split("/").some((s) => !s || s.startsWith("."))
+  ) {
     throw new HermesError("E_INSTALL_NAME_INVALID", { message: `invalid plugin name '${name}'` });
   }
   const { candidates } = await scanRoot(paths.plugins, "user");
@@ -34,7 +41,9 @@ export async function locateInstalled(paths: HomePaths, name: string): Promise<I
   const byKey = byRel.length ? byRel : candidates.filter((c) => c.key === n);
   const hits = byKey.length ? byKey : candidates.filter((c) => c.name === n);
   if (hits.length > 1) {
-    throw new HermesError("E_PLUGIN_AMBIGUOUS", { message: `'${name}' matches ${hits.map((c) => relOf(c)).join(", ")} in ${paths.plugins}` });
+    throw new HermesError("E_PLUGIN_AMBIGUOUS", {
+      message: `'${name}' matches ${hits.map((c) => relOf(c)).join(", ")} in ${paths.plugins}`,
+    });
   }
   const c = hits[0];
   if (!c) {

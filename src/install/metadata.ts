@@ -3,7 +3,12 @@ import { withFileLock } from "../core/file-lock.js";
 import { readMetadata, type InstallMetadata, type InstallRecord } from "../contracts/install-metadata.js";
 
 /** The reader lives in contracts (compile reads the file too); writing and locking are install's. */
-export { parseMetadata, readMetadata, type InstallMetadata, type InstallRecord } from "../contracts/install-metadata.js";
+export {
+  parseMetadata,
+  readMetadata,
+  type InstallMetadata,
+  type InstallRecord,
+} from "../contracts/install-metadata.js";
 
 /** 2-space JSON, keys sorted at every level, trailing newline, so equal metadata is equal bytes. */
 export function renderMetadata(meta: InstallMetadata): string {

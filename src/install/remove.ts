@@ -33,7 +33,12 @@ export interface RemoveResult {
  * `plugins.order`, and `plugins.entries.<key>` with its grants (a reinstall, or another plugin
  * under the same key, must be asked again).
  */
-export async function purgePluginConfig(configFile: string, names: readonly string[], key: string, guard?: OwnershipGuard): Promise<{ purged: string[]; kept: string[] }> {
+export async function purgePluginConfig(
+  configFile: string,
+  names: readonly string[],
+  key: string,
+  guard?: OwnershipGuard,
+): Promise<{ purged: string[]; kept: string[] }> {
   const purged: string[] = [];
   const kept: string[] = [];
   const owned = (path: string[], item?: string) => {
@@ -64,7 +69,11 @@ export async function purgePluginConfig(configFile: string, names: readonly stri
         return true;
       });
       if (removable.length) {
-        edits.push({ op: "remove", path: ["plugins", list], match: (x) => typeof x === "string" && removable.includes(x) });
+        edits.push({
+          op: "remove",
+          path: ["plugins", list],
+          match: (x) => typeof x === "string" && removable.includes(x),
+        });
         for (const h of removable) purged.push(`plugins.${list}: ${h}`);
       }
     }
@@ -93,13 +102,21 @@ export async function removePlugin(o: RemoveOptions): Promise<RemoveResult> {
   const meta = await readMetadata(paths.installMetadata);
   const hasRecord = Object.prototype.hasOwnProperty.call(meta, found.rel);
   // Config first: if the tree cannot be removed afterwards, the plugin is left off and ungranted (fail closed).
-  const { purged, kept } = await purgePluginConfig(paths.config, [found.key, found.name, found.rel], found.key, o.guard);
+  const { purged, kept } = await purgePluginConfig(
+    paths.config,
+    [found.key, found.name, found.rel],
+    found.key,
+    o.guard,
+  );
   const stage = await createStage(paths, "remove", found.rel);
   try {
     await commitStage(paths, stage, hasRecord ? null : undefined, { expectTarget: true });
   } catch (e) {
     if (e instanceof HermesError) throw e;
-    throw new HermesError("E_REMOVE_FAILED", { message: `could not remove plugin '${found.rel}': ${(e as Error).message}`, cause: e });
+    throw new HermesError("E_REMOVE_FAILED", {
+      message: `could not remove plugin '${found.rel}': ${(e as Error).message}`,
+      cause: e,
+    });
   } finally {
     await discardStage(stage).catch(() => undefined);
   }

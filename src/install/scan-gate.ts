@@ -3,7 +3,16 @@ import { basename, dirname, join } from "node:path";
 import { loadConfig } from "../config/config-file.js";
 import { HermesError } from "../core/errors.js";
 import type { Io } from "../consent/flow.js";
-import { blockHint, installDecision, renderText, scanPluginDir, scanSettingsOf, updateDecision, type Decision, type ScanReport } from "./scan/index.js";
+import {
+  blockHint,
+  installDecision,
+  renderText,
+  scanPluginDir,
+  scanSettingsOf,
+  updateDecision,
+  type Decision,
+  type ScanReport,
+} from "./scan/index.js";
 
 /**
  * The install/update policy around the scanner:
@@ -50,14 +59,24 @@ async function keepForReview(s: ScanSubject): Promise<string | undefined> {
   try {
     await fsp.rm(s.reviewDir, { recursive: true, force: true });
     await fsp.mkdir(dirname(s.reviewDir), { recursive: true });
-    await fsp.cp(s.dir, s.reviewDir, { recursive: true, verbatimSymlinks: true, filter: (src) => basename(src) !== ".git" || dirname(src) !== s.dir });
+    await fsp.cp(s.dir, s.reviewDir, {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (src) => basename(src) !== ".git" || dirname(src) !== s.dir,
+    });
     return s.reviewDir;
   } catch {
     return undefined;
   }
 }
 
-async function blocked(report: ScanReport, decision: Decision, s: ScanSubject, code: "E_INSTALL_SCAN_BLOCKED" | "E_INSTALL_SCAN_CAUTION" | "E_UPDATE_SCAN_BLOCKED", message: string): Promise<HermesError> {
+async function blocked(
+  report: ScanReport,
+  decision: Decision,
+  s: ScanSubject,
+  code: "E_INSTALL_SCAN_BLOCKED" | "E_INSTALL_SCAN_CAUTION" | "E_UPDATE_SCAN_BLOCKED",
+  message: string,
+): Promise<HermesError> {
   const top = report.deciding[0];
   // Nothing was placed: the paths of the findings name the review copy, which exists.
   const review = await keepForReview(s);
@@ -71,7 +90,11 @@ async function blocked(report: ScanReport, decision: Decision, s: ScanSubject, c
 }
 
 /** Scan a staged install; throws E_SCAN_BLOCKED / E_SCAN_NEEDS_CONFIRMATION when the policy says so. */
-export async function installScanGate(io: Io, s: ScanSubject, opts: { force?: boolean }): Promise<ScanReport | undefined> {
+export async function installScanGate(
+  io: Io,
+  s: ScanSubject,
+  opts: { force?: boolean },
+): Promise<ScanReport | undefined> {
   const report = await scan(s);
   if (!report) {
     io.warn("Security scan skipped (plugins.scan_on_install is false).");
@@ -89,25 +112,54 @@ export async function installScanGate(io: Io, s: ScanSubject, opts: { force?: bo
   if (decision.action === "confirm") {
     printText(io, report, decision);
     if (await io.confirm("  Install anyway? [y/N] ")) return report;
-    throw await blocked(report, decision, s, "E_INSTALL_SCAN_CAUTION", `the scan verdict for ${s.pluginKey} is 'caution' and was declined; nothing was installed`);
+    throw await blocked(
+      report,
+      decision,
+      s,
+      "E_INSTALL_SCAN_CAUTION",
+      `the scan verdict for ${s.pluginKey} is 'caution' and was declined; nothing was installed`,
+    );
   }
   printText(io, report, decision);
-  if (report.verdict === "dangerous") throw await blocked(report, decision, s, "E_INSTALL_SCAN_BLOCKED", `the security scan blocked ${s.pluginKey}; nothing was installed`);
-  throw await blocked(report, decision, s, "E_INSTALL_SCAN_CAUTION", `the scan verdict for ${s.pluginKey} is 'caution' and nobody accepted it; nothing was installed`);
+  if (report.verdict === "dangerous")
+    throw await blocked(
+      report,
+      decision,
+      s,
+      "E_INSTALL_SCAN_BLOCKED",
+      `the security scan blocked ${s.pluginKey}; nothing was installed`,
+    );
+  throw await blocked(
+    report,
+    decision,
+    s,
+    "E_INSTALL_SCAN_CAUTION",
+    `the scan verdict for ${s.pluginKey} is 'caution' and nobody accepted it; nothing was installed`,
+  );
 }
 
 /**
  * Rescan an updated tree before it replaces the installed one. Dangerous blocks the update (the
  * previous revision stays in place, enabled and consented); caution warns.
  */
-export async function updateScanGate(io: Io, s: ScanSubject, previous: string | undefined): Promise<ScanReport | undefined> {
+export async function updateScanGate(
+  io: Io,
+  s: ScanSubject,
+  previous: string | undefined,
+): Promise<ScanReport | undefined> {
   const report = await scan(s);
   if (!report || report.verdict === "safe") return report;
   const decision = updateDecision(report);
   io.out(`⚠ Security scan flagged the updated plugin: ${report.summary}`);
   printText(io, report, decision);
   if (decision.action === "block") {
-    throw await blocked(report, decision, s, "E_UPDATE_SCAN_BLOCKED", `the update of ${s.pluginKey} to ${s.revision} was blocked by the security scan; the previous revision ${previous ?? "(unknown)"} stays in place, enabled and consented as before`);
+    throw await blocked(
+      report,
+      decision,
+      s,
+      "E_UPDATE_SCAN_BLOCKED",
+      `the update of ${s.pluginKey} to ${s.revision} was blocked by the security scan; the previous revision ${previous ?? "(unknown)"} stays in place, enabled and consented as before`,
+    );
   }
   return report;
 }

@@ -64,7 +64,11 @@ export async function createStage(paths: HomePaths, op: StageOp, name: string): 
   await fsp.mkdir(paths.plugins, { recursive: true });
   const dir = join(paths.plugins, `.${op}-${process.pid}-${randomBytes(6).toString("hex")}`);
   await fsp.mkdir(dir);
-  const stage: Stage = { dir, plugin: join(dir, "plugin"), journal: { op, pid: process.pid, host: hostname(), name, phase: "staging" } };
+  const stage: Stage = {
+    dir,
+    plugin: join(dir, "plugin"),
+    journal: { op, pid: process.pid, host: hostname(), name, phase: "staging" },
+  };
   await saveJournal(stage);
   faultPoint();
   return stage;
@@ -101,7 +105,12 @@ function targetOf(paths: HomePaths, name: string): string {
  * metadata (`undefined` keeps the existing record as is; `null` drops it) — all or nothing.
  * `op: "remove"` moves the target out instead and places nothing.
  */
-export async function commitStage(paths: HomePaths, stage: Stage, record: InstallRecord | null | undefined, opts: { expectTarget?: boolean } = {}): Promise<void> {
+export async function commitStage(
+  paths: HomePaths,
+  stage: Stage,
+  record: InstallRecord | null | undefined,
+  opts: { expectTarget?: boolean } = {},
+): Promise<void> {
   const target = targetOf(paths, stage.journal.name);
   await withMetadataLock(paths.installMetadata, async () => {
     const meta = await readMetadata(paths.installMetadata);
@@ -111,7 +120,9 @@ export async function commitStage(paths: HomePaths, stage: Stage, record: Instal
     // What the caller checked before taking the lock must still hold: another command may have won the race.
     if (opts.expectTarget !== undefined && present !== opts.expectTarget) {
       throw new HermesError(present ? "E_INSTALL_EXISTS" : "E_PLUGIN_NOT_FOUND", {
-        message: present ? `plugin '${name}' was installed by another command meanwhile; nothing was changed` : `plugin '${name}' was removed by another command meanwhile; nothing was changed`,
+        message: present
+          ? `plugin '${name}' was installed by another command meanwhile; nothing was changed`
+          : `plugin '${name}' was removed by another command meanwhile; nothing was changed`,
       });
     }
     stage.journal.phase = "placing";
@@ -213,11 +224,19 @@ async function breakStaleLock(lockPath: string): Promise<void> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
     // Unreadable: a lock being written right now, or torn by a crash; only age tells.
-    const age = await fsp.stat(lockPath).then((st) => Date.now() - st.mtimeMs, () => 0);
+    const age = await fsp.stat(lockPath).then(
+      (st) => Date.now() - st.mtimeMs,
+      () => 0,
+    );
     if (age > 5_000) await fsp.rm(lockPath, { force: true });
     return;
   }
-  if (owner?.host === hostname() && typeof owner.pid === "number" && owner.pid !== process.pid && !pidAlive(owner.pid)) {
+  if (
+    owner?.host === hostname() &&
+    typeof owner.pid === "number" &&
+    owner.pid !== process.pid &&
+    !pidAlive(owner.pid)
+  ) {
     await fsp.rm(lockPath, { force: true });
   }
 }

@@ -79,7 +79,8 @@ export async function pullWithAutostash(dir: string, placedDir: string, env?: No
         note = "Local changes were restored (the plugin checkout was not changed).";
       } else note = "The plugin checkout was not changed; your local changes are still in it.";
     }
-    if (pull.timedOut) throw new HermesError("E_GIT_TIMEOUT", { message: `git pull timed out${note ? `. ${note}` : ""}` });
+    if (pull.timedOut)
+      throw new HermesError("E_GIT_TIMEOUT", { message: `git pull timed out${note ? `. ${note}` : ""}` });
     throw new HermesError("E_UPDATE_PULL_FAILED", {
       message: `git pull failed:\n  ${(pull.error || "git pull failed.").split("\n").join("\n  ")}${note ? `\n${note}` : ""}`,
     });
@@ -118,41 +119,87 @@ export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
       hint: `to move it, run \`hermes plugins install ${rec.source} --force --ref <40-character commit SHA>\``,
     });
   }
-  const link = await fsp.lstat(found.dir).then((st) => st.isSymbolicLink(), () => false);
+  const link = await fsp.lstat(found.dir).then(
+    (st) => st.isSymbolicLink(),
+    () => false,
+  );
   if (link) {
     // Copying a linked checkout into place would silently turn a developer's link into a copy.
     throw new HermesError("E_UPDATE_NOT_GIT", {
       message: `plugin '${found.rel}' is a symlink to ${await fsp.readlink(found.dir)}; update the checkout it points to (git pull there), then run hermes compile`,
     });
   }
-  if (!(await fsp.lstat(join(found.dir, ".git")).then(() => true, () => false))) {
-    throw new HermesError("E_UPDATE_NOT_GIT", { message: `plugin '${found.rel}' was not installed from git (no .git directory); cannot update` });
+  if (
+    !(await fsp.lstat(join(found.dir, ".git")).then(
+      () => true,
+      () => false,
+    ))
+  ) {
+    throw new HermesError("E_UPDATE_NOT_GIT", {
+      message: `plugin '${found.rel}' was not installed from git (no .git directory); cannot update`,
+    });
   }
   io.out(`Updating ${found.rel}...`);
   const before = (await upstreamRevision(found.dir, o.env)) ?? rec?.revision;
   const stage = await createStage(paths, "update", found.rel);
   try {
-    await fsp.cp(found.dir, stage.plugin, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true, errorOnExist: true, force: false });
+    await fsp.cp(found.dir, stage.plugin, {
+      recursive: true,
+      verbatimSymlinks: true,
+      preserveTimestamps: true,
+      errorOnExist: true,
+      force: false,
+    });
     const pulled = await pullWithAutostash(stage.plugin, found.dir, o.env).catch((e: unknown) => {
       // git names the staged copy; people know the plugin folder.
       if (e instanceof HermesError && e.message.includes(stage.plugin)) {
-        throw new HermesError(e.code, { message: e.message.split(stage.plugin).join(found.dir), hint: e.hint, cause: e });
+        throw new HermesError(e.code, {
+          message: e.message.split(stage.plugin).join(found.dir),
+          hint: e.hint,
+          cause: e,
+        });
       }
       throw e;
     });
     const moved = !pulled.upToDate || (pulled.revision !== undefined && pulled.revision !== before);
-    const cand = await candidateFromFolder(stage.plugin, "user", { dirName: found.rel.split("/").pop()!, category: found.category });
+    const cand = await candidateFromFolder(stage.plugin, "user", {
+      dirName: found.rel.split("/").pop()!,
+      category: found.category,
+    });
     const key = cand?.key ?? found.key;
     const revision = pulled.revision ?? before ?? "";
     if (moved) {
-      await updateScanGate(io, { dir: stage.plugin, displayDir: found.dir, pluginKey: key, revision, source: rec?.source ?? found.rel, configFile: paths.config, reviewDir: scanReviewDir(paths, key) }, before);
+      await updateScanGate(
+        io,
+        {
+          dir: stage.plugin,
+          displayDir: found.dir,
+          pluginKey: key,
+          revision,
+          source: rec?.source ?? found.rel,
+          configFile: paths.config,
+          reviewDir: scanReviewDir(paths, key),
+        },
+        before,
+      );
       await copyExamples(stage.plugin, io);
       await commitStage(paths, stage, rec ? { ...rec, revision } : undefined, { expectTarget: true });
     }
-    const placed = await candidateFromFolder(found.dir, "user", { dirName: found.rel.split("/").pop()!, category: found.category });
+    const placed = await candidateFromFolder(found.dir, "user", {
+      dirName: found.rel.split("/").pop()!,
+      category: found.category,
+    });
     const declared = knownCapabilities(placed?.manifest?.capabilities ?? []);
     const cfgNow = (await loadConfig(paths.config)).value;
-    await runConsent({ configFile: paths.config, config: cfgNow, key, declared, context: "update", io, guard: o.guard });
+    await runConsent({
+      configFile: paths.config,
+      config: cfgNow,
+      key,
+      declared,
+      context: "update",
+      io,
+      guard: o.guard,
+    });
     if (moved) {
       for (const n of pulled.notes) io.out(n);
       io.out(`✓ Plugin ${found.rel} updated${before ? ` (${before.slice(0, 12)} → ${revision.slice(0, 12)})` : ""}.`);
@@ -160,7 +207,17 @@ export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
     } else io.out(`✓ Plugin ${found.rel} is already up to date.`);
     const compiled = await compile({ home: paths.home, env: o.env });
     if (compiled.applied) io.out(`lock updated: generation ${compiled.generation}`);
-    return { name: found.rel, key, dir: found.dir, before, revision, upToDate: !moved, localChanges: pulled.localChanges, notes: pulled.notes, compile: compiled };
+    return {
+      name: found.rel,
+      key,
+      dir: found.dir,
+      before,
+      revision,
+      upToDate: !moved,
+      localChanges: pulled.localChanges,
+      notes: pulled.notes,
+      compile: compiled,
+    };
   } finally {
     await discardStage(stage).catch(() => undefined);
   }

@@ -81,7 +81,20 @@ export interface ManifestParse {
 }
 
 /** config_schema type names and their aliases, lowercased. */
-const CONFIG_SCHEMA_TYPES = new Set(["str", "string", "int", "integer", "float", "number", "bool", "boolean", "list", "array", "dict", "object"]);
+const CONFIG_SCHEMA_TYPES = new Set([
+  "str",
+  "string",
+  "int",
+  "integer",
+  "float",
+  "number",
+  "bool",
+  "boolean",
+  "list",
+  "array",
+  "dict",
+  "object",
+]);
 
 /** Fields the original's own plugins ship that its loader ignores (memory plugins' `profile_clone`). */
 const ORIGINAL_EXTRA_FIELDS = new Set(["profile_clone"]);
@@ -127,7 +140,10 @@ function authorOf(v: unknown): string {
   if (v === null || v === undefined) return "";
   if (typeof v === "object" && !Array.isArray(v)) {
     const o = v as Record<string, unknown>;
-    return ["name", "email", "url"].map((k) => o[k]).filter((x) => typeof x === "string" && x).join(", ");
+    return ["name", "email", "url"]
+      .map((k) => o[k])
+      .filter((x) => typeof x === "string" && x)
+      .join(", ");
   }
   return safeString(v);
 }
@@ -155,7 +171,13 @@ export const PLUGIN_FOLDER_FILES = [...MANIFEST_FILES, "plugin.json", "__init__.
 /** Whether `dir` holds any of PLUGIN_FOLDER_FILES. */
 export async function isPluginFolder(dir: string): Promise<boolean> {
   for (const f of PLUGIN_FOLDER_FILES) {
-    if (await fsp.access(join(dir, f)).then(() => true, () => false)) return true;
+    if (
+      await fsp.access(join(dir, f)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -195,14 +217,24 @@ export function readManifestFile(dir: string): { file: string; text: string } | 
 }
 
 /** Schema findings into `diagnostics`; returns the unknown fields a version-1 manifest may carry. */
-function schemaFindings(data: Record<string, unknown>, src: SourceDoc, file: string, manifestVersion: number, diagnostics: Diagnostic[]): Diagnostic[] {
+function schemaFindings(
+  data: Record<string, unknown>,
+  src: SourceDoc,
+  file: string,
+  manifestVersion: number,
+  diagnostics: Diagnostic[],
+): Diagnostic[] {
   const quietFields: string[] = [];
   const ignoredFields: Diagnostic[] = [];
   for (const d of validateSchema("plugin-manifest", data, { source: src })) {
     const field = d.path?.split(/[.[]/)[0] ?? "";
     // As the original: unknown top-level fields of a version-1 manifest, and fields the original's
     // own plugins carry, are not problems; they are logged at debug only.
-    if (d.code === "W_SCHEMA_UNKNOWN_FIELD" && d.path === field && (manifestVersion < 2 || ORIGINAL_EXTRA_FIELDS.has(field))) {
+    if (
+      d.code === "W_SCHEMA_UNKNOWN_FIELD" &&
+      d.path === field &&
+      (manifestVersion < 2 || ORIGINAL_EXTRA_FIELDS.has(field))
+    ) {
       quietFields.push(field);
       if (!ORIGINAL_EXTRA_FIELDS.has(field)) ignoredFields.push(d);
       continue;
@@ -210,15 +242,28 @@ function schemaFindings(data: Record<string, unknown>, src: SourceDoc, file: str
     // kind gets one sentence of its own below; the schema's pattern message says nothing useful.
     if (field === "kind" && d.severity === "error") continue;
     if (d.severity === "error" && !FATAL_FIELDS.has(field)) {
-      diagnostics.push({ ...d, code: "W_MANIFEST_COERCED", severity: "warning", message: `${d.message}; ignored or coerced` });
+      diagnostics.push({
+        ...d,
+        code: "W_MANIFEST_COERCED",
+        severity: "warning",
+        message: `${d.message}; ignored or coerced`,
+      });
     } else diagnostics.push(d);
   }
-  if (quietFields.length) logger().debug({ file }, `unknown manifest field(s) ignored: ${quietFields.join(", ")} (newer manifest schema or typo; plugin still loads)`);
+  if (quietFields.length)
+    logger().debug(
+      { file },
+      `unknown manifest field(s) ignored: ${quietFields.join(", ")} (newer manifest schema or typo; plugin still loads)`,
+    );
   return ignoredFields;
 }
 
 /** An unknown kind is coerced to standalone with a suggestion. */
-function readKind(data: Record<string, unknown>, src: SourceDoc, diagnostics: Diagnostic[]): { kind: PluginKind; rawKind: string } {
+function readKind(
+  data: Record<string, unknown>,
+  src: SourceDoc,
+  diagnostics: Diagnostic[],
+): { kind: PluginKind; rawKind: string } {
   const rawKind = typeof data.kind === "string" ? data.kind.trim().toLowerCase() : "";
   const knownKind = (PLUGIN_KINDS as readonly string[]).includes(rawKind);
   const kind: PluginKind = knownKind ? (rawKind as PluginKind) : "standalone";
@@ -240,12 +285,20 @@ function readMain(data: Record<string, unknown>, src: SourceDoc, diagnostics: Di
   const vcs = vcsFolderOf(data.main.trim());
   if (vcs) {
     diagnostics.push(
-      diagnostic("E_MANIFEST_ENTRY_IN_VCS", `main ${JSON.stringify(data.main)} is inside ${vcs}/, version-control metadata, not part of the plugin`, src.locate(["main"])),
+      diagnostic(
+        "E_MANIFEST_ENTRY_IN_VCS",
+        `main ${JSON.stringify(data.main)} is inside ${vcs}/, version-control metadata, not part of the plugin`,
+        src.locate(["main"]),
+      ),
     );
   } else if (isContainedRelativePath(data.main.trim())) return data.main.trim();
   else {
     diagnostics.push(
-      diagnostic("E_MANIFEST_PATH_ESCAPE", `main ${JSON.stringify(data.main)} must be a path inside the plugin folder`, src.locate(["main"])),
+      diagnostic(
+        "E_MANIFEST_PATH_ESCAPE",
+        `main ${JSON.stringify(data.main)} must be a path inside the plugin folder`,
+        src.locate(["main"]),
+      ),
     );
   }
   return undefined;
@@ -256,9 +309,17 @@ function readRequiredPlugins(data: Record<string, unknown>): RequiredPlugin[] {
   if (!Array.isArray(data.requires_plugins)) return requiresPlugins;
   for (const item of data.requires_plugins) {
     if (typeof item === "string" && item.trim()) requiresPlugins.push({ id: item.trim(), version_range: null });
-    else if (item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" && (item as { id: string }).id.trim()) {
+    else if (
+      item &&
+      typeof item === "object" &&
+      typeof (item as { id?: unknown }).id === "string" &&
+      (item as { id: string }).id.trim()
+    ) {
       const vr = (item as { version_range?: unknown }).version_range;
-      requiresPlugins.push({ id: (item as { id: string }).id.trim(), version_range: vr === undefined || vr === null ? null : safeString(vr) });
+      requiresPlugins.push({
+        id: (item as { id: string }).id.trim(),
+        version_range: vr === undefined || vr === null ? null : safeString(vr),
+      });
     }
   }
   return requiresPlugins;
@@ -274,23 +335,36 @@ function readCapabilities(data: Record<string, unknown>, src: SourceDoc, diagnos
       if (!capabilities.includes(id)) capabilities.push(id);
     } else if (!diagnostics.some((d) => d.path === `capabilities[${i}]`)) {
       diagnostics.push(
-        diagnostic("W_MANIFEST_COERCED", `unknown capability ${JSON.stringify(c)} dropped (known: ${CAPABILITY_IDS.join(", ")})`, src.locate(["capabilities", i])),
+        diagnostic(
+          "W_MANIFEST_COERCED",
+          `unknown capability ${JSON.stringify(c)} dropped (known: ${CAPABILITY_IDS.join(", ")})`,
+          src.locate(["capabilities", i]),
+        ),
       );
     }
   });
   return capabilities;
 }
 
-function readConfigSchema(data: Record<string, unknown>, src: SourceDoc, diagnostics: Diagnostic[]): Record<string, ConfigSchemaEntry> {
+function readConfigSchema(
+  data: Record<string, unknown>,
+  src: SourceDoc,
+  diagnostics: Diagnostic[],
+): Record<string, ConfigSchemaEntry> {
   const configSchema: Record<string, ConfigSchemaEntry> = {};
-  if (!data.config_schema || typeof data.config_schema !== "object" || Array.isArray(data.config_schema)) return configSchema;
+  if (!data.config_schema || typeof data.config_schema !== "object" || Array.isArray(data.config_schema))
+    return configSchema;
   for (const [k, v] of Object.entries(data.config_schema as Record<string, unknown>)) {
     if (!v || typeof v !== "object" || Array.isArray(v)) continue;
     const entry = { ...(v as ConfigSchemaEntry) };
     configSchema[k] = entry;
     if (entry.type !== undefined && !CONFIG_SCHEMA_TYPES.has(safeString(entry.type).toLowerCase())) {
       diagnostics.push(
-        diagnostic("W_MANIFEST_COERCED", `config_schema.${k}: unknown type ${JSON.stringify(entry.type)}; its type check is skipped`, src.locate(["config_schema", k, "type"])),
+        diagnostic(
+          "W_MANIFEST_COERCED",
+          `config_schema.${k}: unknown type ${JSON.stringify(entry.type)}; its type check is skipped`,
+          src.locate(["config_schema", k, "type"]),
+        ),
       );
     }
   }
@@ -305,11 +379,15 @@ export function parseManifestText(text: string, file: string, dirName: string): 
   const raw = src.value ?? {};
   if (typeof raw !== "object" || Array.isArray(raw)) {
     diagnostics.push(
-      diagnostic("E_MANIFEST_NOT_MAPPING", `plugin.yaml must be a mapping (got ${Array.isArray(raw) ? "a list" : typeof raw})`, {
-        file,
-        line: 1,
-        col: 1,
-      }),
+      diagnostic(
+        "E_MANIFEST_NOT_MAPPING",
+        `plugin.yaml must be a mapping (got ${Array.isArray(raw) ? "a list" : typeof raw})`,
+        {
+          file,
+          line: 1,
+          col: 1,
+        },
+      ),
     );
     return { file, sha256, diagnostics, ignoredFields: [] };
   }
@@ -321,7 +399,11 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     const mv = intOrNull(data.manifest_version);
     if (mv !== null && mv > SUPPORTED_MANIFEST_VERSION) {
       diagnostics.push(
-        diagnostic("W_MANIFEST_VERSION_NEWER", `manifest_version ${mv} is newer than this runtime supports (${SUPPORTED_MANIFEST_VERSION}); loading anyway`, src.locate(["manifest_version"])),
+        diagnostic(
+          "W_MANIFEST_VERSION_NEWER",
+          `manifest_version ${mv} is newer than this runtime supports (${SUPPORTED_MANIFEST_VERSION}); loading anyway`,
+          src.locate(["manifest_version"]),
+        ),
       );
     }
   }
@@ -364,7 +446,10 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     required: data.required === true,
   };
   const tooNew = requiresHermesProblem(manifest.requires_hermes);
-  if (tooNew) diagnostics.push(diagnostic("W_PLUGIN_REQUIRES_HERMES", `${tooNew}; the plugin is not loaded`, src.locate(["requires_hermes"])));
+  if (tooNew)
+    diagnostics.push(
+      diagnostic("W_PLUGIN_REQUIRES_HERMES", `${tooNew}; the plugin is not loaded`, src.locate(["requires_hermes"])),
+    );
   return { file, sha256, manifest, diagnostics, ignoredFields };
 }
 

@@ -33,7 +33,18 @@ export function satisfiesHermes(spec: string, current: string = HERMES_COMPAT_VE
     const want = parts(clause.slice(clause.startsWith(op) ? op.length : 0));
     if (!want) continue;
     const c = compare(cur, want);
-    const ok = op === ">=" ? c >= 0 : op === "<=" ? c <= 0 : op === "==" ? c === 0 : op === "!=" ? c !== 0 : op === ">" ? c > 0 : c < 0;
+    const ok =
+      op === ">="
+        ? c >= 0
+        : op === "<="
+          ? c <= 0
+          : op === "=="
+            ? c === 0
+            : op === "!="
+              ? c !== 0
+              : op === ">"
+                ? c > 0
+                : c < 0;
     if (!ok) return false;
   }
   return true;

@@ -91,11 +91,15 @@ export async function exportPack(o: ExportOptions): Promise<PackExport> {
     const folder = c.category ?? c.dirName;
     const rec = c.category ? undefined : meta[c.dirName];
     if (c.dirName.startsWith(NIX_LINK_PREFIX)) {
-      warnings.push(`${c.key}: managed by the deployment (${c.dirName} link) — declare it in the deployment, not in a pack.`);
+      warnings.push(
+        `${c.key}: managed by the deployment (${c.dirName} link) — declare it in the deployment, not in a pack.`,
+      );
       continue;
     }
     if (c.status === "dangling" || c.status === "unreadable") {
-      warnings.push(`${c.key}: ${c.status === "dangling" ? "a dangling link" : "unreadable"} (${c.path}) — not exported.`);
+      warnings.push(
+        `${c.key}: ${c.status === "dangling" ? "a dangling link" : "unreadable"} (${c.path}) — not exported.`,
+      );
       continue;
     }
     if (!rec || !FULL_SHA.test(rec.revision) || !rec.source) {
@@ -107,7 +111,10 @@ export async function exportPack(o: ExportOptions): Promise<PackExport> {
     const { url, subdir } = splitSource(rec.source);
     const seedRaw = pluginEntry(config, c.key);
     for (const f of findSeedProblems(seedRaw)) {
-      if (f.code === "E_PACK_SEED_SECRET") warnings.push(`${c.key}: config key '${formatJsonPath(f.path)}' looks like a secret — not exported (secrets never travel in packs).`);
+      if (f.code === "E_PACK_SEED_SECRET")
+        warnings.push(
+          `${c.key}: config key '${formatJsonPath(f.path)}' looks like a secret — not exported (secrets never travel in packs).`,
+        );
     }
     const seed = sanitizeSeed(seedRaw) as Record<string, unknown>;
     plugins.push({
@@ -133,7 +140,12 @@ export async function exportPack(o: ExportOptions): Promise<PackExport> {
     name,
     description: EXPORT_DESCRIPTION,
     version: "1.0.0",
-    plugins: plugins.map((p) => ({ name: p.key, repo: p.repo, ...(p.subdir ? { subdir: p.subdir } : {}), ref: p.revision })),
+    plugins: plugins.map((p) => ({
+      name: p.key,
+      repo: p.repo,
+      ...(p.subdir ? { subdir: p.subdir } : {}),
+      ref: p.revision,
+    })),
   };
   const cfg: Record<string, unknown> = {};
   for (const p of plugins) if (p.config) cfg[p.key] = p.config;
@@ -143,6 +155,9 @@ export async function exportPack(o: ExportOptions): Promise<PackExport> {
   const yaml = `${head ? `${head}\n` : ""}${body}`;
   // The export must be a pack this version installs; a failure here is a bug, not a user error.
   const check = parsePackText(yaml, "exported pack").diagnostics.filter((d) => d.severity === "error");
-  if (check.length) throw new HermesError("E_INTERNAL", { message: `the exported pack does not validate: ${check.map((d) => d.message).join("; ")}` });
+  if (check.length)
+    throw new HermesError("E_INTERNAL", {
+      message: `the exported pack does not validate: ${check.map((d) => d.message).join("; ")}`,
+    });
   return { yaml, warnings, plugins, doc };
 }

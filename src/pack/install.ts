@@ -63,10 +63,18 @@ async function prepare(o: PackCommandOptions): Promise<Prepared> {
   const warn = (l: string) => o.io.warn(l);
   if (await isBundleSource(o.src)) {
     const bundle = await readBundle(localPath(o.src));
-    const resolved = await resolvePack(bundle.pack, () => Promise.reject(new HermesError("E_PACK_UNRESOLVED", { message: "a bundle installs offline: entries without a repo are not looked up in the index" })));
+    const resolved = await resolvePack(bundle.pack, () =>
+      Promise.reject(
+        new HermesError("E_PACK_UNRESOLVED", {
+          message: "a bundle installs offline: entries without a repo are not looked up in the index",
+        }),
+      ),
+    );
     const notes = new Map<number, string>();
     for (const p of bundle.plugins) notes.set(p.entry.index, `(bundled, tree ${p.meta.tree.slice(0, 12)} verified)`);
-    const banner = [`  Bundle ${o.src}: sha256 ${bundle.sha256}; ${bundle.plugins.length} plugin tree(s), each verified against its revision; installs offline.`];
+    const banner = [
+      `  Bundle ${o.src}: sha256 ${bundle.sha256}; ${bundle.plugins.length} plugin tree(s), each verified against its revision; installs offline.`,
+    ];
     return { pack: bundle.pack, resolved, bundle, lines: reviewLines(bundle.pack, resolved, { notes, banner }) };
   }
   const { pack } = await loadPack(o.src, o.env);
@@ -76,7 +84,9 @@ async function prepare(o: PackCommandOptions): Promise<Prepared> {
 }
 
 /** `pack show`: the review, dry run. Unresolved entries are reported, not fatal. */
-export async function showPack(o: PackCommandOptions): Promise<{ pack: Pack; resolved: ResolvedPack; bundle?: VerifiedBundle }> {
+export async function showPack(
+  o: PackCommandOptions,
+): Promise<{ pack: Pack; resolved: ResolvedPack; bundle?: VerifiedBundle }> {
   const p = await prepare(o);
   if (p.bundle) {
     // Integrity needs the trees on disk: check them in a throw-away folder.
@@ -89,13 +99,21 @@ export async function showPack(o: PackCommandOptions): Promise<{ pack: Pack; res
   }
   for (const l of p.lines) o.io.out(l);
   const k = unresolvedCount(p.resolved);
-  if (k) o.io.out(`\n${k} ${k === 1 ? "entry" : "entries"} could not be resolved — install would skip ${k === 1 ? "it" : "them"} and exit non-zero.`);
+  if (k)
+    o.io.out(
+      `\n${k} ${k === 1 ? "entry" : "entries"} could not be resolved — install would skip ${k === 1 ? "it" : "them"} and exit non-zero.`,
+    );
   o.io.out(`\nDry run only. Install with \`hermes plugins pack install ${o.src}\`.`);
   return { pack: p.pack, resolved: p.resolved, bundle: p.bundle };
 }
 
 /** The seed for an installed plugin: `config[key]`, else `config[name]`, else `config[entry.name]`. */
-function seedFor(pack: Pack, entry: PackEntry, key: string, name: string): { id: string; seed: Record<string, unknown> } | undefined {
+function seedFor(
+  pack: Pack,
+  entry: PackEntry,
+  key: string,
+  name: string,
+): { id: string; seed: Record<string, unknown> } | undefined {
   for (const id of [key, name, entry.name]) {
     if (id && Object.prototype.hasOwnProperty.call(pack.config, id)) return { id, seed: pack.config[id]! };
   }
@@ -107,14 +125,24 @@ function seedFor(pack: Pack, entry: PackEntry, key: string, name: string): { id:
  * present in `plugins.entries.<key>` keep the user's value; new keys are written (comments and
  * layout of config.yaml kept). Hygiene is checked again right before writing. Returns whether config.yaml changed.
  */
-export async function applySeed(paths: HomePaths, key: string, seed: Record<string, unknown>, io: Io, guard?: OwnershipGuard): Promise<boolean> {
+export async function applySeed(
+  paths: HomePaths,
+  key: string,
+  seed: Record<string, unknown>,
+  io: Io,
+  guard?: OwnershipGuard,
+): Promise<boolean> {
   const bad = findSeedProblems(seed);
   const badTop = new Set(bad.map((f) => String(f.path[0])));
-  for (const f of bad) io.warn(`warning: pack config for '${key}' sets ${f.code === "E_PACK_SEED_RESERVED" ? "reserved" : "secret-shaped"} key '${formatJsonPath(f.path)}' — not written.`);
+  for (const f of bad)
+    io.warn(
+      `warning: pack config for '${key}' sets ${f.code === "E_PACK_SEED_RESERVED" ? "reserved" : "secret-shaped"} key '${formatJsonPath(f.path)}' — not written.`,
+    );
   const written: string[] = [];
   const res = await editConfig(paths.config, (cur) => {
     const plugins = cur.value.plugins as Record<string, unknown> | undefined;
-    const entries = plugins && typeof plugins === "object" ? (plugins.entries as Record<string, unknown> | undefined) : undefined;
+    const entries =
+      plugins && typeof plugins === "object" ? (plugins.entries as Record<string, unknown> | undefined) : undefined;
     const existing = entries && typeof entries === "object" ? entries[key] : undefined;
     if (existing !== undefined && existing !== null && (typeof existing !== "object" || Array.isArray(existing))) {
       io.warn(`Warning: plugins.entries.${key} is not a mapping; skipping the pack's config seed.`);
@@ -163,7 +191,9 @@ async function materializeTrees(bundle: VerifiedBundle, scratch: string, trees: 
 async function confirmInstall(io: Io, pack: Pack, resolved: ResolvedPack): Promise<void> {
   if (!io.interactive) {
     // The one way to install without a person at a prompt: each plugin on its own, pinned as the pack pins it.
-    const commands = resolved.entries.filter((r) => r.identifier).map((r) => `  hermes plugins install ${r.identifier} --ref ${r.entry.ref}`);
+    const commands = resolved.entries
+      .filter((r) => r.identifier)
+      .map((r) => `  hermes plugins install ${r.identifier} --ref ${r.entry.ref}`);
     const how = commands.length ? `. To install without a terminal, run per entry:\n${commands.join("\n")}` : "";
     throw new HermesError("E_PACK_NOT_INTERACTIVE", {
       message: `pack install requires an interactive terminal to review and confirm the pack contents (there is no --yes); nothing was installed${how}`,
@@ -199,12 +229,25 @@ async function installEntry(
     const tree = trees.get(r.entry.index);
     const b = p.bundle?.plugins.find((x) => x.entry.index === r.entry.index);
     if (b && tree) {
-      const placed = await placeBundledPlugin({ paths: o.paths, io, force: o.force, guard: o.guard, env: o.env }, b, tree);
+      const placed = await placeBundledPlugin(
+        { paths: o.paths, io, force: o.force, guard: o.guard, env: o.env },
+        b,
+        tree,
+      );
       key = placed.key;
       name = placed.name;
     } else {
       const installer = o.installer ?? installPlugin;
-      const res = await installer({ paths: o.paths, identifier: r.identifier, ref: r.entry.ref, force: o.force, enable: true, io, guard: o.guard, env: o.env });
+      const res = await installer({
+        paths: o.paths,
+        identifier: r.identifier,
+        ref: r.entry.ref,
+        force: o.force,
+        enable: true,
+        io,
+        guard: o.guard,
+        env: o.env,
+      });
       key = res.key;
       name = res.name;
     }

@@ -72,7 +72,11 @@ function schemaDiagnostics(data: Record<string, unknown>, src: SourceDoc, rawPlu
         );
         continue;
       }
-      out.push({ ...d, code: "E_PACK_INVALID", message: `pack plugin entry ${entryLabel(rawPlugins, i)}: ${d.message}` });
+      out.push({
+        ...d,
+        code: "E_PACK_INVALID",
+        message: `pack plugin entry ${entryLabel(rawPlugins, i)}: ${d.message}`,
+      });
       continue;
     }
     out.push(d.severity === "error" ? { ...d, code: "E_PACK_INVALID" } : d);
@@ -81,7 +85,11 @@ function schemaDiagnostics(data: Record<string, unknown>, src: SourceDoc, rawPlu
 }
 
 /** Per-plugin config seeds; reserved or secret-shaped keys are reported. */
-function readConfigSeeds(data: Record<string, unknown>, src: SourceDoc, diagnostics: Diagnostic[]): Record<string, Record<string, unknown>> {
+function readConfigSeeds(
+  data: Record<string, unknown>,
+  src: SourceDoc,
+  diagnostics: Diagnostic[],
+): Record<string, Record<string, unknown>> {
   const config: Record<string, Record<string, unknown>> = {};
   if (!data.config || typeof data.config !== "object" || Array.isArray(data.config)) return config;
   for (const [id, seed] of Object.entries(data.config as Record<string, unknown>)) {
@@ -106,8 +114,11 @@ function readEntries(rawPlugins: unknown[]): PackEntry[] {
     const name = typeof o.name === "string" && o.name.trim() ? o.name.trim() : undefined;
     const repoRaw = typeof o.repo === "string" ? o.repo : typeof o.source === "string" ? o.source : undefined;
     const repo = repoRaw?.trim().replace(/^github:/, "") || undefined;
-    const subdir = typeof o.subdir === "string" && trimSlashes(o.subdir.trim()) ? trimSlashes(o.subdir.trim()) : undefined;
-    const ref = s(o.ref ?? o.version).trim().toLowerCase();
+    const subdir =
+      typeof o.subdir === "string" && trimSlashes(o.subdir.trim()) ? trimSlashes(o.subdir.trim()) : undefined;
+    const ref = s(o.ref ?? o.version)
+      .trim()
+      .toLowerCase();
     // A name is shown as is; a repo is shown with its subdirectory (several plugins of one monorepo).
     const display = name ?? (repo ? `${repo}${subdir ? `/${subdir}` : ""}` : `#${index + 1}`);
     plugins.push({
@@ -138,13 +149,21 @@ export function parsePackText(text: string, file: string): PackParse {
     return { file, diagnostics };
   }
   const data = raw as Record<string, unknown>;
-  const sugar = data.pack && typeof data.pack === "object" && !Array.isArray(data.pack) ? (data.pack as Record<string, unknown>) : undefined;
+  const sugar =
+    data.pack && typeof data.pack === "object" && !Array.isArray(data.pack)
+      ? (data.pack as Record<string, unknown>)
+      : undefined;
   const head = sugar ?? data;
   const rawPlugins = Array.isArray(data.plugins) ? data.plugins : [];
   diagnostics.push(...schemaDiagnostics(data, src, rawPlugins));
   const config = readConfigSeeds(data, src, diagnostics);
   const plugins = readEntries(rawPlugins);
-  const skills = Array.isArray(data.skills) ? data.skills.map(s).map((x) => x.trim()).filter(Boolean) : [];
+  const skills = Array.isArray(data.skills)
+    ? data.skills
+        .map(s)
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : [];
   const pack: Pack = {
     name: s(head.name).trim(),
     description: s(head.description),

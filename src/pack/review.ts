@@ -46,13 +46,17 @@ export function reviewLines(pack: Pack, resolved: ResolvedPack, extras: ReviewEx
   lines.push("");
   const rows: string[][] = [["Plugin", "Source", "Pinned ref", "Capabilities (declared)"]];
   for (const r of resolved.entries) {
-    const src = r.identifier ? `${r.identifier}${extras.notes?.get(r.entry.index) ? ` ${extras.notes.get(r.entry.index)}` : ""}` : `unresolved: ${r.error ?? "unknown"}`;
+    const src = r.identifier
+      ? `${r.identifier}${extras.notes?.get(r.entry.index) ? ` ${extras.notes.get(r.entry.index)}` : ""}`
+      : `unresolved: ${r.error ?? "unknown"}`;
     const caps = r.capabilities && r.capabilities.length ? r.capabilities.join(", ") : "(shown at install)";
     rows.push([r.entry.display, src, r.entry.ref.slice(0, 12), caps]);
   }
   lines.push(...columns(rows));
   if (resolved.indexSource) {
-    lines.push(`Names resolved through the community index (source: ${resolved.indexSource}${resolved.indexStale ? ", possibly out of date" : ""}); exact names only.`);
+    lines.push(
+      `Names resolved through the community index (source: ${resolved.indexSource}${resolved.indexStale ? ", possibly out of date" : ""}); exact names only.`,
+    );
   }
   const seeds = seedLines(pack.config);
   if (seeds.length) {

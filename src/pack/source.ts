@@ -36,7 +36,13 @@ export async function isBundleSource(src: string): Promise<boolean> {
   const p = resolve(expandHome(src.trim()));
   if (/\.(tar\.gz|tgz)$/i.test(p)) return true;
   // A folder is no bundle (and reading it is EISDIR): readPackText then says what it is.
-  if (!(await fsp.stat(p).then((st) => st.isFile(), () => false))) return false;
+  if (
+    !(await fsp.stat(p).then(
+      (st) => st.isFile(),
+      () => false,
+    ))
+  )
+    return false;
   const fh = await fsp.open(p, "r").catch(() => undefined);
   if (!fh) return false;
   try {
@@ -61,10 +67,17 @@ export async function readPackText(src: string, env: NodeJS.ProcessEnv = process
   const s = src.trim();
   if (isRemoteSource(s)) {
     if (!/^https:\/\//i.test(s)) {
-      throw new HermesError("E_PACK_URL_SCHEME", { message: `pack URLs must use https:// (or pass a local file path); refusing ${s.split(/[?#]/)[0]}` });
+      throw new HermesError("E_PACK_URL_SCHEME", {
+        message: `pack URLs must use https:// (or pass a local file path); refusing ${s.split(/[?#]/)[0]}`,
+      });
     }
     try {
-      return await fetchCapped(s, { timeoutMs: timeoutOf(env), maxBytes: PACK_MAX_BYTES, what: "the pack", httpsOnly: true });
+      return await fetchCapped(s, {
+        timeoutMs: timeoutOf(env),
+        maxBytes: PACK_MAX_BYTES,
+        what: "the pack",
+        httpsOnly: true,
+      });
     } catch (e) {
       const msg = (e as Error).message;
       if (/limit/.test(msg)) throw new HermesError("E_PACK_TOO_LARGE", { message: `pack ${s}: ${msg}` });
@@ -73,8 +86,18 @@ export async function readPackText(src: string, env: NodeJS.ProcessEnv = process
   }
   const p = localPath(s);
   const st = await fsp.stat(p).catch(() => undefined);
-  if (!st || !st.isFile()) throw new HermesError("E_PACK_NOT_FOUND", { message: st?.isDirectory() ? `${p} is a folder, not a pack file (hermes-pack.yaml) or bundle` : `pack file not found: ${p}`, file: p });
-  if (st.size > PACK_MAX_BYTES) throw new HermesError("E_PACK_TOO_LARGE", { message: `pack file ${p} is ${st.size} bytes, over the 1 MiB limit`, file: p });
+  if (!st || !st.isFile())
+    throw new HermesError("E_PACK_NOT_FOUND", {
+      message: st?.isDirectory()
+        ? `${p} is a folder, not a pack file (hermes-pack.yaml) or bundle`
+        : `pack file not found: ${p}`,
+      file: p,
+    });
+  if (st.size > PACK_MAX_BYTES)
+    throw new HermesError("E_PACK_TOO_LARGE", {
+      message: `pack file ${p} is ${st.size} bytes, over the 1 MiB limit`,
+      file: p,
+    });
   return fsp.readFile(p, "utf8");
 }
 
@@ -85,7 +108,10 @@ export function parsePackOrThrow(text: string, src: string): Pack {
   if (errors.length || !r.pack) {
     const first = errors[0];
     throw new HermesError(first?.code ?? "E_PACK_INVALID", {
-      message: errors.length > 1 ? `pack ${src} is not valid (${errors.length} problems); first: ${first!.message}` : (first?.message ?? `pack ${src} is not valid`),
+      message:
+        errors.length > 1
+          ? `pack ${src} is not valid (${errors.length} problems); first: ${first!.message}`
+          : (first?.message ?? `pack ${src} is not valid`),
       file: first?.file,
       line: first?.line,
       col: first?.col,

@@ -6,13 +6,36 @@ import { editConfig } from "../config/config-file.js";
 import { assertNotOwned } from "../config/managed.js";
 import { CAPABILITY_IDS, isCapabilityId } from "../contracts/capabilities.js";
 import type { PluginManifest } from "../manifest/parse.js";
-import { HOOK_NAMES, isHookName, isMiddlewareKind, MIDDLEWARE_KINDS, suggestHook, suggestMiddlewareKind } from "../contracts/hook-catalog.js";
+import {
+  HOOK_NAMES,
+  isHookName,
+  isMiddlewareKind,
+  MIDDLEWARE_KINDS,
+  suggestHook,
+  suggestMiddlewareKind,
+} from "../contracts/hook-catalog.js";
 import type { HookCallback } from "./hooks.js";
 import { RegistrationHandle, type Registration } from "./ledger.js";
 import type { MiddlewareCallback } from "./middleware.js";
 import { PluginState } from "./plugin-state.js";
-import { buildMcpEnvelope, MCP_DEFAULT_TIMEOUT, mcpAllowed, McpPermissionError, normalizeMcpTimeout, readMcpAllowlist, type McpEnvelope } from "./mcp-call.js";
-import type { CliCommandEntry, CommandEntry, PromptSection, ProviderKind, ToolEntry, ToolHandler, ToolSchema } from "./registries.js";
+import {
+  buildMcpEnvelope,
+  MCP_DEFAULT_TIMEOUT,
+  mcpAllowed,
+  McpPermissionError,
+  normalizeMcpTimeout,
+  readMcpAllowlist,
+  type McpEnvelope,
+} from "./mcp-call.js";
+import type {
+  CliCommandEntry,
+  CommandEntry,
+  PromptSection,
+  ProviderKind,
+  ToolEntry,
+  ToolHandler,
+  ToolSchema,
+} from "./registries.js";
 import type { RuntimeHost } from "./host.js";
 
 /** A registration a plugin may not make; thrown out of register() it fails (and rolls back) that plugin. */
@@ -35,7 +58,21 @@ const RESERVED_CONFIG_ROOTS = new Set(["model", "plugins", "security", "settings
 const TRANSPORT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const SECTION_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 const SKILL_NAME = /^[a-zA-Z0-9_-]+$/;
-export const BUILTIN_SLASH_COMMANDS = new Set(["help", "exit", "quit", "clear", "new", "reset", "plugins", "tools", "model", "history", "stop", "approve", "deny"]);
+export const BUILTIN_SLASH_COMMANDS = new Set([
+  "help",
+  "exit",
+  "quit",
+  "clear",
+  "new",
+  "reset",
+  "plugins",
+  "tools",
+  "model",
+  "history",
+  "stop",
+  "approve",
+  "deny",
+]);
 
 export interface ToolSpecInput {
   name: string;
@@ -64,7 +101,8 @@ function configKeySegments(key: unknown): string[] {
 function walk(root: unknown, segs: readonly string[]): { found: boolean; value: unknown } {
   let cur = root;
   for (const s of segs) {
-    if (!cur || typeof cur !== "object" || Array.isArray(cur) || !Object.prototype.hasOwnProperty.call(cur, s)) return { found: false, value: undefined };
+    if (!cur || typeof cur !== "object" || Array.isArray(cur) || !Object.prototype.hasOwnProperty.call(cur, s))
+      return { found: false, value: undefined };
     cur = (cur as Record<string, unknown>)[s];
   }
   return { found: true, value: cur };
@@ -147,7 +185,9 @@ export class PluginContext {
     if (this.source === "bundled" && cap === "tools.override") return true;
     if (!isCapabilityId(cap)) return false;
     const granted = this.host.grantedCapabilities(this.key).includes(cap);
-    this.log.info(`capability_check plugin=${this.key} capability=${cap} decision=${granted ? "allow" : "deny"} checked_by=lock`);
+    this.log.info(
+      `capability_check plugin=${this.key} capability=${cap} decision=${granted ? "allow" : "deny"} checked_by=lock`,
+    );
     return granted;
   }
 
@@ -155,7 +195,13 @@ export class PluginContext {
 
   /** One spec object, or the original's positional form (name, toolset, schema, handler, check_fn, requires_env, _, description, emoji, override). */
   register_tool(spec: ToolSpecInput): Registration | null;
-  register_tool(name: string, toolset: string, schema: ToolSchema, handler: ToolHandler, ...rest: unknown[]): Registration | null;
+  register_tool(
+    name: string,
+    toolset: string,
+    schema: ToolSchema,
+    handler: ToolHandler,
+    ...rest: unknown[]
+  ): Registration | null;
   register_tool(...args: unknown[]): Registration | null {
     const spec: ToolSpecInput =
       args.length === 1 && args[0] && typeof args[0] === "object"
@@ -172,8 +218,10 @@ export class PluginContext {
             override: args[9] as boolean | undefined,
           };
     if (this.refuseIfAbandoned(`tool '${String(spec?.name)}'`)) return null;
-    if (!spec || typeof spec.name !== "string" || !spec.name.trim()) throw new PluginRegistrationError("register_tool needs a non-empty name");
-    if (typeof spec.handler !== "function") throw new PluginRegistrationError(`register_tool '${spec.name}': handler must be a function`);
+    if (!spec || typeof spec.name !== "string" || !spec.name.trim())
+      throw new PluginRegistrationError("register_tool needs a non-empty name");
+    if (typeof spec.handler !== "function")
+      throw new PluginRegistrationError(`register_tool '${spec.name}': handler must be a function`);
     const name = spec.name.trim();
     const existing = this.host.tools.get(name);
     if (spec.override) {
@@ -200,7 +248,11 @@ export class PluginContext {
     return this.track("tool", name, this.host.tools.lease(name, entry));
   }
 
-  dispatch_tool(name: string, args: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Promise<string> {
+  dispatch_tool(
+    name: string,
+    args: Record<string, unknown> = {},
+    extra: Record<string, unknown> = {},
+  ): Promise<string> {
     return this.host.dispatchTool(name, args, { ...extra, caller_plugin: this.key });
   }
 
@@ -214,7 +266,12 @@ export class PluginContext {
    * the envelope `{ok: true, result, structuredContent?}` / `{ok: false, error}`, with
    * `truncated: true` when the result was cut at 64 KiB.
    */
-  async call_mcp(server: string, tool: string, args: Record<string, unknown> | null = {}, timeout: unknown = MCP_DEFAULT_TIMEOUT): Promise<McpEnvelope> {
+  async call_mcp(
+    server: string,
+    tool: string,
+    args: Record<string, unknown> | null = {},
+    timeout: unknown = MCP_DEFAULT_TIMEOUT,
+  ): Promise<McpEnvelope> {
     const name = String(server);
     if (!mcpAllowed(readMcpAllowlist(this.host.pluginEntry(this.key)), name)) {
       const err = new McpPermissionError(this.pluginName, this.key, name);
@@ -223,7 +280,10 @@ export class PluginContext {
     }
     const seconds = normalizeMcpTimeout(timeout);
     if (args !== null && args !== undefined && (typeof args !== "object" || Array.isArray(args))) {
-      return { ok: false, error: `call_mcp: arguments must be an object (got ${Array.isArray(args) ? "array" : typeof args})` };
+      return {
+        ok: false,
+        error: `call_mcp: arguments must be an object (got ${Array.isArray(args) ? "array" : typeof args})`,
+      };
     }
     const raw = await this.host.callMcp(name, String(tool), args ?? {}, seconds, this.key);
     return buildMcpEnvelope(raw);
@@ -233,7 +293,8 @@ export class PluginContext {
 
   register_hook(name: string, cb: HookCallback): Registration | null {
     if (this.refuseIfAbandoned(`hook '${name}'`)) return null;
-    if (typeof cb !== "function") throw new PluginRegistrationError(`register_hook '${name}': callback must be a function`);
+    if (typeof cb !== "function")
+      throw new PluginRegistrationError(`register_hook '${name}': callback must be a function`);
     if (!isHookName(name)) {
       const near = suggestHook(name);
       const msg = `Plugin '${this.key}' registered unknown hook '${name}'${near ? `; did you mean '${near}'?` : ` (valid: ${HOOK_NAMES.join(", ")})`}`;
@@ -246,7 +307,8 @@ export class PluginContext {
 
   register_middleware(kind: string, cb: MiddlewareCallback): Registration | null {
     if (this.refuseIfAbandoned(`middleware '${kind}'`)) return null;
-    if (typeof cb !== "function") throw new PluginRegistrationError(`register_middleware '${kind}': callback must be a function`);
+    if (typeof cb !== "function")
+      throw new PluginRegistrationError(`register_middleware '${kind}': callback must be a function`);
     if (!isMiddlewareKind(kind)) {
       const near = suggestMiddlewareKind(kind);
       const msg = `Plugin '${this.key}' registered unknown middleware '${kind}'${near ? `; did you mean '${near}'?` : ` (valid: ${MIDDLEWARE_KINDS.join(", ")})`}`;
@@ -254,13 +316,22 @@ export class PluginContext {
       this.log.warn(msg);
     }
     this.host.noteRegistration("middleware", kind, this.key);
-    return this.track("middleware", kind, this.host.middleware.add({ kind, cb, owner: this.key, required: this.host.isRequired(this.key) }));
+    return this.track(
+      "middleware",
+      kind,
+      this.host.middleware.add({ kind, cb, owner: this.key, required: this.host.isRequired(this.key) }),
+    );
   }
 
   emit(event: string, payload: Record<string, unknown> | null = null): number {
-    if (typeof event !== "string" || !event.trim()) throw new PluginRegistrationError("emit: the event name must be a non-empty string");
-    if (event.includes(":")) throw new PluginRegistrationError(`emit '${event}': plugins emit bare names; the '${this.key}:' namespace is added for you`);
-    if (payload !== null && (typeof payload !== "object" || Array.isArray(payload))) throw new TypeError("emit: the payload must be an object or null");
+    if (typeof event !== "string" || !event.trim())
+      throw new PluginRegistrationError("emit: the event name must be a non-empty string");
+    if (event.includes(":"))
+      throw new PluginRegistrationError(
+        `emit '${event}': plugins emit bare names; the '${this.key}:' namespace is added for you`,
+      );
+    if (payload !== null && (typeof payload !== "object" || Array.isArray(payload)))
+      throw new TypeError("emit: the payload must be an object or null");
     return this.host.events.emit(`${this.key}:${event}`, payload ?? {}, this.key);
   }
 
@@ -277,7 +348,8 @@ export class PluginContext {
     return this.track("on_unload", cb.name || "callback", () => {
       try {
         const r = cb();
-        if (r && typeof (r as Promise<unknown>).then === "function") (r as Promise<unknown>).catch((e) => this.log.warn(`on_unload callback failed: ${(e as Error).message}`));
+        if (r && typeof (r as Promise<unknown>).then === "function")
+          (r as Promise<unknown>).catch((e) => this.log.warn(`on_unload callback failed: ${(e as Error).message}`));
       } catch (e) {
         this.log.warn(`on_unload callback failed: ${(e as Error).message}`);
       }
@@ -289,9 +361,25 @@ export class PluginContext {
   register_command(...args: unknown[]): Registration | null {
     const o =
       args.length === 1 && args[0] && typeof args[0] === "object"
-        ? (args[0] as { name: string; handler: CommandEntry["handler"]; description?: string; args_hint?: string; argument_mode?: string })
-        : { name: args[0] as string, handler: args[1] as CommandEntry["handler"], description: args[2] as string, args_hint: args[3] as string, argument_mode: args[4] as string };
-    const clean = String(o.name ?? "").toLowerCase().trim().replace(/^\/+/, "").replace(/ /g, "-");
+        ? (args[0] as {
+            name: string;
+            handler: CommandEntry["handler"];
+            description?: string;
+            args_hint?: string;
+            argument_mode?: string;
+          })
+        : {
+            name: args[0] as string,
+            handler: args[1] as CommandEntry["handler"],
+            description: args[2] as string,
+            args_hint: args[3] as string,
+            argument_mode: args[4] as string,
+          };
+    const clean = String(o.name ?? "")
+      .toLowerCase()
+      .trim()
+      .replace(/^\/+/, "")
+      .replace(/ /g, "-");
     if (this.refuseIfAbandoned(`command '${clean}'`)) return null;
     if (!clean) {
       this.log.warn("register_command: empty command name; skipped");
@@ -301,21 +389,50 @@ export class PluginContext {
       this.log.warn(`command /${clean} conflicts with a built-in command. Skipping.`);
       return null;
     }
-    if (typeof o.handler !== "function") throw new PluginRegistrationError(`register_command '${clean}': handler must be a function`);
+    if (typeof o.handler !== "function")
+      throw new PluginRegistrationError(`register_command '${clean}': handler must be a function`);
     const hint = (o.args_hint ?? "").trim();
-    const mode = o.argument_mode === "options" || o.argument_mode === "text" || o.argument_mode === "mixed" ? o.argument_mode : hint ? "text" : null;
-    const entry: CommandEntry = { name: clean, handler: o.handler, description: o.description || "Plugin command", args_hint: hint, argument_mode: mode, plugin: this.pluginName, plugin_key: this.key };
+    const mode =
+      o.argument_mode === "options" || o.argument_mode === "text" || o.argument_mode === "mixed"
+        ? o.argument_mode
+        : hint
+          ? "text"
+          : null;
+    const entry: CommandEntry = {
+      name: clean,
+      handler: o.handler,
+      description: o.description || "Plugin command",
+      args_hint: hint,
+      argument_mode: mode,
+      plugin: this.pluginName,
+      plugin_key: this.key,
+    };
     return this.track("command", clean, this.host.commands.lease(clean, entry));
   }
 
   register_cli_command(...args: unknown[]): Registration | null {
     const o =
       args.length === 1 && args[0] && typeof args[0] === "object"
-        ? (args[0] as { name: string; help?: string; setup_fn?: CliCommandEntry["setup_fn"]; handler_fn?: CliCommandEntry["handler_fn"]; description?: string })
-        : { name: args[0] as string, help: args[1] as string, setup_fn: args[2] as CliCommandEntry["setup_fn"], handler_fn: args[3] as CliCommandEntry["handler_fn"], description: args[4] as string };
+        ? (args[0] as {
+            name: string;
+            help?: string;
+            setup_fn?: CliCommandEntry["setup_fn"];
+            handler_fn?: CliCommandEntry["handler_fn"];
+            description?: string;
+          })
+        : {
+            name: args[0] as string,
+            help: args[1] as string,
+            setup_fn: args[2] as CliCommandEntry["setup_fn"],
+            handler_fn: args[3] as CliCommandEntry["handler_fn"],
+            description: args[4] as string,
+          };
     const name = String(o.name ?? "").trim();
     if (this.refuseIfAbandoned(`CLI command '${name}'`)) return null;
-    if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) throw new PluginRegistrationError(`register_cli_command: '${name}' is not a valid command name (lowercase letters, digits, '-')`);
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(name))
+      throw new PluginRegistrationError(
+        `register_cli_command: '${name}' is not a valid command name (lowercase letters, digits, '-')`,
+      );
     if (this.host.builtinCliCommands.has(name)) {
       this.log.warn(`CLI command '${name}' conflicts with a built-in hermes command. Skipping.`);
       return null;
@@ -332,16 +449,30 @@ export class PluginContext {
     return this.track("cli_command", name, this.host.cliCommands.lease(name, entry));
   }
 
-  register_skill(name: string, path: string, description = "", frontmatter: Record<string, unknown> = {}): Registration | null {
+  register_skill(
+    name: string,
+    path: string,
+    description = "",
+    frontmatter: Record<string, unknown> = {},
+  ): Registration | null {
     if (this.refuseIfAbandoned(`skill '${String(name)}'`)) return null;
-    if (typeof name !== "string" || name.includes(":") || !SKILL_NAME.test(name)) throw new PluginRegistrationError(`register_skill: '${name}' is not a valid skill name`);
+    if (typeof name !== "string" || name.includes(":") || !SKILL_NAME.test(name))
+      throw new PluginRegistrationError(`register_skill: '${name}' is not a valid skill name`);
     const abs = isAbsolute(path) ? path : join(this.path, path);
     if (!existsSync(abs)) throw new PluginRegistrationError(`register_skill '${name}': ${abs} does not exist`);
     const qualified = `${this.pluginName}:${name}`;
     return this.track(
       "skill",
       qualified,
-      this.host.skills.lease(qualified, { qualified, bare_name: name, path: abs, description, plugin: this.pluginName, plugin_key: this.key, frontmatter }),
+      this.host.skills.lease(qualified, {
+        qualified,
+        bare_name: name,
+        path: abs,
+        description,
+        plugin: this.pluginName,
+        plugin_key: this.key,
+        frontmatter,
+      }),
     );
   }
 
@@ -382,8 +513,19 @@ export class PluginContext {
     const bridged = this.host.agent?.pluginLlm(this.key);
     if (bridged) return bridged;
     const refuse = () =>
-      Promise.reject(new HermesError("E_AGENT_NO_PROVIDER", { message: `ctx.llm of plugin '${this.key}': no agent session is running, so there is no host provider (run under hermes chat)` }));
-    return { complete: refuse, complete_structured: refuse, acomplete: refuse, acomplete_structured: refuse, completeStructured: refuse, acompleteStructured: refuse };
+      Promise.reject(
+        new HermesError("E_AGENT_NO_PROVIDER", {
+          message: `ctx.llm of plugin '${this.key}': no agent session is running, so there is no host provider (run under hermes chat)`,
+        }),
+      );
+    return {
+      complete: refuse,
+      complete_structured: refuse,
+      acomplete: refuse,
+      acomplete_structured: refuse,
+      completeStructured: refuse,
+      acompleteStructured: refuse,
+    };
   }
 
   /**
@@ -423,11 +565,22 @@ export class PluginContext {
     if (this.refuseIfAbandoned(`approval transport '${name}'`)) return;
     const clean = String(name).trim().toLowerCase();
     if (clean === "builtin") throw new PluginRegistrationError("approval transport name 'builtin' is reserved");
-    if (!TRANSPORT_NAME.test(clean)) throw new PluginRegistrationError(`approval transport name '${clean}' must match ${TRANSPORT_NAME.source}`);
+    if (!TRANSPORT_NAME.test(clean))
+      throw new PluginRegistrationError(`approval transport name '${clean}' must match ${TRANSPORT_NAME.source}`);
     if (typeof present !== "function") throw new TypeError("register_approval_transport: present must be a function");
     const owner = this.host.approvalTransports.get(clean);
-    if (owner) throw new PluginRegistrationError(`approval transport '${clean}' is already registered by '${owner.plugin_id}'`);
-    this.track("approval_transport", clean, this.host.approvalTransports.lease(clean, { name: clean, present, plugin_id: this.key, profile_home: this.host.home }));
+    if (owner)
+      throw new PluginRegistrationError(`approval transport '${clean}' is already registered by '${owner.plugin_id}'`);
+    this.track(
+      "approval_transport",
+      clean,
+      this.host.approvalTransports.lease(clean, {
+        name: clean,
+        present,
+        plugin_id: this.key,
+        profile_home: this.host.home,
+      }),
+    );
   }
 
   private registerProvider(kind: ProviderKind, provider: unknown, nameOverride?: string): Registration | null {
@@ -441,7 +594,9 @@ export class PluginContext {
       this.log.warn(`register ${kind} provider: the provider needs a non-empty name; ignored`);
       return null;
     }
-    const name = ["terminal_environment", "tts", "transcription"].includes(kind) ? raw.trim().toLowerCase() : raw.trim();
+    const name = ["terminal_environment", "tts", "transcription"].includes(kind)
+      ? raw.trim().toLowerCase()
+      : raw.trim();
     const map = this.host.providers.map(kind);
     if (kind === "context_engine" && map.values().length > 0) {
       this.log.warn(`only one context engine may be registered (${map.values()[0]!.name} is); ignored`);
@@ -483,21 +638,46 @@ export class PluginContext {
   register_browser_provider(p: unknown): Registration | null {
     return this.registerProvider("browser", p);
   }
-  register_platform(name: string, label: string, adapter_factory: unknown, check_fn?: unknown, extra: Record<string, unknown> = {}): Registration | null {
+  register_platform(
+    name: string,
+    label: string,
+    adapter_factory: unknown,
+    check_fn?: unknown,
+    extra: Record<string, unknown> = {},
+  ): Registration | null {
     return this.registerProvider("platform", { name, label, adapter_factory, check_fn, ...extra }, name);
   }
 
-  register_system_prompt_section(id: string, content: PromptSection["content"], opts: { position?: string; max_chars?: number } = {}): Registration | null {
+  register_system_prompt_section(
+    id: string,
+    content: PromptSection["content"],
+    opts: { position?: string; max_chars?: number } = {},
+  ): Registration | null {
     if (this.refuseIfAbandoned(`prompt section '${id}'`)) return null;
-    if (typeof id !== "string" || !SECTION_ID.test(id)) throw new PluginRegistrationError(`prompt section id '${String(id)}' must match ${SECTION_ID.source}`);
-    if (typeof content !== "string" && typeof content !== "function") throw new TypeError("prompt section content must be a string or a function");
+    if (typeof id !== "string" || !SECTION_ID.test(id))
+      throw new PluginRegistrationError(`prompt section id '${String(id)}' must match ${SECTION_ID.source}`);
+    if (typeof content !== "string" && typeof content !== "function")
+      throw new TypeError("prompt section content must be a string or a function");
     const position = opts.position ?? "after_memory";
-    if (position !== "after_memory") throw new PluginRegistrationError(`prompt section position '${position}' is not supported (after_memory)`);
+    if (position !== "after_memory")
+      throw new PluginRegistrationError(`prompt section position '${position}' is not supported (after_memory)`);
     const max = opts.max_chars ?? 4000;
-    if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 4000) throw new PluginRegistrationError("prompt section max_chars must be an integer in 1..4000");
+    if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 4000)
+      throw new PluginRegistrationError("prompt section max_chars must be an integer in 1..4000");
     const owner = this.host.promptSections.get(id);
-    if (owner) throw new PluginRegistrationError(`prompt section '${id}' is already registered by '${owner.plugin_key}'`);
-    return this.track("prompt_section", id, this.host.promptSections.lease(id, { id, content, position: "after_memory", max_chars: max, plugin_key: this.key }));
+    if (owner)
+      throw new PluginRegistrationError(`prompt section '${id}' is already registered by '${owner.plugin_key}'`);
+    return this.track(
+      "prompt_section",
+      id,
+      this.host.promptSections.lease(id, {
+        id,
+        content,
+        position: "after_memory",
+        max_chars: max,
+        plugin_key: this.key,
+      }),
+    );
   }
 
   /** The capability ids a plugin may declare, for messages. */
@@ -509,7 +689,8 @@ for (const name of Object.getOwnPropertyNames(PluginContext.prototype)) {
   if (!name.includes("_") || name.startsWith("_")) continue;
   const camel = name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
   const desc = Object.getOwnPropertyDescriptor(PluginContext.prototype, name)!;
-  if (!Object.prototype.hasOwnProperty.call(PluginContext.prototype, camel)) Object.defineProperty(PluginContext.prototype, camel, desc);
+  if (!Object.prototype.hasOwnProperty.call(PluginContext.prototype, camel))
+    Object.defineProperty(PluginContext.prototype, camel, desc);
 }
 
 export function readSkill(path: string): string | null {

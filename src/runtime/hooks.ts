@@ -29,7 +29,11 @@ function cbName(cb: HookCallback): string {
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v !== null && (typeof v === "object" || typeof v === "function") && typeof (v as { then?: unknown }).then === "function";
+  return (
+    v !== null &&
+    (typeof v === "object" || typeof v === "function") &&
+    typeof (v as { then?: unknown }).then === "function"
+  );
 }
 
 /**
@@ -93,7 +97,9 @@ export class HookBus {
     const spec = HOOK_CATALOG[name as HookName];
     // Object.assign, not spread: spread copies through V8's slow path here (bench/runtime.bench.mjs).
     const body: HookPayload =
-      spec?.telemetry === false || "telemetry_schema_version" in payload ? payload : Object.assign({}, payload, { telemetry_schema_version: OBSERVER_SCHEMA_VERSION });
+      spec?.telemetry === false || "telemetry_schema_version" in payload
+        ? payload
+        : Object.assign({}, payload, { telemetry_schema_version: OBSERVER_SCHEMA_VERSION });
     const bounded = this.timeoutSeconds > 0 && (spec?.timeout === "bounded" || spec?.timeout === "fail-closed");
     const failClosed = spec?.timeout === "fail-closed";
     const callId = [body.tool_call_id, body.turn_id].find((x) => typeof x === "string" && x) as string | undefined;
@@ -103,13 +109,19 @@ export class HookBus {
       if (bounded) {
         const until = this.suppressedUntil.get(e.cb)?.get(name) ?? 0;
         if (this.running.get(e.cb)?.has(gateKey) || (until > 0 && until > Date.now())) {
-          this.reporter.notice(e.owner, `hook ${name} callback ${cbName(e.cb)} skipped after previous timeout or while still running`);
+          this.reporter.notice(
+            e.owner,
+            `hook ${name} callback ${cbName(e.cb)} skipped after previous timeout or while still running`,
+          );
           if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
           continue;
         }
         const stuck = this.abandoned.get(e.cb) ?? 0;
         if (stuck >= ABANDONED_CAP) {
-          this.reporter.notice(e.owner, `hook ${name} callback ${cbName(e.cb)} skipped: ${stuck} abandoned call(s) still running — the plugin is hung`);
+          this.reporter.notice(
+            e.owner,
+            `hook ${name} callback ${cbName(e.cb)} skipped: ${stuck} abandoned call(s) still running — the plugin is hung`,
+          );
           if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
           continue;
         }
@@ -133,14 +145,19 @@ export class HookBus {
               this.suppressedUntil.set(e.cb, sup);
               this.abandoned.set(e.cb, (this.abandoned.get(e.cb) ?? 0) + 1);
               // The abandoned call keeps its gate until it settles; then it stops counting.
-              pending.then(
-                () => undefined,
-                () => undefined,
-              ).finally(() => {
-                this.gate(e.cb, gateKey, false);
-                this.abandoned.set(e.cb, Math.max(0, (this.abandoned.get(e.cb) ?? 1) - 1));
-              });
-              this.reporter.notice(e.owner, `hook ${name} callback ${cbName(e.cb)} timed out after ${this.timeoutSeconds}s — skipping`);
+              pending
+                .then(
+                  () => undefined,
+                  () => undefined,
+                )
+                .finally(() => {
+                  this.gate(e.cb, gateKey, false);
+                  this.abandoned.set(e.cb, Math.max(0, (this.abandoned.get(e.cb) ?? 1) - 1));
+                });
+              this.reporter.notice(
+                e.owner,
+                `hook ${name} callback ${cbName(e.cb)} timed out after ${this.timeoutSeconds}s — skipping`,
+              );
               if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
               continue;
             }
@@ -160,7 +177,10 @@ export class HookBus {
         this.reporter.report("Hook", name, e.owner, cbName(e.cb), err, Object.keys(body));
         if (failClosed) {
           const ex = err instanceof Error ? err : new Error(String(err));
-          results.push({ action: "block", message: `${name} plugin callback ${cbName(e.cb)} raised ${ex.name}: ${ex.message.slice(0, 200)}` });
+          results.push({
+            action: "block",
+            message: `${name} plugin callback ${cbName(e.cb)} raised ${ex.name}: ${ex.message.slice(0, 200)}`,
+          });
         }
       }
     }
@@ -175,12 +195,18 @@ export class HookBus {
   }
 
   /** The first string result, "" included, or undefined when no callback returned one. */
-  async firstString<H extends HooksFoldedBy<"first-string">>(name: H, payload: HookPayloadOf<H>): Promise<string | undefined> {
+  async firstString<H extends HooksFoldedBy<"first-string">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+  ): Promise<string | undefined> {
     return this.entries.has(name) ? firstString(await this.invoke(name, payload)) : undefined;
   }
 
   /** The first non-empty string result. */
-  async firstNonEmpty<H extends HooksFoldedBy<"first-non-empty">>(name: H, payload: HookPayloadOf<H>): Promise<string | undefined> {
+  async firstNonEmpty<H extends HooksFoldedBy<"first-non-empty">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+  ): Promise<string | undefined> {
     return this.entries.has(name) ? firstNonEmpty(await this.invoke(name, payload)) : undefined;
   }
 
@@ -190,17 +216,28 @@ export class HookBus {
   }
 
   /** The resolved tool directive: merged modifications, a block, or the first approve. */
-  async directive<H extends HooksFoldedBy<"directive">>(name: H, payload: HookPayloadOf<H>, originalArgs: Record<string, unknown>): Promise<ToolDirective> {
+  async directive<H extends HooksFoldedBy<"directive">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+    originalArgs: Record<string, unknown>,
+  ): Promise<ToolDirective> {
     return this.entries.has(name) ? resolveToolDirective(await this.invoke(name, payload), originalArgs) : {};
   }
 
   /** All callbacks run; the first result `validate` accepts wins, and how many later valid ones lost. */
-  async firstValid<H extends HooksFoldedBy<"first-valid">, T>(name: H, payload: HookPayloadOf<H>, validate: (r: unknown) => T | undefined): Promise<FirstValid<T>> {
+  async firstValid<H extends HooksFoldedBy<"first-valid">, T>(
+    name: H,
+    payload: HookPayloadOf<H>,
+    validate: (r: unknown) => T | undefined,
+  ): Promise<FirstValid<T>> {
     return this.entries.has(name) ? firstValid(await this.invoke(name, payload), validate) : { skipped: 0 };
   }
 
   /** Object results applied in order; later callbacks win per allowed field. */
-  async lastWriterPerField<H extends HooksFoldedBy<"last-writer-per-field">>(name: H, payload: HookPayloadOf<H>): Promise<TranscriptionFields> {
+  async lastWriterPerField<H extends HooksFoldedBy<"last-writer-per-field">>(
+    name: H,
+    payload: HookPayloadOf<H>,
+  ): Promise<TranscriptionFields> {
     return this.entries.has(name) ? lastWriterPerField(await this.invoke(name, payload)) : {};
   }
 }
@@ -221,7 +258,8 @@ export function firstNonEmpty(results: readonly unknown[]): string | undefined {
 export function contextParts(results: readonly unknown[]): string[] {
   const parts: string[] = [];
   for (const r of results) {
-    const text = typeof r === "string" ? r : r && typeof r === "object" ? (r as { context?: unknown }).context : undefined;
+    const text =
+      typeof r === "string" ? r : r && typeof r === "object" ? (r as { context?: unknown }).context : undefined;
     if (typeof text === "string" && text.trim()) parts.push(text);
   }
   return parts;
@@ -281,13 +319,19 @@ function describeValue(v: unknown): string {
  * is one). Such results are ignored, as the original does; the dispatcher names the callback once.
  */
 export function directiveProblem(r: unknown): string | undefined {
-  if (!r || typeof r !== "object" || Array.isArray(r)) return `expected a directive object ({action: "block" | "approve" | "modify", …}), got ${describeValue(r)}; ignored`;
+  if (!r || typeof r !== "object" || Array.isArray(r))
+    return `expected a directive object ({action: "block" | "approve" | "modify", …}), got ${describeValue(r)}; ignored`;
   const d = r as Record<string, unknown>;
   if (d.action === "modify") {
     const a = d.args;
-    return a && typeof a === "object" && !Array.isArray(a) && Object.keys(a).length ? undefined : "action 'modify' needs a non-empty args object; ignored";
+    return a && typeof a === "object" && !Array.isArray(a) && Object.keys(a).length
+      ? undefined
+      : "action 'modify' needs a non-empty args object; ignored";
   }
-  if (d.action === "block") return typeof d.message === "string" && d.message.trim() ? undefined : "action 'block' needs a non-empty message; ignored (the call is not blocked by it)";
+  if (d.action === "block")
+    return typeof d.message === "string" && d.message.trim()
+      ? undefined
+      : "action 'block' needs a non-empty message; ignored (the call is not blocked by it)";
   if (d.action === "approve") return undefined;
   return `unknown action ${d.action === undefined ? "(none)" : typeof d.action === "string" ? JSON.stringify(d.action) : describeValue(d.action)} (expected block, approve or modify); ignored`;
 }
@@ -297,7 +341,10 @@ export function directiveProblem(r: unknown): string | undefined {
  * non-empty message and wins at once over any approve; otherwise the first valid approve goes to
  * the approval gate; else only the merged args.
  */
-export function resolveToolDirective(results: readonly unknown[], originalArgs: Record<string, unknown>): ToolDirective {
+export function resolveToolDirective(
+  results: readonly unknown[],
+  originalArgs: Record<string, unknown>,
+): ToolDirective {
   let modified: Record<string, unknown> | undefined;
   let approve: { message: string | null; rule_key: string | null } | undefined;
   for (const r of results) {
@@ -305,11 +352,13 @@ export function resolveToolDirective(results: readonly unknown[], originalArgs: 
     const d = r as Record<string, unknown>;
     if (d.action === "modify") {
       const args = d.args;
-      if (args && typeof args === "object" && !Array.isArray(args) && Object.keys(args).length) modified = { ...(modified ?? originalArgs), ...(args as Record<string, unknown>) };
+      if (args && typeof args === "object" && !Array.isArray(args) && Object.keys(args).length)
+        modified = { ...(modified ?? originalArgs), ...(args as Record<string, unknown>) };
       continue;
     }
     if (d.action === "block") {
-      if (typeof d.message === "string" && d.message.trim()) return { action: "block", message: d.message, ...(modified ? { modified_args: modified } : {}) };
+      if (typeof d.message === "string" && d.message.trim())
+        return { action: "block", message: d.message, ...(modified ? { modified_args: modified } : {}) };
       continue;
     }
     if (d.action === "approve" && !approve) {

@@ -4,7 +4,15 @@ import type { EventBus } from "./events.js";
 import type { HookBus } from "./hooks.js";
 import type { Ledger, SlotMap } from "./ledger.js";
 import type { MiddlewareEngine } from "./middleware.js";
-import type { ApprovalTransportEntry, CliCommandEntry, CommandEntry, PromptSection, ProviderRegistry, SkillEntry, ToolRegistry } from "./registries.js";
+import type {
+  ApprovalTransportEntry,
+  CliCommandEntry,
+  CommandEntry,
+  PromptSection,
+  ProviderRegistry,
+  SkillEntry,
+  ToolRegistry,
+} from "./registries.js";
 
 /** What a running agent session offers plugins (src/agent attaches it; absent outside a session). */
 export interface AgentBridge {
@@ -45,5 +53,11 @@ export interface RuntimeHost {
   noteRegistration(kind: "hook" | "middleware", name: string, owner: string): void;
   configChanged(): Promise<void>;
   /** Raw result of an MCP tool call through the attached MCP client (src/runtime/mcp-call.ts). */
-  callMcp(server: string, tool: string, args: Record<string, unknown>, timeoutSeconds: number, caller: string): Promise<string>;
+  callMcp(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutSeconds: number,
+    caller: string,
+  ): Promise<string>;
 }

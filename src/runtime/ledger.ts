@@ -58,7 +58,10 @@ export class Ledger {
       try {
         list[i]!.dispose();
       } catch (e) {
-        this.log.warn({ plugin: pluginKey, kind: list[i]!.kind, key: list[i]!.key, err: (e as Error).message }, "disposing a registration failed");
+        this.log.warn(
+          { plugin: pluginKey, kind: list[i]!.kind, key: list[i]!.key, err: (e as Error).message },
+          "disposing a registration failed",
+        );
       }
     }
     return list.length;

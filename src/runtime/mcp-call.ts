@@ -43,7 +43,9 @@ export function readMcpAllowlist(entry: Record<string, unknown>): string[] {
     return [];
   }
   if (!Array.isArray(raw)) return [];
-  return raw.map((x) => (typeof x === "string" ? x : x !== null && typeof x === "object" ? JSON.stringify(x) : String(x)));
+  return raw.map((x) =>
+    typeof x === "string" ? x : x !== null && typeof x === "object" ? JSON.stringify(x) : String(x),
+  );
 }
 
 /** Exact membership: no wildcard, no case folding, no trimming. */
@@ -114,7 +116,8 @@ export function buildMcpEnvelope(raw: unknown): McpEnvelope {
     env = { ok: false, error: typeof e === "string" ? e : rawToString(e) };
   } else if (parsedOk && isPlainObject(parsed) && Object.prototype.hasOwnProperty.call(parsed, "result")) {
     env = { ok: true, result: parsed.result };
-    if (Object.prototype.hasOwnProperty.call(parsed, "structuredContent")) env.structuredContent = parsed.structuredContent;
+    if (Object.prototype.hasOwnProperty.call(parsed, "structuredContent"))
+      env.structuredContent = parsed.structuredContent;
   } else if (parsedOk) {
     env = { ok: true, result: parsed ?? text };
   } else {
@@ -131,10 +134,17 @@ export interface McpDispatcher {
    * `{"result": text, "structuredContent"?: …}` or `{"error": message}`. Never rejects for a
    * server's failure (crash, hang, refusal): those come back as `{"error": …}`.
    */
-  callRaw(server: string, tool: string, args: Record<string, unknown>, timeoutSeconds: number, meta?: { caller?: string }): Promise<string>;
+  callRaw(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutSeconds: number,
+    meta?: { caller?: string },
+  ): Promise<string>;
   close(): Promise<void>;
 }
 
 export const NO_MCP_RAW = JSON.stringify({
-  error: "no MCP servers are attached to this runtime (configure mcp_servers in config.yaml; the agent (`hermes chat`) starts them)",
+  error:
+    "no MCP servers are attached to this runtime (configure mcp_servers in config.yaml; the agent (`hermes chat`) starts them)",
 });

@@ -95,7 +95,11 @@ export class MiddlewareEngine {
    * `llm_request` (payload key `request`) or `tool_request` (payload key `args`). With no callbacks
    * the input comes back as is, uncopied: the no-middleware path costs nothing.
    */
-  async applyRequest<T>(kind: "llm_request" | "tool_request", input: T, context: Record<string, unknown> = {}): Promise<RequestResult<T>> {
+  async applyRequest<T>(
+    kind: "llm_request" | "tool_request",
+    input: T,
+    context: Record<string, unknown> = {},
+  ): Promise<RequestResult<T>> {
     const list = this.chains.snapshot(kind);
     if (!list.length) return { payload: input, original_payload: input, changed: false, trace: [] };
     const key = kind === "llm_request" ? "request" : "args";
@@ -122,7 +126,8 @@ export class MiddlewareEngine {
       if (!isMapping(result) || !isMapping(result[key])) continue;
       current = copy(result[key] as T);
       const entry: TraceEntry = {};
-      for (const f of ["source", "reason", "name"] as const) if (typeof result[f] === "string" && result[f]) entry[f] = result[f] as string;
+      for (const f of ["source", "reason", "name"] as const)
+        if (typeof result[f] === "string" && result[f]) entry[f] = result[f] as string;
       trace.push(Object.keys(entry).length ? entry : { source: "plugin" });
     }
     return { payload: current, original_payload: original, changed: trace.length > 0, trace };
@@ -218,18 +223,40 @@ export class MiddlewareEngine {
 }
 
 /** One execution frame's kwargs; `context` is undefined when there is none to merge. */
-function frameKwargs<T, R>(context: Readonly<Record<string, unknown>> | undefined, isLlm: boolean, original: unknown, p: T, next_call: (nextPayload?: T) => Promise<R>): Record<string, unknown> {
+function frameKwargs<T, R>(
+  context: Readonly<Record<string, unknown>> | undefined,
+  isLlm: boolean,
+  original: unknown,
+  p: T,
+  next_call: (nextPayload?: T) => Promise<R>,
+): Record<string, unknown> {
   // Literals (and Object.assign for context): object spread copies through V8's slow path
   // here (~1 µs a frame), and literals keep one object shape per kind.
   return context
     ? Object.assign(
         { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION },
         context,
-        isLlm ? { original_request: original, request: p, next_call, nextCall: next_call } : { original_args: original, args: p, next_call, nextCall: next_call },
+        isLlm
+          ? { original_request: original, request: p, next_call, nextCall: next_call }
+          : { original_args: original, args: p, next_call, nextCall: next_call },
       )
     : isLlm
-      ? { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION, original_request: original, request: p, next_call, nextCall: next_call }
-      : { telemetry_schema_version: OBSERVER_SCHEMA_VERSION, middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION, original_args: original, args: p, next_call, nextCall: next_call };
+      ? {
+          telemetry_schema_version: OBSERVER_SCHEMA_VERSION,
+          middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
+          original_request: original,
+          request: p,
+          next_call,
+          nextCall: next_call,
+        }
+      : {
+          telemetry_schema_version: OBSERVER_SCHEMA_VERSION,
+          middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
+          original_args: original,
+          args: p,
+          next_call,
+          nextCall: next_call,
+        };
 }
 
 /** A synchronous throw from a frame, run through its error handler; never throws, always a promise. */

@@ -13,13 +13,18 @@ export class PluginState {
   readonly file: string;
 
   constructor(home: string, pluginKey: string) {
-    const slug = pluginKey.toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^[-_]+|[-_]+$/g, "") || "plugin";
+    const slug =
+      pluginKey
+        .toLowerCase()
+        .replace(/[^a-z0-9_-]/g, "-")
+        .replace(/^[-_]+|[-_]+$/g, "") || "plugin";
     const ns = `agent-plugin-${slug}-${sha256Hex(pluginKey).slice(0, 8)}`;
     this.file = join(home, "plugin-data", ns, "state.json");
   }
 
   private check(key: string): void {
-    if (typeof key !== "string" || !KEY.test(key) || key.includes("..")) throw new HermesError("E_PLUGIN_STATE_INVALID", { message: `invalid state key '${String(key)}'` });
+    if (typeof key !== "string" || !KEY.test(key) || key.includes(".."))
+      throw new HermesError("E_PLUGIN_STATE_INVALID", { message: `invalid state key '${String(key)}'` });
   }
 
   private async read(): Promise<Record<string, unknown>> {
@@ -30,7 +35,11 @@ export class PluginState {
       return {};
     }
     const v = JSON.parse(text) as unknown;
-    if (!v || typeof v !== "object" || Array.isArray(v)) throw new HermesError("E_PLUGIN_STATE_CORRUPT", { message: `${this.file} is corrupt (not a JSON object); not overwritten`, file: this.file });
+    if (!v || typeof v !== "object" || Array.isArray(v))
+      throw new HermesError("E_PLUGIN_STATE_CORRUPT", {
+        message: `${this.file} is corrupt (not a JSON object); not overwritten`,
+        file: this.file,
+      });
     return v as Record<string, unknown>;
   }
 
@@ -48,8 +57,10 @@ export class PluginState {
       const all = await this.read();
       all[key] = value;
       const text = JSON.stringify(all, null, 2);
-      if (text === undefined) throw new HermesError("E_PLUGIN_STATE_INVALID", { message: `state value for '${key}' is not JSON` });
-      if (Buffer.byteLength(text) > QUOTA) throw new HermesError("E_PLUGIN_STATE_QUOTA", { message: "plugin state quota exceeded (10 MiB)" });
+      if (text === undefined)
+        throw new HermesError("E_PLUGIN_STATE_INVALID", { message: `state value for '${key}' is not JSON` });
+      if (Buffer.byteLength(text) > QUOTA)
+        throw new HermesError("E_PLUGIN_STATE_QUOTA", { message: "plugin state quota exceeded (10 MiB)" });
       await writeFileAtomic(this.file, `${text}\n`, { mode: 0o600 });
     });
   }

@@ -156,7 +156,8 @@ export class ProviderRegistry {
     const all = this.list(kind);
     if (spec.mode === "single") return all[0];
     let cur: unknown = config;
-    for (const seg of spec.select.split(".")) cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[seg] : undefined;
+    for (const seg of spec.select.split("."))
+      cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[seg] : undefined;
     return typeof cur === "string" && cur ? all.find((p) => p.name === cur.trim()) : undefined;
   }
 

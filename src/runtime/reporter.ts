@@ -12,7 +12,14 @@ export class FailureReporter {
 
   constructor(private readonly log: Logger) {}
 
-  report(surface: "Hook" | "Middleware" | "Event", name: string, owner: string, cbName: string, err: unknown, fields: readonly string[]): void {
+  report(
+    surface: "Hook" | "Middleware" | "Event",
+    name: string,
+    owner: string,
+    cbName: string,
+    err: unknown,
+    fields: readonly string[],
+  ): void {
     const e = err instanceof Error ? err : new Error(String(err));
     const key = `${name}\0${owner}\0${cbName}\0${e.name}\0${e.message.slice(0, 200)}`;
     if (this.seen.has(key)) {
@@ -31,11 +38,17 @@ export class FailureReporter {
   malformed(surface: "Hook" | "Middleware", name: string, owner: string, cbName: string, problem: string): void {
     const key = `${name}\0${owner}\0${cbName}\0<malformed>\0${problem}`;
     if (this.seen.has(key)) {
-      this.log.debug({ plugin: owner }, `${surface} '${name}' callback ${cbName} returned a malformed result again: ${problem}`);
+      this.log.debug(
+        { plugin: owner },
+        `${surface} '${name}' callback ${cbName} returned a malformed result again: ${problem}`,
+      );
       return;
     }
     this.seen.add(key);
-    this.warn(owner, `${surface} '${name}' callback ${cbName} returned a malformed result: ${problem} (identical problems are logged at DEBUG from now on)`);
+    this.warn(
+      owner,
+      `${surface} '${name}' callback ${cbName} returned a malformed result: ${problem} (identical problems are logged at DEBUG from now on)`,
+    );
   }
 
   /** A warning about one plugin that is not deduplicated (timeouts suppress themselves). */

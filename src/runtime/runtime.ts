@@ -22,7 +22,16 @@ import { Ledger, SlotMap } from "./ledger.js";
 import { NO_MCP_RAW, type McpDispatcher } from "./mcp-call.js";
 import { MiddlewareEngine } from "./middleware.js";
 import { FailureReporter } from "./reporter.js";
-import { ProviderRegistry, ToolRegistry, type ApprovalTransportEntry, type CliCommandEntry, type CommandEntry, type PromptSection, type SkillEntry, type ToolEntry } from "./registries.js";
+import {
+  ProviderRegistry,
+  ToolRegistry,
+  type ApprovalTransportEntry,
+  type CliCommandEntry,
+  type CommandEntry,
+  type PromptSection,
+  type SkillEntry,
+  type ToolEntry,
+} from "./registries.js";
 import { readSkill } from "./context.js";
 import type { PluginRecord } from "../contracts/plugin-record.js";
 
@@ -46,7 +55,17 @@ export interface OrderIssue {
   message: string;
 }
 
-export const BUILTIN_CLI_COMMANDS = new Set(["plugins", "config", "compile", "lock", "chat", "demo", "help", "serve", "version"]);
+export const BUILTIN_CLI_COMMANDS = new Set([
+  "plugins",
+  "config",
+  "compile",
+  "lock",
+  "chat",
+  "demo",
+  "help",
+  "serve",
+  "version",
+]);
 
 /** Call-time issues kept per plugin for `hermes plugins why`. */
 const MAX_ISSUES = 20;
@@ -158,7 +177,9 @@ export class Runtime implements RuntimeHost {
     const message = `plugin ${owner} registered ${kind} '${name}' without an order slot in the lock (declare it in plugin.yaml: ${kind === "hook" ? "hooks" : "provides_middleware"})`;
     // A managed home runs exactly the order its deployment locked: an unrecorded registration fails the plugin.
     if (this.managed && this.byKey.has(owner)) {
-      throw new PluginRegistrationError(`${message}; in this ${this.managed.kind}-managed home the lock is the order, so the plugin does not load until its manifest declares it and the deployment compiles again`);
+      throw new PluginRegistrationError(
+        `${message}; in this ${this.managed.kind}-managed home the lock is the order, so the plugin does not load until its manifest declares it and the deployment compiles again`,
+      );
     }
     this.orderIssues.push({ kind, name, plugin: owner, message });
     this.log.warn({ plugin: owner }, message);
@@ -180,7 +201,13 @@ export class Runtime implements RuntimeHost {
   /** The MCP client, when one is attached (src/agent/mcp `attachMcp`); `ctx.call_mcp` goes through it. */
   mcp?: McpDispatcher;
 
-  callMcp(server: string, tool: string, args: Record<string, unknown>, timeoutSeconds: number, caller: string): Promise<string> {
+  callMcp(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutSeconds: number,
+    caller: string,
+  ): Promise<string> {
     if (!this.mcp) return Promise.resolve(NO_MCP_RAW);
     return this.mcp.callRaw(server, tool, args, timeoutSeconds, { caller });
   }
@@ -194,7 +221,9 @@ export class Runtime implements RuntimeHost {
 
   /** Plugins the lock says load now, in lock order. */
   loadable(): LockPlugin[] {
-    return this.lock.load_order.map((k) => this.byKey.get(k)!).filter((p) => p && (p.action === "load" || p.action === "load_now"));
+    return this.lock.load_order
+      .map((k) => this.byKey.get(k)!)
+      .filter((p) => p && (p.action === "load" || p.action === "load_now"));
   }
 
   /**
@@ -209,8 +238,17 @@ export class Runtime implements RuntimeHost {
     const deadlineMs = this.lock.settings.load_timeout_seconds * 1000;
     for (const lp of this.lock.plugins) {
       const p = this.byKey.get(lp.key) ?? lp;
-      if (p.action === "defer") this.status.set(p.key, { key: p.key, name: p.name, state: "deferred", required: p.required, registered: {} });
-      else if (p.action === "skip") this.status.set(p.key, { key: p.key, name: p.name, state: "skipped", error: p.reason, required: p.required, registered: {} });
+      if (p.action === "defer")
+        this.status.set(p.key, { key: p.key, name: p.name, state: "deferred", required: p.required, registered: {} });
+      else if (p.action === "skip")
+        this.status.set(p.key, {
+          key: p.key,
+          name: p.name,
+          state: "skipped",
+          error: p.reason,
+          required: p.required,
+          registered: {},
+        });
     }
     const list = this.loadable();
     const imports = new Map<string, Promise<{ register?: unknown }>>();
@@ -255,11 +293,20 @@ export class Runtime implements RuntimeHost {
       let next = cur;
       if (granted.length !== cur.capabilities.granted.length) {
         const dropped = cur.capabilities.granted.filter((c) => !granted.includes(c));
-        this.log.warn({ plugin: p.key }, `the lock grants ${dropped.join(", ")} but config.yaml and the deployment do not; not granted (run hermes compile)`);
-        next = { ...next, capabilities: { ...next.capabilities, granted, not_carried: [...next.capabilities.not_carried, ...dropped] } };
+        this.log.warn(
+          { plugin: p.key },
+          `the lock grants ${dropped.join(", ")} but config.yaml and the deployment do not; not granted (run hermes compile)`,
+        );
+        next = {
+          ...next,
+          capabilities: { ...next.capabilities, granted, not_carried: [...next.capabilities.not_carried, ...dropped] },
+        };
       }
       if (next.action !== "skip" && enableStateOf([p.key, p.name], lists) === "disabled") {
-        this.log.warn({ plugin: p.key }, `the lock loads ${p.key} but config.yaml disables it; not loaded (run hermes compile)`);
+        this.log.warn(
+          { plugin: p.key },
+          `the lock loads ${p.key} but config.yaml disables it; not loaded (run hermes compile)`,
+        );
         next = { ...next, action: "skip", reason: "disabled in config.yaml", load_position: null };
       }
       if (next !== cur) this.byKey.set(p.key, next);
@@ -281,30 +328,47 @@ export class Runtime implements RuntimeHost {
       const { file, text } = found;
       return () => {
         const m = parseManifestText(text, file, p.name).manifest;
-        if (!m) throw new HermesError("E_RUNTIME_MANIFEST_CHANGED", { message: `${file}: manifest no longer parses`, file });
+        if (!m)
+          throw new HermesError("E_RUNTIME_MANIFEST_CHANGED", { message: `${file}: manifest no longer parses`, file });
         if (!m.kindDeclared) m.kind = p.kind;
         return m;
       };
     }
     const cand = await candidateFromFolder(p.target, p.source);
     const manifest = cand?.manifest;
-    if (!manifest) throw new HermesError("E_RUNTIME_MANIFEST_CHANGED", { message: "manifest is missing or unreadable" });
+    if (!manifest)
+      throw new HermesError("E_RUNTIME_MANIFEST_CHANGED", { message: "manifest is missing or unreadable" });
     if (consentHash(manifest.capabilities) !== p.capabilities.consent_hash && p.capabilities.granted.length) {
       // The manifest declares a different set than was consented to: no grant counts.
-      this.byKey.set(p.key, { ...p, capabilities: { ...p.capabilities, granted: [], not_carried: p.capabilities.granted } });
-      this.log.warn({ plugin: p.key }, "declared capabilities changed since the lock was compiled; grants are not carried");
+      this.byKey.set(p.key, {
+        ...p,
+        capabilities: { ...p.capabilities, granted: [], not_carried: p.capabilities.granted },
+      });
+      this.log.warn(
+        { plugin: p.key },
+        "declared capabilities changed since the lock was compiled; grants are not carried",
+      );
     }
     return manifest;
   }
 
-  private async loadOne(p: LockPlugin, imported: Promise<{ register?: unknown; default?: { register?: unknown } }>, deadlineMs: number): Promise<boolean> {
+  private async loadOne(
+    p: LockPlugin,
+    imported: Promise<{ register?: unknown; default?: { register?: unknown } }>,
+    deadlineMs: number,
+  ): Promise<boolean> {
     const status: PluginStatus = { key: p.key, name: p.name, state: "failed", required: p.required, registered: {} };
     this.status.set(p.key, status);
     let ctx: PluginContext | undefined;
     const work = (async () => {
       const manifest = await this.currentManifest(p);
       const mod = await imported;
-      const register = typeof mod.register === "function" ? mod.register : typeof mod.default?.register === "function" ? mod.default.register : undefined;
+      const register =
+        typeof mod.register === "function"
+          ? mod.register
+          : typeof mod.default?.register === "function"
+            ? mod.default.register
+            : undefined;
       if (!register) throw new HermesError("E_PLUGIN_NO_REGISTER", { message: "no register() export" });
       ctx = new PluginContext(this, manifest, p.key, p.source, p.target, p.name);
       this.contexts.set(p.key, ctx);
@@ -343,7 +407,8 @@ export class Runtime implements RuntimeHost {
 
   private rollback(key: string, error: string): void {
     this.ledger.disposePlugin(key);
-    for (let i = this.orderIssues.length - 1; i >= 0; i--) if (this.orderIssues[i]!.plugin === key) this.orderIssues.splice(i, 1);
+    for (let i = this.orderIssues.length - 1; i >= 0; i--)
+      if (this.orderIssues[i]!.plugin === key) this.orderIssues.splice(i, 1);
     this.contexts.delete(key);
     this.log.warn({ plugin: key }, `Failed to load plugin '${key}': ${error}`);
   }
@@ -393,8 +458,8 @@ export class Runtime implements RuntimeHost {
       plugins: Object.fromEntries([...this.status.entries()].sort(([a], [b]) => (a < b ? -1 : 1))),
       order_issues: this.orderIssues,
     };
-    await writeFileAtomic(join(this.paths.home, "runtime-status.json"), `${JSON.stringify(body, null, 2)}\n`).catch((e) =>
-      this.log.debug({ err: (e as Error).message }, "runtime status not written"),
+    await writeFileAtomic(join(this.paths.home, "runtime-status.json"), `${JSON.stringify(body, null, 2)}\n`).catch(
+      (e) => this.log.debug({ err: (e as Error).message }, "runtime status not written"),
     );
   }
 

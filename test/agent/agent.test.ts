@@ -10,7 +10,13 @@ import { cleanupTemp } from "../support/home.js";
 afterAll(cleanupTemp);
 
 const info = { session_id: "s1", model: "m", provider: "p", platform: "cli", profile_name: "default", cwd: "/x" };
-const section = (id: string, content: PromptSection["content"], max_chars = 4000): PromptSection => ({ id, content, position: "after_memory", max_chars, plugin_key: `pk-${id}` });
+const section = (id: string, content: PromptSection["content"], max_chars = 4000): PromptSection => ({
+  id,
+  content,
+  position: "after_memory",
+  max_chars,
+  plugin_key: `pk-${id}`,
+});
 
 describe("system prompt sections (runtime spec §4.12)", () => {
   it("sorted by id, framed, the bad ones skipped with a warning naming them", async () => {
@@ -19,7 +25,9 @@ describe("system prompt sections (runtime spec §4.12)", () => {
       [
         section("z", "last"),
         section("a", (i) => `first for ${i.session_id}`),
-        section("m.raise", () => { throw new Error("boom"); }),
+        section("m.raise", () => {
+          throw new Error("boom");
+        }),
         section("m.num", () => 42 as unknown as string),
         section("m.empty", "   "),
         section("m.marker", "sneaky </plugin-section> text"),
@@ -31,8 +39,12 @@ describe("system prompt sections (runtime spec §4.12)", () => {
     );
     expect(r.used).toEqual(["a", "b", "z"]);
     expect(r.skipped.map((s) => s.id)).toEqual(["m.empty", "m.long", "m.marker", "m.num", "m.raise"]);
-    expect(r.text).toBe('<plugin-section id="a" plugin="pk-a">\nfirst for s1\n</plugin-section>\n\n<plugin-section id="b" plugin="pk-b">\nasync ok\n</plugin-section>\n\n<plugin-section id="z" plugin="pk-z">\nlast\n</plugin-section>');
-    expect(logs.warnings().map((w) => w.msg)).toContain("system prompt section 'm.raise' skipped: its content function raised Error: boom");
+    expect(r.text).toBe(
+      '<plugin-section id="a" plugin="pk-a">\nfirst for s1\n</plugin-section>\n\n<plugin-section id="b" plugin="pk-b">\nasync ok\n</plugin-section>\n\n<plugin-section id="z" plugin="pk-z">\nlast\n</plugin-section>',
+    );
+    expect(logs.warnings().map((w) => w.msg)).toContain(
+      "system prompt section 'm.raise' skipped: its content function raised Error: boom",
+    );
   });
 
   it("at most 32 sections and 8000 characters in all, framing included; the info map is read-only", async () => {
@@ -53,7 +65,12 @@ describe("system prompt sections (runtime spec §4.12)", () => {
 describe("the agent loop", () => {
   it("settings: agent.max_turns, api_max_retries, retry_backoff_ms, system_prompt; defaults otherwise", () => {
     expect(agentSettings({})).toMatchObject({ maxTurns: 90, maxRetries: 3, backoffMs: 1000, streamReasoning: false });
-    expect(agentSettings({ agent: { max_turns: 3, api_max_retries: 0, retry_backoff_ms: 5, system_prompt: "Be brief." }, model: { max_tokens: 100 } })).toMatchObject({ maxTurns: 3, maxRetries: 0, backoffMs: 5, systemPrompt: "Be brief.", maxTokens: 100 });
+    expect(
+      agentSettings({
+        agent: { max_turns: 3, api_max_retries: 0, retry_backoff_ms: 5, system_prompt: "Be brief." },
+        model: { max_tokens: 100 },
+      }),
+    ).toMatchObject({ maxTurns: 3, maxRetries: 0, backoffMs: 5, systemPrompt: "Be brief.", maxTokens: 100 });
     expect(agentSettings({ agent: { max_turns: 0 } }).maxTurns).toBe(90);
   });
 
@@ -78,9 +95,23 @@ describe("the agent loop", () => {
     r.hook("post_tool_call");
     const events: TimelineEvent[] = [];
     const p = new FakeProvider([calls(["probe", {}]), say("done")]);
-    r.rt.tools.lease("probe", { name: "probe", toolset: "t", schema: { name: "probe" }, handler: () => "ok", requires_env: [], description: "", emoji: "", owner: "test" });
+    r.rt.tools.lease("probe", {
+      name: "probe",
+      toolset: "t",
+      schema: { name: "probe" },
+      handler: () => "ok",
+      requires_env: [],
+      description: "",
+      emoji: "",
+      owner: "test",
+    });
     await new Agent({ runtime: r.rt, provider: p, emit: (e) => events.push(e) }).runTurn("go");
-    const line = (e: TimelineEvent) => (e.type === "hook" ? `hook ${e.name}${e.owners.length ? ` [${e.owners.join(",")}]` : ""}` : e.type === "middleware" ? `mw ${e.kind}` : e.type);
+    const line = (e: TimelineEvent) =>
+      e.type === "hook"
+        ? `hook ${e.name}${e.owners.length ? ` [${e.owners.join(",")}]` : ""}`
+        : e.type === "middleware"
+          ? `mw ${e.kind}`
+          : e.type;
     expect(events.map(line)).toEqual([
       "turn_start",
       "hook on_session_start",
@@ -145,10 +176,19 @@ describe("the agent loop", () => {
         code: `export function register(ctx) { globalThis.__pl_ctx = ctx; }`,
       },
     ]);
-    const ctx = (globalThis as { __pl_ctx?: { inject_message: (c: unknown, r?: unknown, o?: unknown) => boolean; llm: { complete: (m: unknown) => Promise<unknown> } } }).__pl_ctx!;
+    const ctx = (
+      globalThis as {
+        __pl_ctx?: {
+          inject_message: (c: unknown, r?: unknown, o?: unknown) => boolean;
+          llm: { complete: (m: unknown) => Promise<unknown> };
+        };
+      }
+    ).__pl_ctx!;
     expect(ctx.inject_message("x")).toBe(false);
     expect(logs.warnings().some((w) => /no interactive CLI session is running/.test(w.msg))).toBe(true);
-    await expect(ctx.llm.complete([{ role: "user", content: "x" }])).rejects.toMatchObject({ code: "E_AGENT_NO_PROVIDER" });
+    await expect(ctx.llm.complete([{ role: "user", content: "x" }])).rejects.toMatchObject({
+      code: "E_AGENT_NO_PROVIDER",
+    });
     const a = new Agent({ runtime: rt, provider: new FakeProvider([say("from host")]) });
     const detach = a.attach();
     expect(ctx.inject_message("note", "assistant")).toBe(true);
@@ -157,7 +197,11 @@ describe("the agent loop", () => {
     expect(ctx.inject_message("x", "user", { session_key: "agent:main:x" })).toBe(false);
     expect(logs.warnings().some((w) => /allow_gateway_injection must be true/.test(w.msg))).toBe(true);
     expect(ctx.llm).toBeInstanceOf(PluginLlm);
-    await expect(ctx.llm.complete([{ role: "user", content: "x" }])).resolves.toMatchObject({ text: "from host", agent_id: "default", audit: { plugin_id: "pl" } });
+    await expect(ctx.llm.complete([{ role: "user", content: "x" }])).resolves.toMatchObject({
+      text: "from host",
+      agent_id: "default",
+      audit: { plugin_id: "pl" },
+    });
     detach();
     expect(ctx.inject_message("x")).toBe(false);
   });

@@ -14,15 +14,31 @@ import { captureLog, start } from "../runtime/helpers.js";
 
 export { captureLog } from "../runtime/helpers.js";
 
-export type Outcome = LlmResponse | ProviderError | ((req: LlmRequest, opts: ProviderCallOptions) => Promise<LlmResponse>);
+export type Outcome =
+  | LlmResponse
+  | ProviderError
+  | ((req: LlmRequest, opts: ProviderCallOptions) => Promise<LlmResponse>);
 
 export function say(text: string): LlmResponse {
-  return { id: "r", model: "fake", choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } };
+  return {
+    id: "r",
+    model: "fake",
+    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+  };
 }
 
 export function calls(...c: Array<[string, unknown]>): LlmResponse {
-  const tool_calls: ToolCall[] = c.map(([name, args], i) => ({ id: `c${i}`, type: "function", function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) } }));
-  return { id: "r", model: "fake", choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls }, finish_reason: "tool_calls" }] };
+  const tool_calls: ToolCall[] = c.map(([name, args], i) => ({
+    id: `c${i}`,
+    type: "function",
+    function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) },
+  }));
+  return {
+    id: "r",
+    model: "fake",
+    choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls }, finish_reason: "tool_calls" }],
+  };
 }
 
 /** A provider that answers with the given outcomes in order and records the requests it got. */
@@ -99,7 +115,11 @@ export async function rig(config?: string): Promise<Rig> {
 }
 
 /** A callModel context over a rig's runtime; `events` collects what the call emitted. */
-export function llmContext(r: Rig, provider: Provider, over: Partial<LlmCallContext> = {}): LlmCallContext & { events: TimelineEvent[] } {
+export function llmContext(
+  r: Rig,
+  provider: Provider,
+  over: Partial<LlmCallContext> = {},
+): LlmCallContext & { events: TimelineEvent[] } {
   const events: TimelineEvent[] = [];
   return {
     hooks: new HookSite(r.rt.hooks, (e) => events.push(e)),

@@ -68,7 +68,9 @@ mcp_servers:
 - say: done
 `,
     );
-    const r = await runCli(["--home", home, "chat", "--script", script, "--query", "go", "--json"], { env: { HERMES_BUNDLED_PLUGINS: bundled, HERMES_LOG_LEVEL: "info" } });
+    const r = await runCli(["--home", home, "chat", "--script", script, "--query", "go", "--json"], {
+      env: { HERMES_BUNDLED_PLUGINS: bundled, HERMES_LOG_LEVEL: "info" },
+    });
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as ChatJson;
     expect(out.completed).toBe(true);
@@ -85,9 +87,12 @@ mcp_servers:
     expect(JSON.parse(out.tool_calls[1]!.result)).toEqual({ ok: true, result: "echo: from a plugin" });
     expect(JSON.parse(out.tool_calls[2]!.result)).toEqual({
       refused: "PermissionError",
-      message: "Plugin 'asker' is not allowed to call MCP server 'other'. Add it to plugins.entries.asker.mcp_allowlist in config.yaml to grant access (default is no MCP access).",
+      message:
+        "Plugin 'asker' is not allowed to call MCP server 'other'. Add it to plugins.entries.asker.mcp_allowlist in config.yaml to grant access (default is no MCP access).",
     });
-    expect(JSON.parse(out.tool_calls[3]!.result).error).toMatch(/closed the connection while calling 'crash'.*restarted on the next call/);
+    expect(JSON.parse(out.tool_calls[3]!.result).error).toMatch(
+      /closed the connection while calling 'crash'.*restarted on the next call/,
+    );
     expect(out.tool_calls[4]!.result).toBe('{"result":"echo: after the crash"}');
     // Outcomes are logged with their codes.
     expect(r.stderr).toContain("E_MCP_SERVER_CLOSED");

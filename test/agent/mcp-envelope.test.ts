@@ -5,7 +5,13 @@ import { parse as parseYaml } from "yaml";
 import { mcpToolName, parseMcpServers, rawFromCallResult } from "../../src/agent/mcp/index.js";
 import { validateSchema } from "../../src/core/schema.js";
 import { hasShared, SHARED_FIXTURES as FIXTURES } from "../shared-dir.js";
-import { buildMcpEnvelope, mcpAllowed, normalizeMcpTimeout, readMcpAllowlist, truncateMcpText } from "../../src/runtime/mcp-call.js";
+import {
+  buildMcpEnvelope,
+  mcpAllowed,
+  normalizeMcpTimeout,
+  readMcpAllowlist,
+  truncateMcpText,
+} from "../../src/runtime/mcp-call.js";
 
 const SHARED = hasShared("test/agent/mcp-envelope.test.ts: the real Hermes config of the shared fixtures");
 
@@ -47,7 +53,11 @@ describe("envelope", () => {
   it("object with result → ok:true, plus structuredContent when present", () => {
     expect(buildMcpEnvelope('{"result":"hi"}')).toEqual({ ok: true, result: "hi" });
     expect(buildMcpEnvelope('{"result":null}')).toEqual({ ok: true, result: null });
-    expect(buildMcpEnvelope('{"result":"t","structuredContent":{"a":1}}')).toEqual({ ok: true, result: "t", structuredContent: { a: 1 } });
+    expect(buildMcpEnvelope('{"result":"t","structuredContent":{"a":1}}')).toEqual({
+      ok: true,
+      result: "t",
+      structuredContent: { a: 1 },
+    });
   });
 
   it("anything else → ok:true with the parsed value, or the raw text", () => {
@@ -112,31 +122,75 @@ describe("allowlist", () => {
 
 describe("raw result of the native handler", () => {
   it("joins text content, marks non-text content, maps isError and structuredContent", () => {
-    expect(rawFromCallResult({ content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] })).toBe('{"result":"a\\nb"}');
-    expect(JSON.parse(rawFromCallResult({ content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] }))).toEqual({ result: "[image: image/png, 4 base64 chars]" });
-    expect(JSON.parse(rawFromCallResult({ content: [{ type: "resource", resource: { uri: "file:///x", text: "body" } }] }))).toEqual({ result: "body" });
-    expect(JSON.parse(rawFromCallResult({ isError: true, content: [{ type: "text", text: "bad" }] }))).toEqual({ error: "bad" });
+    expect(
+      rawFromCallResult({
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      }),
+    ).toBe('{"result":"a\\nb"}');
+    expect(
+      JSON.parse(rawFromCallResult({ content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] })),
+    ).toEqual({ result: "[image: image/png, 4 base64 chars]" });
+    expect(
+      JSON.parse(rawFromCallResult({ content: [{ type: "resource", resource: { uri: "file:///x", text: "body" } }] })),
+    ).toEqual({ result: "body" });
+    expect(JSON.parse(rawFromCallResult({ isError: true, content: [{ type: "text", text: "bad" }] }))).toEqual({
+      error: "bad",
+    });
     expect(JSON.parse(rawFromCallResult({ isError: true, content: [] })).error).toMatch(/without a message/);
-    expect(JSON.parse(rawFromCallResult({ content: [], structuredContent: { n: 1 } }))).toEqual({ result: "", structuredContent: { n: 1 } });
+    expect(JSON.parse(rawFromCallResult({ content: [], structuredContent: { n: 1 } }))).toEqual({
+      result: "",
+      structuredContent: { n: 1 },
+    });
     expect(JSON.parse(rawFromCallResult({ toolResult: { legacy: true } }))).toEqual({ result: { legacy: true } });
   });
 });
 
 describe("mcp_servers config", () => {
-  const parse = (servers: unknown, env: NodeJS.ProcessEnv = {}) => parseMcpServers({ mcp_servers: servers }, { baseDir: "/home/h", env, file: "config.yaml" });
+  const parse = (servers: unknown, env: NodeJS.ProcessEnv = {}) =>
+    parseMcpServers({ mcp_servers: servers }, { baseDir: "/home/h", env, file: "config.yaml" });
 
   it("parses stdio and HTTP servers with defaults, ${VAR} interpolation and cwd relative to the home", () => {
     const r = parse(
       {
         fs: { command: "npx", args: ["-y", "server", 3], env: { TOKEN: "${TOK}", N: 1 }, cwd: "work" },
-        "kb.rag": { url: "https://kb.example/mcp", headers: { Authorization: "Bearer ${TOK}" }, timeout: 30, tools: { exclude: ["drop"] } },
+        "kb.rag": {
+          url: "https://kb.example/mcp",
+          headers: { Authorization: "Bearer ${TOK}" },
+          timeout: 30,
+          tools: { exclude: ["drop"] },
+        },
       },
       { TOK: "t0k" },
     );
     expect(r.diagnostics).toEqual([]);
     expect(r.servers).toEqual([
-      { name: "fs", transport: "stdio", command: "npx", args: ["-y", "server", "3"], env: { TOKEN: "t0k", N: "1" }, cwd: "/home/h/work", timeout: 120, connect_timeout: 60, enabled: true, include: undefined, exclude: [] },
-      { name: "kb.rag", transport: "http", url: "https://kb.example/mcp", headers: { Authorization: "Bearer t0k" }, timeout: 30, connect_timeout: 60, enabled: true, include: undefined, exclude: ["drop"] },
+      {
+        name: "fs",
+        transport: "stdio",
+        command: "npx",
+        args: ["-y", "server", "3"],
+        env: { TOKEN: "t0k", N: "1" },
+        cwd: "/home/h/work",
+        timeout: 120,
+        connect_timeout: 60,
+        enabled: true,
+        include: undefined,
+        exclude: [],
+      },
+      {
+        name: "kb.rag",
+        transport: "http",
+        url: "https://kb.example/mcp",
+        headers: { Authorization: "Bearer t0k" },
+        timeout: 30,
+        connect_timeout: 60,
+        enabled: true,
+        include: undefined,
+        exclude: ["drop"],
+      },
     ]);
     expect(mcpToolName("kb.rag", "search-docs")).toBe("mcp_kb_rag_search_docs");
   });
@@ -159,7 +213,16 @@ describe("mcp_servers config", () => {
     expect(r.servers[0]!.timeout).toBe(600);
     expect(r.servers[1]).toMatchObject({ env: { A: "" } });
     const errs = r.diagnostics.filter((d) => d.code === "E_MCP_CONFIG_INVALID").map((d) => d.path);
-    expect(errs).toEqual(["mcp_servers.both", "mcp_servers.neither", "mcp_servers.badurl.url", "mcp_servers.badargs.args", "mcp_servers.bad name", "mcp_servers.notmap", "mcp_servers.neg.timeout", "mcp_servers.kb_rag"]);
+    expect(errs).toEqual([
+      "mcp_servers.both",
+      "mcp_servers.neither",
+      "mcp_servers.badurl.url",
+      "mcp_servers.badargs.args",
+      "mcp_servers.bad name",
+      "mcp_servers.notmap",
+      "mcp_servers.neg.timeout",
+      "mcp_servers.kb_rag",
+    ]);
     const warns = r.diagnostics.filter((d) => d.code === "W_MCP_CONFIG_ADJUSTED").map((d) => [d.path, d.severity]);
     expect(warns).toEqual([
       ["mcp_servers.slow.tmeout", "warning"],
@@ -174,30 +237,72 @@ describe("mcp_servers config", () => {
     const file = join(FIXTURES, "configs", "HermeTeam__hermes-sdlc-agents__profiles_hermes-builder_config.yaml");
     const doc = parseYaml(readFileSync(file, "utf8")) as Record<string, unknown>;
     expect(validateSchema("config", { mcp_servers: doc.mcp_servers })).toEqual([]);
-    const env = { GIT_PROVIDER_MCP_URL: "https://git.example/mcp", GIT_PROVIDER_MCP_TOKEN: "tok", CONTEXT7_DEFAULT_MINIMUM_TOKENS: "1000", MDB_MCP_CONNECTION_STRING: "mongodb://db", POSTGRES_MCP_CONNECTION_STRING: "postgres://db" };
+    const env = {
+      GIT_PROVIDER_MCP_URL: "https://git.example/mcp",
+      GIT_PROVIDER_MCP_TOKEN: "tok",
+      CONTEXT7_DEFAULT_MINIMUM_TOKENS: "1000",
+      MDB_MCP_CONNECTION_STRING: "mongodb://db",
+      POSTGRES_MCP_CONNECTION_STRING: "postgres://db",
+    };
     const r = parseMcpServers(doc, { baseDir: "/h", env });
     expect(r.diagnostics).toEqual([]);
     const byName = Object.fromEntries(r.servers.map((s) => [s.name, s]));
-    expect(byName.repository).toMatchObject({ transport: "http", url: "https://git.example/mcp", timeout: 180, connect_timeout: 20, headers: { Authorization: "Bearer tok" } });
+    expect(byName.repository).toMatchObject({
+      transport: "http",
+      url: "https://git.example/mcp",
+      timeout: 180,
+      connect_timeout: 20,
+      headers: { Authorization: "Bearer tok" },
+    });
     expect(byName.repository!.include).toContain("create_pull_request");
-    expect(byName["ddg-search"]).toMatchObject({ transport: "stdio", command: "uvx", include: ["search", "fetch_content"] });
+    expect(byName["ddg-search"]).toMatchObject({
+      transport: "stdio",
+      command: "uvx",
+      include: ["search", "fetch_content"],
+    });
     expect(byName.playwright).toMatchObject({ enabled: false });
     // Without the variables the HTTP server is skipped and the unset names are reported.
     const bare = parseMcpServers(doc, { baseDir: "/h", env: {} });
     expect(bare.servers.map((s) => s.name)).not.toContain("repository");
-    expect(bare.diagnostics.map((d) => d.code)).toEqual(expect.arrayContaining(["W_MCP_CONFIG_ADJUSTED", "E_MCP_CONFIG_INVALID"]));
+    expect(bare.diagnostics.map((d) => d.code)).toEqual(
+      expect.arrayContaining(["W_MCP_CONFIG_ADJUSTED", "E_MCP_CONFIG_INVALID"]),
+    );
     // The original's keys hermes-kit does not act on are reported when they ask for something.
-    const asks = parse({ s: { url: "https://x/mcp", ssl_verify: false, sampling: { enabled: true }, tools: { resources: true } } });
+    const asks = parse({
+      s: { url: "https://x/mcp", ssl_verify: false, sampling: { enabled: true }, tools: { resources: true } },
+    });
     expect(asks.servers).toHaveLength(1);
-    expect(asks.diagnostics.map((d) => d.path)).toEqual(["mcp_servers.s.ssl_verify", "mcp_servers.s.sampling.enabled", "mcp_servers.s.tools.resources"]);
+    expect(asks.diagnostics.map((d) => d.path)).toEqual([
+      "mcp_servers.s.ssl_verify",
+      "mcp_servers.s.sampling.enabled",
+      "mcp_servers.s.tools.resources",
+    ]);
   });
 
   it("the config schema describes mcp_servers (one of command or url; unknown fields warn)", () => {
-    expect(validateSchema("config", { mcp_servers: { a: { command: "node", args: ["s.js"], env: { K: "v" }, timeout: 5, enabled: false } } })).toEqual([]);
-    expect(validateSchema("config", { mcp_servers: { b: { url: "http://127.0.0.1:9/mcp", headers: { A: "b" }, tools: { include: ["x"] } } } })).toEqual([]);
-    expect(validateSchema("config", { mcp_servers: { c: { command: "x", url: "http://a" } } }).map((d) => d.code)).toContain("E_SCHEMA_INVALID");
-    expect(validateSchema("config", { mcp_servers: { d: {} } }).map((d) => d.message)).toContain("missing required field 'command' or 'url'");
+    expect(
+      validateSchema("config", {
+        mcp_servers: { a: { command: "node", args: ["s.js"], env: { K: "v" }, timeout: 5, enabled: false } },
+      }),
+    ).toEqual([]);
+    expect(
+      validateSchema("config", {
+        mcp_servers: { b: { url: "http://127.0.0.1:9/mcp", headers: { A: "b" }, tools: { include: ["x"] } } },
+      }),
+    ).toEqual([]);
+    expect(
+      validateSchema("config", { mcp_servers: { c: { command: "x", url: "http://a" } } }).map((d) => d.code),
+    ).toContain("E_SCHEMA_INVALID");
+    expect(validateSchema("config", { mcp_servers: { d: {} } }).map((d) => d.message)).toContain(
+      "missing required field 'command' or 'url'",
+    );
     const typo = validateSchema("config", { mcp_servers: { e: { command: "x", tmeout: 3 } } });
-    expect(typo).toEqual([expect.objectContaining({ code: "W_SCHEMA_UNKNOWN_FIELD", path: "mcp_servers.e.tmeout", message: expect.stringContaining("did you mean 'timeout'") })]);
+    expect(typo).toEqual([
+      expect.objectContaining({
+        code: "W_SCHEMA_UNKNOWN_FIELD",
+        path: "mcp_servers.e.tmeout",
+        message: expect.stringContaining("did you mean 'timeout'"),
+      }),
+    ]);
   });
 });

@@ -31,7 +31,10 @@ interface Harness {
 
 function capture(): { log: Logger; logs: Array<Record<string, unknown>> } {
   const logs: Array<Record<string, unknown>> = [];
-  const log = pino({ level: "debug", base: undefined }, { write: (s: string) => void logs.push(JSON.parse(s) as Record<string, unknown>) });
+  const log = pino(
+    { level: "debug", base: undefined },
+    { write: (s: string) => void logs.push(JSON.parse(s) as Record<string, unknown>) },
+  );
   return { log, logs };
 }
 
@@ -46,10 +49,16 @@ async function harness(mcpServersYaml: string, entries: Record<string, string[]>
     const dir = join(home, "plugins", key);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "plugin.yaml"), `name: ${key}\nversion: "1"\n`);
-    writeFileSync(join(dir, "index.js"), `export function register(ctx) { (globalThis.__mcpCtx ??= {})[${JSON.stringify(key)}] = ctx; }\n`);
+    writeFileSync(
+      join(dir, "index.js"),
+      `export function register(ctx) { (globalThis.__mcpCtx ??= {})[${JSON.stringify(key)}] = ctx; }\n`,
+    );
   }
   const entryYaml = keys.map((k) => `    ${k}:\n      mcp_allowlist: ${JSON.stringify(entries[k])}\n`).join("");
-  writeFileSync(join(home, "config.yaml"), `plugins:\n  enabled: ${JSON.stringify(keys)}\n  entries:\n${entryYaml}mcp_servers:\n${mcpServersYaml}`);
+  writeFileSync(
+    join(home, "config.yaml"),
+    `plugins:\n  enabled: ${JSON.stringify(keys)}\n  entries:\n${entryYaml}mcp_servers:\n${mcpServersYaml}`,
+  );
   mkdirSync(join(home, "work"), { recursive: true });
   const { log, logs } = capture();
   let manager: McpManager | undefined;
@@ -58,7 +67,15 @@ async function harness(mcpServersYaml: string, entries: Record<string, string[]>
     log,
     env: { ...process.env, HERMES_BUNDLED_PLUGINS: bundled },
     beforeLoad: async (rt) => {
-      rt.registerBuiltinTool({ name: "read_file", toolset: "file", schema: { name: "read_file" }, handler: () => "file", requires_env: [], description: "read", emoji: "" });
+      rt.registerBuiltinTool({
+        name: "read_file",
+        toolset: "file",
+        schema: { name: "read_file" },
+        handler: () => "file",
+        requires_env: [],
+        description: "read",
+        emoji: "",
+      });
       manager = (await attachMcp(rt, { env: { MCP_TEST_VAR: "from-env" } })).manager;
     },
   });
@@ -66,7 +83,8 @@ async function harness(mcpServersYaml: string, entries: Record<string, string[]>
   return { runtime, manager: manager!, ctx: (key) => all[key]!, logs, home };
 }
 
-const stdio = (name: string, extra = "") => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(FIXTURE)}]\n${extra}`;
+const stdio = (name: string, extra = "") =>
+  `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(FIXTURE)}]\n${extra}`;
 
 describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
   let h: Harness;
@@ -85,14 +103,26 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
   it("registers each server tool as mcp_<server>_<tool> (owner mcp:<server>) beside the built-ins", () => {
     const names = h.runtime.tools.list().map((t) => t.name);
     expect(names).toEqual(
-      expect.arrayContaining(["read_file", "mcp_echo_echo", "mcp_echo_big", "mcp_echo_slow", "mcp_echo_crash", "mcp_echo_pid", "mcp_echo_structured"]),
+      expect.arrayContaining([
+        "read_file",
+        "mcp_echo_echo",
+        "mcp_echo_big",
+        "mcp_echo_slow",
+        "mcp_echo_crash",
+        "mcp_echo_pid",
+        "mcp_echo_structured",
+      ]),
     );
     expect(names.filter((n) => n.startsWith("mcp_off_") || n.startsWith("mcp_broken_"))).toEqual([]);
     const echo = h.runtime.tools.get("mcp_echo_echo")!;
     expect(echo.owner).toBe("mcp:echo");
     expect(echo.toolset).toBe("mcp-echo");
     expect(echo.description).toBe("Echo the message back");
-    expect(echo.schema.parameters).toMatchObject({ type: "object", properties: { message: { type: "string" } }, required: ["message"] });
+    expect(echo.schema.parameters).toMatchObject({
+      type: "object",
+      properties: { message: { type: "string" } },
+      required: ["message"],
+    });
     expect(h.runtime.tools.get("read_file")!.owner).toBe("builtin");
     // The unreachable server is logged with its code, and did not stop the others.
     expect(h.logs.some((l) => l.code === "E_MCP_CONNECT_FAILED" && l.mcp_server === "broken")).toBe(true);
@@ -107,24 +137,35 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
     const ctx = h.ctx("caller");
     expect(await ctx.call_mcp("echo", "echo", { message: "hello" })).toEqual({ ok: true, result: "echo: hello" });
     expect(await ctx.callMcp("echo", "echo", { message: "camel" })).toEqual({ ok: true, result: "echo: camel" });
-    expect(await ctx.call_mcp("echo", "structured", { n: 21 })).toEqual({ ok: true, result: '{"doubled":42}', structuredContent: { doubled: 42 } });
+    expect(await ctx.call_mcp("echo", "structured", { n: 21 })).toEqual({
+      ok: true,
+      result: '{"doubled":42}',
+      structuredContent: { doubled: 42 },
+    });
     expect(await ctx.call_mcp("echo", "fail")).toEqual({ ok: false, error: "it failed on purpose" });
     const bad = await ctx.call_mcp("echo", "echo", {});
     expect(bad.ok).toBe(false);
     const unknownTool = await ctx.call_mcp("echo", "no_such_tool", {});
     expect(unknownTool).toMatchObject({ ok: false, error: expect.stringContaining("no_such_tool") });
-    expect(await ctx.call_mcp("echo", "echo", ["not", "an", "object"] as unknown as Record<string, unknown>)).toMatchObject({ ok: false, error: expect.stringContaining("must be an object") });
+    expect(
+      await ctx.call_mcp("echo", "echo", ["not", "an", "object"] as unknown as Record<string, unknown>),
+    ).toMatchObject({ ok: false, error: expect.stringContaining("must be an object") });
     // env (with ${VAR} from the environment) and cwd (relative to the home) reach the server process.
     const env = (await ctx.call_mcp("echo", "env", { name: "FIXTURE_VAR" })) as { ok: true; result: string };
     expect(JSON.parse(env.result)).toEqual({ value: "from-env", cwd: join(h.home, "work") });
     // A plugin's call is logged with the caller and outcome.
-    expect(h.logs.some((l) => l.msg === "mcp call" && l.caller === "caller" && l.tool === "echo" && l.outcome === "ok")).toBe(true);
+    expect(
+      h.logs.some((l) => l.msg === "mcp call" && l.caller === "caller" && l.tool === "echo" && l.outcome === "ok"),
+    ).toBe(true);
   });
 
   it("refuses a server outside the allowlist, naming the exact config key; '*' is not a wildcard", async () => {
     const expected =
       "Plugin 'nobody' is not allowed to call MCP server 'echo'. Add it to plugins.entries.nobody.mcp_allowlist in config.yaml to grant access (default is no MCP access).";
-    const err = await h.ctx("nobody").call_mcp("echo", "echo", { message: "x" }).catch((e: unknown) => e);
+    const err = await h
+      .ctx("nobody")
+      .call_mcp("echo", "echo", { message: "x" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpPermissionError);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).name).toBe("PermissionError");
@@ -141,10 +182,16 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
 
   it("allowed but not configured, disabled or unreachable servers give error envelopes", async () => {
     const ctx = h.ctx("caller");
-    expect(await ctx.call_mcp("ghost", "x")).toMatchObject({ ok: false, error: expect.stringMatching(/MCP server 'ghost' is not configured .*configured: echo, off, broken/) });
+    expect(await ctx.call_mcp("ghost", "x")).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/MCP server 'ghost' is not configured .*configured: echo, off, broken/),
+    });
     expect(await ctx.call_mcp("off", "x")).toMatchObject({ ok: false, error: expect.stringContaining("disabled") });
     const broken = await ctx.call_mcp("broken", "x");
-    expect(broken).toMatchObject({ ok: false, error: expect.stringContaining("could not start '/nonexistent/mcp-server-binary'") });
+    expect(broken).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("could not start '/nonexistent/mcp-server-binary'"),
+    });
   });
 
   it("truncates results past 64 KiB with the marker and truncated: true", async () => {
@@ -202,7 +249,10 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
     const ctx = h.ctx("caller");
     const before = (await ctx.call_mcp("echo", "pid")) as { ok: true; result: string };
     const crash = await ctx.call_mcp("echo", "crash");
-    expect(crash).toMatchObject({ ok: false, error: expect.stringContaining("closed the connection while calling 'crash'") });
+    expect(crash).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("closed the connection while calling 'crash'"),
+    });
     expect((crash as { error: string }).error).toContain("process exited");
     const after = (await ctx.call_mcp("echo", "pid")) as { ok: true; result: string };
     expect(after.ok).toBe(true);
@@ -226,7 +276,10 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
     await h.manager.close();
     expect(h.runtime.tools.get("mcp_echo_echo")).toBeUndefined();
     expect(h.runtime.tools.get("read_file")).toBeDefined();
-    expect(await h.ctx("caller").call_mcp("echo", "echo", { message: "x" })).toMatchObject({ ok: false, error: expect.stringContaining("shut down") });
+    expect(await h.ctx("caller").call_mcp("echo", "echo", { message: "x" })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("shut down"),
+    });
     await new Promise((r) => setTimeout(r, 200));
     expect(() => process.kill(pid, 0)).toThrow();
   });
@@ -241,10 +294,20 @@ describe("MCP edge cases", () => {
     mkdirSync(join(root, "bundled"));
     writeFileSync(join(dir, "plugin.yaml"), "name: lonely\nversion: '1'\n");
     writeFileSync(join(dir, "index.js"), "export function register(ctx) { globalThis.__lonely = ctx; }\n");
-    writeFileSync(join(home, "config.yaml"), "plugins:\n  enabled: [lonely]\n  entries:\n    lonely:\n      mcp_allowlist: [echo]\n");
-    await startRuntime({ home, log: capture().log, env: { ...process.env, HERMES_BUNDLED_PLUGINS: join(root, "bundled") } });
+    writeFileSync(
+      join(home, "config.yaml"),
+      "plugins:\n  enabled: [lonely]\n  entries:\n    lonely:\n      mcp_allowlist: [echo]\n",
+    );
+    await startRuntime({
+      home,
+      log: capture().log,
+      env: { ...process.env, HERMES_BUNDLED_PLUGINS: join(root, "bundled") },
+    });
     const ctx = (globalThis as unknown as { __lonely: PluginContext }).__lonely;
-    expect(await ctx.call_mcp("echo", "echo", {})).toMatchObject({ ok: false, error: expect.stringContaining("no MCP servers are attached") });
+    expect(await ctx.call_mcp("echo", "echo", {})).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("no MCP servers are attached"),
+    });
     await expect(ctx.call_mcp("other", "echo", {})).rejects.toBeInstanceOf(McpPermissionError);
   });
 
@@ -266,7 +329,10 @@ describe("MCP over Streamable HTTP", () => {
   let server: ChildProcess;
   let url: string;
   beforeAll(async () => {
-    server = spawn(process.execPath, [FIXTURE, "--http"], { env: { ...process.env, FIXTURE_TOKEN: "s3cret" }, stdio: ["ignore", "pipe", "inherit"] });
+    server = spawn(process.execPath, [FIXTURE, "--http"], {
+      env: { ...process.env, FIXTURE_TOKEN: "s3cret" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     url = await new Promise<string>((resolve, reject) => {
       let out = "";
       server.stdout!.on("data", (c: Buffer) => {
@@ -283,7 +349,8 @@ describe("MCP over Streamable HTTP", () => {
 
   it("registers and calls the tools of an HTTP server; a refused connection is an error envelope", async () => {
     const h = await harness(
-      `  remote:\n    url: ${url}\n    headers:\n      x-fixture-token: \${MCP_TEST_VAR}\n` + `  locked:\n    url: ${url}\n    headers:\n      x-fixture-token: wrong\n`,
+      `  remote:\n    url: ${url}\n    headers:\n      x-fixture-token: \${MCP_TEST_VAR}\n` +
+        `  locked:\n    url: ${url}\n    headers:\n      x-fixture-token: wrong\n`,
       { caller: ["remote", "locked"] },
     );
     try {
@@ -294,7 +361,10 @@ describe("MCP over Streamable HTTP", () => {
       expect(h.runtime.tools.get("mcp_remote_echo")?.owner).toBe("mcp:remote");
       expect(h.runtime.tools.get("mcp_locked_echo")).toBeUndefined();
       const ctx = h.ctx("caller");
-      expect(await ctx.call_mcp("remote", "echo", { message: "over http" })).toEqual({ ok: true, result: "echo: over http" });
+      expect(await ctx.call_mcp("remote", "echo", { message: "over http" })).toEqual({
+        ok: true,
+        result: "echo: over http",
+      });
       expect(await h.runtime.tools.dispatch("mcp_remote_echo", { message: "model" })).toBe('{"result":"echo: model"}');
       const big = await ctx.call_mcp("remote", "big", { size: 80000 });
       expect(big).toMatchObject({ ok: true, truncated: true });

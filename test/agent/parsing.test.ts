@@ -24,7 +24,8 @@ describe("SSE parsing", () => {
 
   it("assembles text and tool-call deltas (id and name first, arguments in pieces, several calls by index)", () => {
     const a = new ChunkAssembler();
-    const c = (delta: object, finish: string | null = null) => JSON.stringify({ id: "x", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
+    const c = (delta: object, finish: string | null = null) =>
+      JSON.stringify({ id: "x", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
     expect(a.add(c({ role: "assistant", content: "Hel" }))).toEqual({ text: "Hel", reasoning: "" });
     a.add(c({ content: "lo" }));
     a.add(c({ tool_calls: [{ index: 1, id: "b", type: "function", function: { name: "second", arguments: "" } }] }));
@@ -65,26 +66,74 @@ describe("SSE parsing", () => {
 
 describe("response shape", () => {
   it("normalises a chat.completion and refuses what is not one", () => {
-    const r = checkResponse({ id: "1", model: "m", choices: [{ message: { role: "assistant", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }], tool_calls: [{ function: { name: "t", arguments: { k: 1 } } }] } }] });
-    expect(r.choices[0]!.message).toEqual({ role: "assistant", content: "ab", tool_calls: [{ id: "call_0", type: "function", function: { name: "t", arguments: '{"k":1}' } }] });
+    const r = checkResponse({
+      id: "1",
+      model: "m",
+      choices: [
+        {
+          message: {
+            role: "assistant",
+            content: [
+              { type: "text", text: "a" },
+              { type: "text", text: "b" },
+            ],
+            tool_calls: [{ function: { name: "t", arguments: { k: 1 } } }],
+          },
+        },
+      ],
+    });
+    expect(r.choices[0]!.message).toEqual({
+      role: "assistant",
+      content: "ab",
+      tool_calls: [{ id: "call_0", type: "function", function: { name: "t", arguments: '{"k":1}' } }],
+    });
     expect(r.choices[0]!.finish_reason).toBe("tool_calls");
-    for (const bad of [null, "text", {}, { choices: [] }, { choices: [{}] }]) expect(() => checkResponse(bad)).toThrow(/choices\[0\]\.message|not a chat\.completion/);
+    for (const bad of [null, "text", {}, { choices: [] }, { choices: [{}] }])
+      expect(() => checkResponse(bad)).toThrow(/choices\[0\]\.message|not a chat\.completion/);
   });
 
   it("the body the server receives merges extra_body at the top level and drops timeout", () => {
-    expect(OpenAiCompatibleProvider.body({ model: "m", messages: [], timeout: 5, extra_body: { metadata: { tag: true }, top_k: 3 } })).toEqual({ model: "m", messages: [], metadata: { tag: true }, top_k: 3 });
+    expect(
+      OpenAiCompatibleProvider.body({
+        model: "m",
+        messages: [],
+        timeout: 5,
+        extra_body: { metadata: { tag: true }, top_k: 3 },
+      }),
+    ).toEqual({ model: "m", messages: [], metadata: { tag: true }, top_k: 3 });
   });
 });
 
 describe("tool arguments", () => {
-  const params = { type: "object", properties: { n: { type: "integer" }, f: { type: "number" }, b: { type: "boolean" }, s: { type: "string" }, list: { type: "array" }, obj: { type: "object" } } };
+  const params = {
+    type: "object",
+    properties: {
+      n: { type: "integer" },
+      f: { type: "number" },
+      b: { type: "boolean" },
+      s: { type: "string" },
+      list: { type: "array" },
+      obj: { type: "object" },
+    },
+  };
   it("parses JSON objects, '' as {}, unwraps double-encoded objects, and coerces to the schema's types", () => {
     expect(parseToolArgs("", params)).toEqual({ ok: true, args: {}, coerced: [] });
     expect(parseToolArgs('"{\\"n\\": \\"3\\"}"', params)).toEqual({ ok: true, args: { n: 3 }, coerced: ["n"] });
-    const r = parseToolArgs(JSON.stringify({ n: "42", f: "1.5", b: "TRUE", s: 7, list: "[1,2]", obj: '{"a":1}', other: "x" }), params);
-    expect(r).toEqual({ ok: true, args: { n: 42, f: 1.5, b: true, s: "7", list: [1, 2], obj: { a: 1 }, other: "x" }, coerced: ["n", "f", "b", "s", "list", "obj"] });
+    const r = parseToolArgs(
+      JSON.stringify({ n: "42", f: "1.5", b: "TRUE", s: 7, list: "[1,2]", obj: '{"a":1}', other: "x" }),
+      params,
+    );
+    expect(r).toEqual({
+      ok: true,
+      args: { n: 42, f: 1.5, b: true, s: "7", list: [1, 2], obj: { a: 1 }, other: "x" },
+      coerced: ["n", "f", "b", "s", "list", "obj"],
+    });
     // Ambiguous values stay as they are.
-    expect(parseToolArgs(JSON.stringify({ n: "4.5", b: "yes" }), params)).toEqual({ ok: true, args: { n: "4.5", b: "yes" }, coerced: [] });
+    expect(parseToolArgs(JSON.stringify({ n: "4.5", b: "yes" }), params)).toEqual({
+      ok: true,
+      args: { n: "4.5", b: "yes" },
+      coerced: [],
+    });
   });
 
   it("refuses text that is not JSON, and JSON that is not an object, with the reason", () => {
@@ -99,10 +148,17 @@ describe("tool arguments", () => {
 
 describe("scripted provider scripts", () => {
   it("accepts a list or {model, turns}; say, call (one or several, args or raw arguments), fail", () => {
-    const s = parseScript("model: m2\nturns:\n  - say: hi\n  - call: {tool: t, args: {a: 1}}\n  - call: [{tool: a}, {tool: b, arguments: 'not json'}]\n  - fail: {status: 503, message: busy}\n");
+    const s = parseScript(
+      "model: m2\nturns:\n  - say: hi\n  - call: {tool: t, args: {a: 1}}\n  - call: [{tool: a}, {tool: b, arguments: 'not json'}]\n  - fail: {status: 503, message: busy}\n",
+    );
     expect(s).toEqual({
       model: "m2",
-      turns: [{ say: "hi" }, { call: [{ tool: "t", args: { a: 1 } }] }, { call: [{ tool: "a" }, { tool: "b", arguments: "not json" }] }, { fail: { status: 503, message: "busy" } }],
+      turns: [
+        { say: "hi" },
+        { call: [{ tool: "t", args: { a: 1 } }] },
+        { call: [{ tool: "a" }, { tool: "b", arguments: "not json" }] },
+        { fail: { status: 503, message: "busy" } },
+      ],
     });
   });
 

@@ -29,14 +29,22 @@ afterAll(async () => {
   cleanupTemp();
 });
 
-const ctx = (r: Rig, provider: Provider, backoffMs: number, maxRetries = 2) => llmContext(r, provider, { retry: { maxRetries, backoffMs } });
+const ctx = (r: Rig, provider: Provider, backoffMs: number, maxRetries = 2) =>
+  llmContext(r, provider, { retry: { maxRetries, backoffMs } });
 
 const ok = (res: ServerResponse) =>
-  res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: "1", model: "m", choices: [{ index: 0, message: { role: "assistant", content: "done" }, finish_reason: "stop" }] }));
+  res.writeHead(200, { "content-type": "application/json" }).end(
+    JSON.stringify({
+      id: "1",
+      model: "m",
+      choices: [{ index: 0, message: { role: "assistant", content: "done" }, finish_reason: "stop" }],
+    }),
+  );
 
 describe("SSE over HTTP", () => {
   it("reads a stream whose lines end in bare CR (valid per the SSE spec), split anywhere, ending without a blank line", async () => {
-    const chunk = (delta: object, finish: string | null = null) => JSON.stringify({ id: "c", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
+    const chunk = (delta: object, finish: string | null = null) =>
+      JSON.stringify({ id: "c", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
     const text = `: hello\rdata: ${chunk({ role: "assistant", content: "Hel" })}\r\rdata: ${chunk({ content: "lo" })}\r\rdata: ${chunk({}, "stop")}\r`;
     handler = (res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -46,7 +54,10 @@ describe("SSE over HTTP", () => {
     };
     const evs: StreamEvent[] = [];
     const p = new OpenAiCompatibleProvider({ baseUrl: url, model: "m" });
-    const r = await p.complete({ model: "m", messages: [], stream: true }, { signal: new AbortController().signal, onStream: (e) => evs.push(e) });
+    const r = await p.complete(
+      { model: "m", messages: [], stream: true },
+      { signal: new AbortController().signal, onStream: (e) => evs.push(e) },
+    );
     expect(r.choices[0]!.message.content).toBe("Hello");
     expect(r.choices[0]!.finish_reason).toBe("stop");
     expect(evs.filter((e) => e.type === "delta").map((e) => (e as { text: string }).text)).toEqual(["Hel", "lo"]);
@@ -58,7 +69,10 @@ describe("retries against a real server", () => {
     arrivals.length = 0;
     let n = 0;
     handler = (res) => {
-      if (n++ === 0) res.writeHead(429, { "content-type": "application/json", "retry-after": "1" }).end(JSON.stringify({ error: { message: "slow down" } }));
+      if (n++ === 0)
+        res
+          .writeHead(429, { "content-type": "application/json", "retry-after": "1" })
+          .end(JSON.stringify({ error: { message: "slow down" } }));
       else ok(res);
     };
     const r = await rig();
@@ -67,7 +81,9 @@ describe("retries against a real server", () => {
     expect(res.response.choices[0]!.message.content).toBe("done");
     expect(arrivals).toHaveLength(2);
     expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(950);
-    expect(c.events.filter((e) => e.type === "llm_error").map((e) => (e as { next: string }).next)).toEqual([expect.stringMatching(/^retry 1\/2 in 1000 ms \(Retry-After\)$/)]);
+    expect(c.events.filter((e) => e.type === "llm_error").map((e) => (e as { next: string }).next)).toEqual([
+      expect.stringMatching(/^retry 1\/2 in 1000 ms \(Retry-After\)$/),
+    ]);
   });
 
   it("a Retry-After given as an HTTP date is honoured too; one over 60 s gives up at once and says why", async () => {
@@ -88,7 +104,9 @@ describe("retries against a real server", () => {
     const err = await callModel(c).catch((e) => e);
     expect(err).toBeInstanceOf(LlmCallFailed);
     expect(arrivals).toHaveLength(1);
-    expect(c.events.filter((e) => e.type === "llm_error").map((e) => (e as { next: string }).next)).toEqual(["give up (the server asked to wait 3600 s, over the 60 s limit)"]);
+    expect(c.events.filter((e) => e.type === "llm_error").map((e) => (e as { next: string }).next)).toEqual([
+      "give up (the server asked to wait 3600 s, over the 60 s limit)",
+    ]);
   });
 
   it("backoff doubles per retry with jitter between half and all of it; Retry-After is a floor", () => {

@@ -16,7 +16,11 @@ import { cleanupTemp, tempDir } from "../support/home.js";
 afterAll(cleanupTemp);
 
 function call(name: string, args: unknown, id = "call_1"): ToolCall {
-  return { id, type: "function", function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) } };
+  return {
+    id,
+    type: "function",
+    function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) },
+  };
 }
 
 async function setup(opts: { prompter?: ApprovalPrompter; config?: Record<string, unknown> } = {}) {
@@ -24,12 +28,19 @@ async function setup(opts: { prompter?: ApprovalPrompter; config?: Record<string
   const events: TimelineEvent[] = [];
   const logs = captureLog();
   const hooks = new HookSite(r.rt.hooks, (e) => events.push(e));
-  registerBuiltinTools(r.rt, { transformOutput: (p) => hooks.firstString("transform_terminal_output", p), config: () => opts.config ?? {} });
+  registerBuiltinTools(r.rt, {
+    transformOutput: (p) => hooks.firstString("transform_terminal_output", p),
+    config: () => opts.config ?? {},
+  });
   const runs: unknown[] = [];
   r.rt.tools.lease("probe", {
     name: "probe",
     toolset: "t",
-    schema: { name: "probe", description: "records its args", parameters: { type: "object", properties: { n: { type: "integer" } } } },
+    schema: {
+      name: "probe",
+      description: "records its args",
+      parameters: { type: "object", properties: { n: { type: "integer" } } },
+    },
     handler: (a) => {
       runs.push(a);
       if ((a as { fail?: boolean }).fail) throw new RangeError("probe failed on purpose");
@@ -40,10 +51,38 @@ async function setup(opts: { prompter?: ApprovalPrompter; config?: Record<string
     emoji: "",
     owner: "test",
   });
-  r.rt.tools.lease("needs-env", { name: "needs-env", toolset: "t", schema: { name: "needs-env" }, handler: () => "x", requires_env: ["SURELY_UNSET_VAR_X"], description: "", emoji: "", owner: "test" });
+  r.rt.tools.lease("needs-env", {
+    name: "needs-env",
+    toolset: "t",
+    schema: { name: "needs-env" },
+    handler: () => "x",
+    requires_env: ["SURELY_UNSET_VAR_X"],
+    description: "",
+    emoji: "",
+    owner: "test",
+  });
   const session = new Session();
-  const gate = new ApprovalGate({ home: r.home, config: () => opts.config ?? {}, transports: r.rt.approvalTransports, hooks, ...(opts.prompter ? { prompter: opts.prompter } : {}), emit: (e) => events.push(e), log: logs.log, permanent: new PermanentApprovals(r.home) });
-  const c: ToolCallContext = { tools: r.rt.tools, middleware: r.rt.middleware, hooks, gate, log: logs.log, emit: (e) => events.push(e), signal: new AbortController().signal, session, ids: { session_id: session.session_id, task_id: session.task_id, turn_id: "turn_x", api_request_id: "req_x" } };
+  const gate = new ApprovalGate({
+    home: r.home,
+    config: () => opts.config ?? {},
+    transports: r.rt.approvalTransports,
+    hooks,
+    ...(opts.prompter ? { prompter: opts.prompter } : {}),
+    emit: (e) => events.push(e),
+    log: logs.log,
+    permanent: new PermanentApprovals(r.home),
+  });
+  const c: ToolCallContext = {
+    tools: r.rt.tools,
+    middleware: r.rt.middleware,
+    hooks,
+    gate,
+    log: logs.log,
+    emit: (e) => events.push(e),
+    signal: new AbortController().signal,
+    session,
+    ids: { session_id: session.session_id, task_id: session.task_id, turn_id: "turn_x", api_request_id: "req_x" },
+  };
   return { r, c, runs, events, logs };
 }
 
@@ -66,7 +105,12 @@ describe("one tool call (runtime spec §6.5)", () => {
     const o = await runToolCall(c, call("probe", { n: "5" }));
     expect(runs).toEqual([{ n: 6, from_mw: true, extra: "yes" }]);
     expect(o).toMatchObject({ status: "success", executions: 1, middleware_trace: [{ name: "mw1" }] });
-    expect(post[0]).toMatchObject({ status: "success", error_type: null, args: { n: 6, from_mw: true, extra: "yes" }, middleware_trace: [{ name: "mw1" }] });
+    expect(post[0]).toMatchObject({
+      status: "success",
+      error_type: null,
+      args: { n: 6, from_mw: true, extra: "yes" },
+      middleware_trace: [{ name: "mw1" }],
+    });
     expect(r.order).toEqual(["mw:tool_request", "hook:pre_tool_call", "hook:pre_tool_call", "hook:post_tool_call"]);
   });
 
@@ -74,7 +118,12 @@ describe("one tool call (runtime spec §6.5)", () => {
     const a = await setup();
     a.r.hook("pre_tool_call", () => ({ action: "approve", message: "really?" }));
     a.r.hook("pre_tool_call", () => ({ action: "block", message: "no way" }));
-    expect(await runToolCall(a.c, call("probe", {}))).toMatchObject({ status: "blocked", error_type: "plugin_block", result: '{"error":"no way"}', executions: 0 });
+    expect(await runToolCall(a.c, call("probe", {}))).toMatchObject({
+      status: "blocked",
+      error_type: "plugin_block",
+      result: '{"error":"no way"}',
+      executions: 0,
+    });
     const b = await setup();
     b.r.hook("pre_tool_call", () => ({ action: "approve", rule_key: "probe-rule" }));
     const o = await runToolCall(b.c, call("probe", {}));
@@ -92,20 +141,30 @@ describe("one tool call (runtime spec §6.5)", () => {
     const o = await runToolCall(c, call("probe", { fail: true }));
     expect(o).toMatchObject({ status: "error", error_type: "RangeError", executions: 1 });
     expect(JSON.parse(o.result)).toEqual({ error: "tool 'probe' failed: probe failed on purpose" });
-    expect(post[0]).toMatchObject({ status: "error", error_type: "RangeError", error_message: "probe failed on purpose" });
+    expect(post[0]).toMatchObject({
+      status: "error",
+      error_type: "RangeError",
+      error_message: "probe failed on purpose",
+    });
     expect(runs).toHaveLength(1);
     expect(logs.warnings().some((w) => w.code === "E_AGENT_TOOL_FAILED")).toBe(true);
   });
 
   it("tool_execution middleware: next_call(modified) reaches the tool; a short-circuit replaces it; a non-object payload falls back to the effective args", async () => {
     const a = await setup();
-    a.r.mw("tool_execution", (kw) => (kw.next_call as (x: unknown) => Promise<unknown>)({ ...(kw.args as object), n: 99 }));
+    a.r.mw("tool_execution", (kw) =>
+      (kw.next_call as (x: unknown) => Promise<unknown>)({ ...(kw.args as object), n: 99 }),
+    );
     await runToolCall(a.c, call("probe", { n: 1 }));
     expect(a.runs).toEqual([{ n: 99 }]);
     const b = await setup();
     b.r.mw("tool_execution", () => "cached answer");
     const post = postOf(b.r);
-    expect(await runToolCall(b.c, call("probe", {}))).toMatchObject({ result: "cached answer", executions: 0, status: "success" });
+    expect(await runToolCall(b.c, call("probe", {}))).toMatchObject({
+      result: "cached answer",
+      executions: 0,
+      status: "success",
+    });
     expect(post[0]!.result).toBe("cached answer");
     const c3 = await setup();
     c3.r.mw("tool_execution", (kw) => (kw.next_call as (x: unknown) => Promise<unknown>)("not an object"));
@@ -139,14 +198,21 @@ describe("the built-in tools", () => {
     expect(out.output.startsWith("hi!hi!")).toBe(true);
     expect(out.output).toContain("[140 characters truncated; output limit 100]");
     expect(limitOutput("abcdefghij", 5)).toBe("ab\n… [5 characters truncated; output limit 5] …\nhij");
-    expect(terminalSettings({ terminal: { timeout: 9999, max_timeout: 60 } })).toEqual({ timeoutSeconds: 60, maxTimeoutSeconds: 60, outputLimit: 50000 });
+    expect(terminalSettings({ terminal: { timeout: 9999, max_timeout: 60 } })).toEqual({
+      timeoutSeconds: 60,
+      maxTimeoutSeconds: 60,
+      outputLimit: 50000,
+    });
   });
 
   it("terminal: a timeout kills the whole process group and reports exit 124; a missing workdir is an error", async () => {
     const { c } = await setup();
     const dir = tempDir("hk-term-");
     const t0 = Date.now();
-    const o = await runToolCall(c, call("terminal", { command: `(sleep 5; echo late > ${dir}/late.txt) & sleep 5`, timeout: 1 }));
+    const o = await runToolCall(
+      c,
+      call("terminal", { command: `(sleep 5; echo late > ${dir}/late.txt) & sleep 5`, timeout: 1 }),
+    );
     expect(Date.now() - t0).toBeLessThan(4500);
     expect(JSON.parse(o.result)).toMatchObject({ exit_code: 124, error: "timed out after 1s; the command was killed" });
     await new Promise((res) => setTimeout(res, 300));

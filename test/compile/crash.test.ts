@@ -1,5 +1,14 @@
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI } from "../support/cli.js";
@@ -27,7 +36,9 @@ function norm(text: string, home: string): string {
 function readState(home: string): HomeState {
   let lock: string | null = null;
   try {
-    lock = norm(readFileSync(join(home, "hermes.lock.json"), "utf8"), home).replace(/"inputs_hash": "[^"]+"/, "").replace(/"checksum": "[^"]+"/, "");
+    lock = norm(readFileSync(join(home, "hermes.lock.json"), "utf8"), home)
+      .replace(/"inputs_hash": "[^"]+"/, "")
+      .replace(/"checksum": "[^"]+"/, "");
   } catch {
     lock = null;
   }
@@ -140,7 +151,10 @@ beforeAll(() => {
   plugin(join(store, "delta"), "delta", "d");
   specOld = join(root, "spec-old.yaml");
   specNew = join(root, "spec-new.yaml");
-  writeFileSync(specOld, `plugins:\n  - path: ${store}/alpha-1\n  - path: ${store}/beta\nsettings:\n  model: {default: one}\n`);
+  writeFileSync(
+    specOld,
+    `plugins:\n  - path: ${store}/alpha-1\n  - path: ${store}/beta\nsettings:\n  model: {default: one}\n`,
+  );
   writeFileSync(
     specNew,
     `plugins:\n  - path: ${store}/alpha-2\n  - path: ${store}/gamma\n  - path: ${store}/delta\nsettings:\n  model: {default: two}\n  plugins: {hook_callback_timeout: 5}\n`,
@@ -190,10 +204,14 @@ describe("compile survives SIGKILL at any point of apply", () => {
       const home = freshHome(`random-${i}`);
       const delay = Math.round((span * 1.2 * i) / 50);
       await new Promise<void>((resolve) => {
-        const child = spawn(process.execPath, [CLI, "--home", home, "compile", "--spec", specNew, "--managed", "nixos"], {
-          env: { ...process.env, HERMES_BUNDLED_PLUGINS: join(home, "..", "bundled") },
-          stdio: "ignore",
-        });
+        const child = spawn(
+          process.execPath,
+          [CLI, "--home", home, "compile", "--spec", specNew, "--managed", "nixos"],
+          {
+            env: { ...process.env, HERMES_BUNDLED_PLUGINS: join(home, "..", "bundled") },
+            stdio: "ignore",
+          },
+        );
         const timer = setTimeout(() => child.kill("SIGKILL"), delay);
         child.on("exit", () => {
           clearTimeout(timer);

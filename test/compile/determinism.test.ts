@@ -13,7 +13,10 @@ function makeHome(home: string, names: string[]) {
     mkdirSync(join(d, "lib"), { recursive: true });
     // Files inside each plugin are created in the given order too.
     const files: Array<[string, string]> = [
-      ["plugin.yaml", `name: ${n}\nversion: "1"\nrequires_plugins: [${n === "p0" ? "" : "p0"}]\nhooks: [post_tool_call]\n`],
+      [
+        "plugin.yaml",
+        `name: ${n}\nversion: "1"\nrequires_plugins: [${n === "p0" ? "" : "p0"}]\nhooks: [post_tool_call]\n`,
+      ],
       ["index.js", `export function register(ctx) {}\n`],
       ["lib/a.js", `export const a = "${n}";\n`],
       ["lib/b.js", `export const b = 2;\n`],

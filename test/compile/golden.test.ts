@@ -37,14 +37,22 @@ function snapshot(dir: string): string {
   const walk = (d: string, rel: string): string[] =>
     readdirSync(d, { withFileTypes: true })
       .sort((a, b) => (a.name < b.name ? -1 : 1))
-      .flatMap((e) => (e.isDirectory() && !e.isSymbolicLink() ? walk(join(d, e.name), `${rel}${e.name}/`) : [`${rel}${e.name}:${e.isSymbolicLink() ? "link" : readFileSync(join(d, e.name), "utf8")}`]));
+      .flatMap((e) =>
+        e.isDirectory() && !e.isSymbolicLink()
+          ? walk(join(d, e.name), `${rel}${e.name}/`)
+          : [`${rel}${e.name}:${e.isSymbolicLink() ? "link" : readFileSync(join(d, e.name), "utf8")}`],
+      );
   return walk(dir, "").join("\n");
 }
 
 const errorLine = (d: Diagnostic) => `${d.code} ${d.path ?? "-"} ${d.message}`;
 
 describe("compile golden samples", () => {
-  const cases = existsSync(SAMPLES) ? readdirSync(SAMPLES).filter((c) => existsSync(join(SAMPLES, c, "input"))).sort() : [];
+  const cases = existsSync(SAMPLES)
+    ? readdirSync(SAMPLES)
+        .filter((c) => existsSync(join(SAMPLES, c, "input")))
+        .sort()
+    : [];
   it("has samples", () => expect(cases.length).toBeGreaterThan(0));
   for (const name of cases) {
     it(name, async () => {
@@ -53,7 +61,8 @@ describe("compile golden samples", () => {
       const root = tempDir(`hk-golden-${name}-`);
       const vars = { HOME: join(root, "home"), STORE: join(root, "store"), BUNDLED: join(root, "bundled"), ROOT: root };
       for (const d of ["home", "store", "bundled"]) {
-        if (existsSync(join(input, d))) cpSync(join(input, d), join(root, d), { recursive: true, verbatimSymlinks: true });
+        if (existsSync(join(input, d)))
+          cpSync(join(input, d), join(root, d), { recursive: true, verbatimSymlinks: true });
         else mkdirSync(join(root, d), { recursive: true });
       }
       let spec: string | undefined;
@@ -61,7 +70,9 @@ describe("compile golden samples", () => {
         spec = join(root, "spec.yaml");
         writeFileSync(spec, subst(readFileSync(join(input, "spec.yaml"), "utf8"), vars));
       }
-      const args = existsSync(join(input, "args.json")) ? (JSON.parse(readFileSync(join(input, "args.json"), "utf8")) as { managed?: string }) : {};
+      const args = existsSync(join(input, "args.json"))
+        ? (JSON.parse(readFileSync(join(input, "args.json"), "utf8")) as { managed?: string })
+        : {};
       const env = { HERMES_BUNDLED_PLUGINS: vars.BUNDLED, PATH: process.env.PATH };
       const before = snapshot(vars.HOME);
       let lockText: string | undefined;
@@ -71,14 +82,25 @@ describe("compile golden samples", () => {
         lockText = res.plan.lockText;
       } catch (e) {
         if (!(e instanceof HermesError) || e.code !== "E_COMPILE_REFUSED") throw e;
-        errors = `${e.diagnostics.filter((d) => d.severity === "error").map(errorLine).sort().join("\n")}\n`;
+        errors = `${e.diagnostics
+          .filter((d) => d.severity === "error")
+          .map(errorLine)
+          .sort()
+          .join("\n")}\n`;
         expect(snapshot(vars.HOME), "a refused compile changes nothing").toBe(before);
       }
       const results: Record<string, string | undefined> = {
         // The inputs hash covers absolute temp paths; everything derived from content is compared.
-        "hermes.lock.json": lockText && unsubst(lockText, vars).replace(/"inputs_hash": "sha256:[0-9a-f]{64}"/, '"inputs_hash": "$INPUTS_HASH"').replace(/"checksum": "sha256:[0-9a-f]{64}"/, '"checksum": "$CHECKSUM"'),
+        "hermes.lock.json":
+          lockText &&
+          unsubst(lockText, vars)
+            .replace(/"inputs_hash": "sha256:[0-9a-f]{64}"/, '"inputs_hash": "$INPUTS_HASH"')
+            .replace(/"checksum": "sha256:[0-9a-f]{64}"/, '"checksum": "$CHECKSUM"'),
         "errors.txt": errors && unsubst(errors, vars),
-        "config.yaml": lockText && existsSync(join(expected, "config.yaml")) ? unsubst(readFileSync(join(vars.HOME, "config.yaml"), "utf8"), vars) : undefined,
+        "config.yaml":
+          lockText && existsSync(join(expected, "config.yaml"))
+            ? unsubst(readFileSync(join(vars.HOME, "config.yaml"), "utf8"), vars)
+            : undefined,
       };
       if (update) {
         mkdirSync(expected, { recursive: true });
@@ -87,7 +109,10 @@ describe("compile golden samples", () => {
       }
       for (const [f, v] of Object.entries(results)) {
         if (v === undefined) {
-          expect(existsSync(join(expected, f)) && f !== "config.yaml", `${name}: expected ${f} but compile ${lockText ? "succeeded" : `refused:\n${errors}`}`).toBe(false);
+          expect(
+            existsSync(join(expected, f)) && f !== "config.yaml",
+            `${name}: expected ${f} but compile ${lockText ? "succeeded" : `refused:\n${errors}`}`,
+          ).toBe(false);
           continue;
         }
         expect(existsSync(join(expected, f)), `${name}: no expected/${f}; got:\n${v}`).toBe(true);

@@ -20,18 +20,32 @@ it("an empty spec leaves no empty mappings behind and keeps the user's keys", as
   writePlugin(join(src, "alpha"), 'name: alpha\nversion: "1.0"\n');
   const spec = join(src, "spec.json");
   const empty = join(src, "empty.json");
-  writeFileSync(spec, JSON.stringify({ version: 1, plugins: [{ path: join(src, "alpha"), settings: { units: "metric", nested: { a: 1 } } }], settings: { model: { default: "x/y" }, agent: { max_turns: 3 }, terminal: { timeout: 9 } } }));
+  writeFileSync(
+    spec,
+    JSON.stringify({
+      version: 1,
+      plugins: [{ path: join(src, "alpha"), settings: { units: "metric", nested: { a: 1 } } }],
+      settings: { model: { default: "x/y" }, agent: { max_turns: 3 }, terminal: { timeout: 9 } },
+    }),
+  );
   writeFileSync(empty, JSON.stringify({ version: 1, plugins: [], npmPackages: [], settings: {}, listPolicy: "union" }));
   const run = (args: string[]) => runCli(["--home", home, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } });
   expect((await run(["compile", "--spec", spec, "--managed", "nixos"])).code).toBe(0);
   // The user's own key beside a deployment-owned one, and a comment.
   const config = join(home, "config.yaml");
-  writeFileSync(config, readFileSync(config, "utf8").replace("terminal:\n", "terminal:\n  # mine\n  output_limit: 100\n"));
+  writeFileSync(
+    config,
+    readFileSync(config, "utf8").replace("terminal:\n", "terminal:\n  # mine\n  output_limit: 100\n"),
+  );
   appendFileSync(config, "display:\n  compact: true\n");
   const r = await run(["compile", "--spec", empty]);
   expect(r.code, r.stderr).toBe(0);
   const text = readFileSync(config, "utf8");
   expect(text).not.toMatch(/\{\}/);
-  expect(parse(text)).toEqual({ plugins: { enabled: [] }, terminal: { output_limit: 100 }, display: { compact: true } });
+  expect(parse(text)).toEqual({
+    plugins: { enabled: [] },
+    terminal: { output_limit: 100 },
+    display: { compact: true },
+  });
   expect(text).toContain("# mine");
 });

@@ -67,19 +67,35 @@ beforeAll(() => {
   // Keys deliberately not in alphabetical order in the canonical spec below.
   entries = [
     {
-      path: plugin("zeta", "capabilities: [tools.override, llm.model_override, llm.provider_override]\nprovides_hooks: [post_tool_call]\n", hook("post_tool_call")),
+      path: plugin(
+        "zeta",
+        "capabilities: [tools.override, llm.model_override, llm.provider_override]\nprovides_hooks: [post_tool_call]\n",
+        hook("post_tool_call"),
+      ),
       grants: ["tools.override", "llm.model_override", "llm.provider_override"],
       settings: { units: "metric", limits: { max: 3, min: 1 }, tags: ["b", "a"] },
       required: true,
     },
     {
-      path: plugin("alpha", "capabilities: [llm.task_override, llm.agent_id_override]\nprovides_hooks: [post_tool_call, pre_tool_call]\n", hook("pre_tool_call")),
+      path: plugin(
+        "alpha",
+        "capabilities: [llm.task_override, llm.agent_id_override]\nprovides_hooks: [post_tool_call, pre_tool_call]\n",
+        hook("pre_tool_call"),
+      ),
       grants: ["llm.task_override", "llm.agent_id_override"],
       settings: { z: 1, a: { y: true, b: null } },
       key: "alpha",
     },
-    { path: plugin("mid", "requires_plugins: [alpha]\nprovides_hooks: [post_tool_call]\n", hook("post_tool_call")), grants: [], settings: {} },
-    { path: plugin("beta", "provides_hooks: [post_tool_call]\n", hook("post_tool_call")), grants: [], settings: { only: "one" } },
+    {
+      path: plugin("mid", "requires_plugins: [alpha]\nprovides_hooks: [post_tool_call]\n", hook("post_tool_call")),
+      grants: [],
+      settings: {},
+    },
+    {
+      path: plugin("beta", "provides_hooks: [post_tool_call]\n", hook("post_tool_call")),
+      grants: [],
+      settings: { only: "one" },
+    },
     { path: plugin("gamma", "", "export function register() {}\n"), grants: [], settings: { x: { c: 3, b: 2, a: 1 } } },
   ];
   settings = {
@@ -92,12 +108,22 @@ beforeAll(() => {
 function specText(rnd?: () => number): string {
   const es = rnd ? shuffle(entries, rnd) : entries;
   const plugins = es.map((e) => {
-    const o: { [k: string]: Json } = { path: e.path, grants: rnd ? shuffle(e.grants, rnd) : e.grants, settings: rnd ? shuffleKeys(e.settings, rnd) : e.settings };
+    const o: { [k: string]: Json } = {
+      path: e.path,
+      grants: rnd ? shuffle(e.grants, rnd) : e.grants,
+      settings: rnd ? shuffleKeys(e.settings, rnd) : e.settings,
+    };
     if (e.required !== undefined) o.required = e.required;
     if (e.key !== undefined) o.key = e.key;
     return rnd ? shuffleKeys(o, rnd) : o;
   });
-  const spec: Json = { version: 1, plugins, npmPackages: [], settings: rnd ? shuffleKeys(settings, rnd) : settings, listPolicy: "union" };
+  const spec: Json = {
+    version: 1,
+    plugins,
+    npmPackages: [],
+    settings: rnd ? shuffleKeys(settings, rnd) : settings,
+    listPolicy: "union",
+  };
   return JSON.stringify(rnd ? shuffleKeys(spec, rnd) : spec, null, 2);
 }
 
@@ -109,28 +135,35 @@ describe("deploy spec declaration order", () => {
       rmSync(home, { recursive: true, force: true });
       writeFileSync(specFile, text);
       await compile({ home, specFile, managed: "nixos", env });
-      return { lock: readFileSync(join(home, "hermes.lock.json"), "utf8"), config: readFileSync(join(home, "config.yaml"), "utf8") };
+      return {
+        lock: readFileSync(join(home, "hermes.lock.json"), "utf8"),
+        config: readFileSync(join(home, "config.yaml"), "utf8"),
+      };
     };
     const baseline = await fresh(specText());
     expect(JSON.parse(baseline.lock).load_order).toEqual(["zeta", "beta", "alpha", "gamma", "mid"]);
 
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.integer({ min: 0, max: 2 ** 31 - 1 }), async (s1, s2) => {
-        const got = await fresh(specText(prng(s1)));
-        expect(got.lock).toBe(baseline.lock);
-        expect(got.config).toBe(baseline.config);
-        // `compile --check` and the runtime both re-plan without the spec: neither may see a change.
-        expect((await compile({ home, dryRun: true, env })).plan.changed).toBe(false);
-        for (const verify of ["full", "fast"] as const) {
-          const rt = await startRuntime({ home, env, verify });
-          await rt.unloadAll();
-        }
-        // Re-applying another permutation over it is a no-op.
-        writeFileSync(specFile, specText(prng(s2)));
-        const again = await compile({ home, specFile, managed: "nixos", env });
-        expect(again.plan.changed).toBe(false);
-        expect(readFileSync(join(home, "hermes.lock.json"), "utf8")).toBe(baseline.lock);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        async (s1, s2) => {
+          const got = await fresh(specText(prng(s1)));
+          expect(got.lock).toBe(baseline.lock);
+          expect(got.config).toBe(baseline.config);
+          // `compile --check` and the runtime both re-plan without the spec: neither may see a change.
+          expect((await compile({ home, dryRun: true, env })).plan.changed).toBe(false);
+          for (const verify of ["full", "fast"] as const) {
+            const rt = await startRuntime({ home, env, verify });
+            await rt.unloadAll();
+          }
+          // Re-applying another permutation over it is a no-op.
+          writeFileSync(specFile, specText(prng(s2)));
+          const again = await compile({ home, specFile, managed: "nixos", env });
+          expect(again.plan.changed).toBe(false);
+          expect(readFileSync(join(home, "hermes.lock.json"), "utf8")).toBe(baseline.lock);
+        },
+      ),
       { numRuns: 200, seed: 20261201 },
     );
   }, 240_000);
@@ -147,7 +180,13 @@ describe("deploy spec declaration order", () => {
       expect(check.code, check.stdout + check.stderr).toBe(0);
       const chain = await run(["plugins", "chain", "--json"]);
       expect(chain.code, chain.stderr).toBe(0);
-      expect(JSON.parse(chain.stdout).load_order ?? JSON.parse(chain.stdout).loadOrder).toEqual(["zeta", "beta", "alpha", "gamma", "mid"]);
+      expect(JSON.parse(chain.stdout).load_order ?? JSON.parse(chain.stdout).loadOrder).toEqual([
+        "zeta",
+        "beta",
+        "alpha",
+        "gamma",
+        "mid",
+      ]);
     }
   });
 });
@@ -159,7 +198,9 @@ describe("deploy spec key", () => {
     mkdirSync(dir, { recursive: true });
     const specFile = join(dir, "spec.yaml");
     writeFileSync(specFile, `version: 1\nplugins:\n  - path: ${entries[0]!.path}\n    key: weather\n`);
-    const r = await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"], { env: { HERMES_BUNDLED_PLUGINS: bundled } });
+    const r = await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"], {
+      env: { HERMES_BUNDLED_PLUGINS: bundled },
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("E_SPEC_KEY_MISMATCH");
     expect(r.stderr).toContain(`${specFile}:4`);

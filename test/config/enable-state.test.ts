@@ -29,10 +29,16 @@ describe("enablePlugin", () => {
 
   it("removes the key and the manifest name from plugins.disabled, not a bare leaf (it may be another plugin's key)", async () => {
     const sb = await makeSandbox();
-    writeText(sb.configFile, "plugins:\n  enabled: [other]\n  disabled:\n    - observability/langfuse\n    - langfuse\n    - langfuse-tracing\n    - keep-me\n");
+    writeText(
+      sb.configFile,
+      "plugins:\n  enabled: [other]\n  disabled:\n    - observability/langfuse\n    - langfuse\n    - langfuse-tracing\n    - keep-me\n",
+    );
     const r = await enablePlugin(sb.configFile, CAT);
     expect(r.changed).toBe(true);
-    expect((await config(sb)).plugins).toEqual({ enabled: ["other", "observability/langfuse"], disabled: ["langfuse", "keep-me"] });
+    expect((await config(sb)).plugins).toEqual({
+      enabled: ["other", "observability/langfuse"],
+      disabled: ["langfuse", "keep-me"],
+    });
   });
 
   it("already enabled (by key or by name) and not disabled → no write at all", async () => {
@@ -81,7 +87,11 @@ describe("enablePlugin", () => {
     writeText(sb.configFile, text);
     await enablePlugin(sb.configFile, { key: "weather", name: "weather" });
     const out = await fsp.readFile(sb.configFile, "utf8");
-    expect(out).toBe(text.replace("    - alpha   # first\n", "    - alpha   # first\n    - weather\n").replace("[gamma, weather]", "[gamma]"));
+    expect(out).toBe(
+      text
+        .replace("    - alpha   # first\n", "    - alpha   # first\n    - weather\n")
+        .replace("[gamma, weather]", "[gamma]"),
+    );
   });
 
   it("refuses a non-list plugins.enabled with E_SCHEMA_INVALID at its line and column, leaving the file alone", async () => {
@@ -89,7 +99,13 @@ describe("enablePlugin", () => {
     writeText(sb.configFile, "model: x\nplugins:\n  enabled: weather\n");
     const before = fileStamp(sb.configFile);
     const e = await rejection(() => enablePlugin(sb.configFile, { key: "a", name: "a" }));
-    expect(e).toMatchObject({ code: "E_SCHEMA_INVALID", file: sb.configFile, line: 3, col: 12, path: "plugins.enabled" });
+    expect(e).toMatchObject({
+      code: "E_SCHEMA_INVALID",
+      file: sb.configFile,
+      line: 3,
+      col: 12,
+      path: "plugins.enabled",
+    });
     expect(e.message).toContain("plugins.enabled");
     expect(fileStamp(sb.configFile)).toEqual(before);
   });
@@ -114,7 +130,10 @@ describe("enablePlugin", () => {
     const sb = await makeSandbox();
     writeText(sb.configFile, "plugins:\n  enabled: [a\n");
     const before = fileStamp(sb.configFile);
-    expect(await rejection(() => enablePlugin(sb.configFile, { key: "b", name: "b" }))).toMatchObject({ code: "E_YAML_PARSE", file: sb.configFile });
+    expect(await rejection(() => enablePlugin(sb.configFile, { key: "b", name: "b" }))).toMatchObject({
+      code: "E_YAML_PARSE",
+      file: sb.configFile,
+    });
     expect(fileStamp(sb.configFile)).toEqual(before);
   });
 });
@@ -128,7 +147,10 @@ describe("disablePlugin", () => {
     );
     const r = await disablePlugin(sb.configFile, CAT);
     expect(r).toEqual({ key: CAT.key, changed: true, message: "⊘ Plugin observability/langfuse disabled." });
-    expect((await config(sb)).plugins).toEqual({ enabled: ["langfuse", "keep-me"], disabled: ["observability/langfuse"] });
+    expect((await config(sb)).plugins).toEqual({
+      enabled: ["langfuse", "keep-me"],
+      disabled: ["observability/langfuse"],
+    });
   });
 
   it("on an empty config writes plugins.disabled", async () => {

@@ -139,7 +139,9 @@ describe("writeFileAtomic", () => {
     const target = writeText(join(store, "config.yaml"), "# managed by me\nplugins:\n  enabled: []\n");
     await fsp.chmod(target, 0o640);
     await fsp.symlink(target, join(home, "config.yaml"));
-    const r = await editConfig(join(home, "config.yaml"), () => [{ op: "append", path: ["plugins", "enabled"], value: "x" }]);
+    const r = await editConfig(join(home, "config.yaml"), () => [
+      { op: "append", path: ["plugins", "enabled"], value: "x" },
+    ]);
     expect(r.changed).toBe(true);
     expect((await fsp.lstat(join(home, "config.yaml"))).isSymbolicLink()).toBe(true);
     const text = await fsp.readFile(target, "utf8");

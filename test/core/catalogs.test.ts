@@ -26,7 +26,8 @@ describe("error catalog", () => {
     const walk = (d: string): void => {
       for (const e of readdirSync(d, { withFileTypes: true })) {
         if (e.isDirectory()) walk(join(d, e.name));
-        else if (e.name.endsWith(".ts")) for (const m of readFileSync(join(d, e.name), "utf8").matchAll(/"([EW]_[A-Z0-9_]+)"/g)) used.add(m[1]!);
+        else if (e.name.endsWith(".ts"))
+          for (const m of readFileSync(join(d, e.name), "utf8").matchAll(/"([EW]_[A-Z0-9_]+)"/g)) used.add(m[1]!);
       }
     };
     walk(join(PACKAGE_ROOT, "src"));
@@ -48,7 +49,13 @@ describe("error catalog", () => {
   });
 
   it("renders file:line:col json.path and GitHub annotations", () => {
-    const e = new HermesError("E_SCHEMA_INVALID", { message: "must be array", file: "config.yaml", line: 3, col: 12, path: "plugins.enabled" });
+    const e = new HermesError("E_SCHEMA_INVALID", {
+      message: "must be array",
+      file: "config.yaml",
+      line: 3,
+      col: 12,
+      path: "plugins.enabled",
+    });
     expect(formatDiagnostic(e.toDiagnostic())).toBe(
       `error E_SCHEMA_INVALID config.yaml:3:12 plugins.enabled: must be array\n  hint: ${ERROR_CATALOG.E_SCHEMA_INVALID.hint}`,
     );
@@ -77,7 +84,9 @@ describe("schemas", () => {
     };
     expect([...m.$defs.capabilityId.enum].sort()).toEqual([...CAPABILITY_IDS].sort());
     for (const k of PLUGIN_KINDS) expect(validateSchema("plugin-manifest", { name: "x", kind: k })).toEqual([]);
-    expect(validateSchema("plugin-manifest", { name: "x", kind: "plugin" })[0]?.message).toMatch(/must be one of|does not match/);
+    expect(validateSchema("plugin-manifest", { name: "x", kind: "plugin" })[0]?.message).toMatch(
+      /must be one of|does not match/,
+    );
   });
 
   it("the lock schema's plugin kind, source and origin are the plugin record's unions", () => {

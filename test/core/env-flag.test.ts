@@ -22,13 +22,16 @@ describe("envFlag", () => {
     expect(envFlag(FLAG, { [FLAG]: v })).toBe(false);
   });
 
-  it.each(["maybe", "2", "-1", "tru", "y", "n", "enabled", "1 1"])("%j is refused with E_ENV_FLAG naming the variable and the value", (v) => {
-    const e = thrown(() => envFlag(FLAG, { [FLAG]: v }));
-    expect(e).toBeInstanceOf(HermesError);
-    expect(e.code).toBe("E_ENV_FLAG");
-    expect(e.message).toContain(FLAG);
-    expect(e.message).toContain(JSON.stringify(v));
-  });
+  it.each(["maybe", "2", "-1", "tru", "y", "n", "enabled", "1 1"])(
+    "%j is refused with E_ENV_FLAG naming the variable and the value",
+    (v) => {
+      const e = thrown(() => envFlag(FLAG, { [FLAG]: v }));
+      expect(e).toBeInstanceOf(HermesError);
+      expect(e.code).toBe("E_ENV_FLAG");
+      expect(e.message).toContain(FLAG);
+      expect(e.message).toContain(JSON.stringify(v));
+    },
+  );
 
   it("reads only the named variable", () => {
     expect(envFlag(FLAG, { OTHER: "1" })).toBe(false);

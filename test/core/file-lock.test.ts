@@ -49,7 +49,11 @@ describe("withFileLock", () => {
   it("removes the lock when the function throws", async () => {
     const dir = tempDir();
     const file = join(dir, "config.yaml");
-    await expect(withFileLock(file, async () => { throw new Error("boom"); })).rejects.toThrow("boom");
+    await expect(
+      withFileLock(file, async () => {
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
     expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
@@ -98,7 +102,15 @@ describe("withFileLock", () => {
     await writeLock(`${file}.lock`, { pid: process.pid, host: hostname() });
     const t0 = Date.now();
     let ran = false;
-    const e = await rejection(() => withFileLock(file, async () => { ran = true; }, { timeoutMs: 150 }));
+    const e = await rejection(() =>
+      withFileLock(
+        file,
+        async () => {
+          ran = true;
+        },
+        { timeoutMs: 150 },
+      ),
+    );
     expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(ran).toBe(false);
@@ -112,14 +124,18 @@ describe("withFileLock", () => {
     const dir = tempDir();
     const file = join(dir, "config.yaml");
     await writeLock(`${file}.lock`, { pid: deadPid(), host: `${hostname()}-elsewhere` });
-    expect(await rejection(() => withFileLock(file, async () => undefined, { timeoutMs: 100 }))).toMatchObject({ code: "E_FS_LOCK_TIMEOUT" });
+    expect(await rejection(() => withFileLock(file, async () => undefined, { timeoutMs: 100 }))).toMatchObject({
+      code: "E_FS_LOCK_TIMEOUT",
+    });
   });
 
   it("an unreadable (torn) lock file is waited for while fresh and broken once old", async () => {
     const dir = tempDir();
     const file = join(dir, "config.yaml");
     writeText(`${file}.lock`, "{not json");
-    expect(await rejection(() => withFileLock(file, async () => undefined, { timeoutMs: 100 }))).toMatchObject({ code: "E_FS_LOCK_TIMEOUT" });
+    expect(await rejection(() => withFileLock(file, async () => undefined, { timeoutMs: 100 }))).toMatchObject({
+      code: "E_FS_LOCK_TIMEOUT",
+    });
     const old = new Date(Date.now() - 60_000);
     await fsp.utimes(`${file}.lock`, old, old);
     expect(await withFileLock(file, async () => "ok", { timeoutMs: 1_000 })).toBe("ok");
@@ -141,11 +157,13 @@ describe("editConfig under the lock", () => {
     const add = (v: string) =>
       editConfig(file, async (cur) => {
         await sleep(20); // widen the read-modify-write window
-        return (cur.value.plugins as { enabled: string[] }).enabled.includes(v) ? [] : [{ op: "append", path: ["plugins", "enabled"], value: v }];
+        return (cur.value.plugins as { enabled: string[] }).enabled.includes(v)
+          ? []
+          : [{ op: "append", path: ["plugins", "enabled"], value: v }];
       });
     const [a, b] = await Promise.all([add("alpha"), add("beta")]);
     expect(a.changed && b.changed).toBe(true);
-    expect(new Set(await enabledOf(file) as string[])).toEqual(new Set(["alpha", "beta"]));
+    expect(new Set((await enabledOf(file)) as string[])).toEqual(new Set(["alpha", "beta"]));
     expect((await fsp.readFile(file, "utf8")).startsWith("# keep\n")).toBe(true);
     expect((await fsp.readdir(dir)).sort()).toEqual(["config.yaml"]);
   });
@@ -155,7 +173,7 @@ describe("editConfig under the lock", () => {
     const file = join(dir, "config.yaml");
     const names = Array.from({ length: 10 }, (_, i) => `p${i}`);
     await Promise.all(names.map((n) => enablePlugin(file, { key: n, name: n })));
-    expect([...(await enabledOf(file) as string[])].sort()).toEqual(names.sort());
+    expect([...((await enabledOf(file)) as string[])].sort()).toEqual(names.sort());
   });
 
   it("edits from several processes all land", async () => {
@@ -167,13 +185,15 @@ describe("editConfig under the lock", () => {
       for (let i = 0; i < 5; i++) await enablePlugin(process.argv[1], { key: process.argv[2] + i, name: process.argv[2] + i });`;
     const run = (prefix: string) =>
       new Promise<number>((resolve, reject) => {
-        const child = spawn(process.execPath, ["--input-type=module", "-e", script, file, prefix], { stdio: ["ignore", "ignore", "inherit"] });
+        const child = spawn(process.execPath, ["--input-type=module", "-e", script, file, prefix], {
+          stdio: ["ignore", "ignore", "inherit"],
+        });
         child.on("error", reject);
         child.on("exit", (code) => resolve(code ?? -1));
       });
     expect(await Promise.all([run("a"), run("b"), run("c")])).toEqual([0, 0, 0]);
     const expected = ["a", "b", "c"].flatMap((p) => [0, 1, 2, 3, 4].map((i) => `${p}${i}`)).sort();
-    expect([...(await enabledOf(file) as string[])].sort()).toEqual(expected);
+    expect([...((await enabledOf(file)) as string[])].sort()).toEqual(expected);
     expect((await fsp.readdir(dir)).sort()).toEqual(["config.yaml"]);
   });
 });

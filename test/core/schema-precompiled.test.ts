@@ -16,7 +16,11 @@ const SHARED = hasShared("test/core/schema-precompiled.test.ts: the comparison o
 afterAll(cleanupTemp);
 
 /** Validate files with the schema module of `pkg` in a fresh node process; prints diagnostics and which validators were precompiled. */
-function validateWith(pkg: string, jobs: Array<{ schema: string; file: string }>, env: Record<string, string> = {}): { results: unknown[]; precompiled: string[] } {
+function validateWith(
+  pkg: string,
+  jobs: Array<{ schema: string; file: string }>,
+  env: Record<string, string> = {},
+): { results: unknown[]; precompiled: string[] } {
   const script = `
     const { readFileSync } = await import("node:fs");
     const YAML = (await import(${JSON.stringify(join(ROOT, "node_modules", "yaml", "dist", "index.js"))})).default;
@@ -42,13 +46,16 @@ function validateWith(pkg: string, jobs: Array<{ schema: string; file: string }>
 function fixtureJobs(): Array<{ schema: string; file: string }> {
   const jobs: Array<{ schema: string; file: string }> = [];
   const add = (dir: string, schema: string, filter: (f: string) => boolean) => {
-    for (const f of readdirSync(join(FIXTURES, dir)).sort()) if (filter(f)) jobs.push({ schema, file: join(FIXTURES, dir, f) });
+    for (const f of readdirSync(join(FIXTURES, dir)).sort())
+      if (filter(f)) jobs.push({ schema, file: join(FIXTURES, dir, f) });
   };
   add("manifests", "plugin-manifest", (f) => /\.ya?ml$/.test(f));
   add("configs", "config", (f) => /\.ya?ml$/.test(f));
   add("packs", "pack", (f) => /\.ya?ml$/.test(f));
   add("index", "index", (f) => f.endsWith(".json"));
-  add("index/plugin-catalog", "https://hermes-kit.dev/schemas/index.schema.json#/$defs/catalogEntry", (f) => /\.ya?ml$/.test(f));
+  add("index/plugin-catalog", "https://hermes-kit.dev/schemas/index.schema.json#/$defs/catalogEntry", (f) =>
+    /\.ya?ml$/.test(f),
+  );
   return jobs;
 }
 
@@ -60,7 +67,9 @@ describe("precompiled schema validators", () => {
     for (const s of schemas) expect(files).toContain(`${s}.cjs`);
     expect(files).toContain("index.schema.json_defs_entry.cjs");
     expect(files).toContain("index.schema.json_defs_catalogEntry.cjs");
-    const digests = new Set(files.map((f) => /exports\.digest = "([0-9a-f]{64})"/.exec(readFileSync(join(dir, f), "utf8"))?.[1]));
+    const digests = new Set(
+      files.map((f) => /exports\.digest = "([0-9a-f]{64})"/.exec(readFileSync(join(dir, f), "utf8"))?.[1]),
+    );
     expect(digests.size).toBe(1);
     expect([...digests][0]).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -70,7 +79,12 @@ describe("precompiled schema validators", () => {
     expect(jobs.length).toBeGreaterThan(70);
     const pre = validateWith(ROOT, jobs);
     const compiled = validateWith(ROOT, jobs, { HERMES_SCHEMA_PRECOMPILED: "0" });
-    expect(pre.precompiled).toEqual(expect.arrayContaining(["https://hermes-kit.dev/schemas/plugin-manifest.schema.json", "https://hermes-kit.dev/schemas/config.schema.json"]));
+    expect(pre.precompiled).toEqual(
+      expect.arrayContaining([
+        "https://hermes-kit.dev/schemas/plugin-manifest.schema.json",
+        "https://hermes-kit.dev/schemas/config.schema.json",
+      ]),
+    );
     expect(compiled.precompiled).toEqual([]);
     expect(pre.results).toEqual(compiled.results);
     // The comparison covers real findings, not only clean documents.

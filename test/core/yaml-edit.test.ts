@@ -54,14 +54,18 @@ describe("applyYamlEdits", () => {
   });
 
   it("adds a section to an empty or comment-only file", () => {
-    expect(parse(applyYamlEdits("", [{ op: "append", path: ["plugins", "enabled"], value: "a" }]))).toEqual({ plugins: { enabled: ["a"] } });
+    expect(parse(applyYamlEdits("", [{ op: "append", path: ["plugins", "enabled"], value: "a" }]))).toEqual({
+      plugins: { enabled: ["a"] },
+    });
     const out = applyYamlEdits("# only a comment\n", [{ op: "set", path: ["plugins", "enabled"], value: ["a"] }]);
     expect(out.startsWith("# only a comment\n")).toBe(true);
     expect(parse(out)).toEqual({ plugins: { enabled: ["a"] } });
   });
 
   it("replaces a scalar with a mapping and deletes keys", () => {
-    const out = applyYamlEdits("plugins: nope\nkeep: true\n", [{ op: "set", path: ["plugins", "enabled"], value: ["a"] }]);
+    const out = applyYamlEdits("plugins: nope\nkeep: true\n", [
+      { op: "set", path: ["plugins", "enabled"], value: ["a"] },
+    ]);
     expect(parse(out)).toEqual({ plugins: { enabled: ["a"] }, keep: true });
     const del = applyYamlEdits(commented, [{ op: "delete", path: ["plugins", "entries", "alpha"] }]);
     expect(parse(del).plugins.entries).toEqual({});
@@ -69,7 +73,9 @@ describe("applyYamlEdits", () => {
   });
 
   it("handles a file without trailing newline", () => {
-    const out = applyYamlEdits("plugins:\n  enabled:\n    - a", [{ op: "append", path: ["plugins", "enabled"], value: "b" }]);
+    const out = applyYamlEdits("plugins:\n  enabled:\n    - a", [
+      { op: "append", path: ["plugins", "enabled"], value: "b" },
+    ]);
     expect(parse(out)).toEqual({ plugins: { enabled: ["a", "b"] } });
   });
 

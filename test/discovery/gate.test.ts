@@ -38,7 +38,9 @@ describe("plugin lists", () => {
     expect(readPluginLists({ plugins: { disabled: "x" } }).disabled).toEqual([]);
     const bad = readPluginLists({ plugins: { enabled: "alpha" } }, "/h/config.yaml");
     expect(bad.enabled).toBeNull();
-    expect(bad.diagnostics).toMatchObject([{ code: "E_SCHEMA_INVALID", path: "plugins.enabled", file: "/h/config.yaml" }]);
+    expect(bad.diagnostics).toMatchObject([
+      { code: "E_SCHEMA_INVALID", path: "plugins.enabled", file: "/h/config.yaml" },
+    ]);
   });
 
   it("three states; disabled wins; key or name matches", () => {
@@ -75,7 +77,11 @@ describe("gate order on real plugins", () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "py", { entry: "__init__.py" });
     const v = view(await setOf(sb, { disabled: ["py"] }), "py").verdict;
-    expect(v).toMatchObject({ action: "skip", state: "disabled", reason: "python plugin: not loadable by this runtime" });
+    expect(v).toMatchObject({
+      action: "skip",
+      state: "disabled",
+      reason: "python plugin: not loadable by this runtime",
+    });
   });
 
   it("disabled by key or by manifest name; disabled wins over enabled", async () => {
@@ -83,9 +89,16 @@ describe("gate order on real plugins", () => {
     await writePlugin(sb.userPlugins, "cat/by-key");
     await writePlugin(sb.userPlugins, "cat/by-name", { manifest: { name: "aliased" } });
     await writePlugin(sb.userPlugins, "both");
-    const set = await setOf(sb, { enabled: ["cat/by-key", "cat/by-name", "both"], disabled: ["cat/by-key", "aliased", "both"] });
+    const set = await setOf(sb, {
+      enabled: ["cat/by-key", "cat/by-name", "both"],
+      disabled: ["cat/by-key", "aliased", "both"],
+    });
     for (const k of ["cat/by-key", "cat/by-name", "both"]) {
-      expect(view(set, k).verdict).toEqual({ state: "disabled", action: "skip", reason: "disabled via config (plugins.disabled)" });
+      expect(view(set, k).verdict).toEqual({
+        state: "disabled",
+        action: "skip",
+        reason: "disabled via config (plugins.disabled)",
+      });
     }
   });
 
@@ -112,7 +125,9 @@ describe("gate order on real plugins", () => {
   it("an exclusive plugin in a context_engine category points at context.engine", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "context_engine/lcm", { manifest: { kind: "exclusive" } });
-    expect(view(await setOf(sb, {}), "context_engine/lcm").verdict.reason).toBe("exclusive plugin — activate via context.engine config");
+    expect(view(await setOf(sb, {}), "context_engine/lcm").verdict.reason).toBe(
+      "exclusive plugin — activate via context.engine config",
+    );
   });
 
   it("exclusive comes before the bundled backend rule; model-provider before it too", async () => {
@@ -142,7 +157,10 @@ describe("gate order on real plugins", () => {
     await writePlugin(sb.userPlugins, "ub", { manifest: { kind: "backend" } });
     await writePlugin(sb.userPlugins, "platforms/mine", { manifest: { kind: "platform" } });
     expect(verdicts(await setOf(sb, {}))).toEqual({ "platforms/mine": "skip/not-enabled", ub: "skip/not-enabled" });
-    expect(verdicts(await setOf(sb, { enabled: ["ub", "platforms/mine"] }))).toEqual({ "platforms/mine": "load/enabled", ub: "load/enabled" });
+    expect(verdicts(await setOf(sb, { enabled: ["ub", "platforms/mine"] }))).toEqual({
+      "platforms/mine": "load/enabled",
+      ub: "load/enabled",
+    });
   });
 
   it("bundled standalone plugins need opt-in", async () => {
@@ -218,10 +236,15 @@ describe("gate() is a pure function of the candidate and the lists", () => {
     const L = (plugins: Record<string, unknown>) => readPluginLists({ plugins });
     expect(gate(c, L({})).action).toBe("load_now");
     expect(gate(c, L({ disabled: ["b-name"] })).action).toBe("skip");
-    expect(gate(c, L({}), true)).toMatchObject({ action: "skip", reason: "duplicate key 'b-name': another plugin of the same source claims it" });
+    expect(gate(c, L({}), true)).toMatchObject({
+      action: "skip",
+      reason: "duplicate key 'b-name': another plugin of the same source claims it",
+    });
     expect(gate({ ...c, source: "user" }, L({})).action).toBe("skip");
     expect(gate({ ...c, source: "user" }, L({ enabled: ["b-name"] })).action).toBe("load");
     expect(gate({ ...c, manifest: { ...c.manifest!, kind: "platform" } }, L({})).action).toBe("defer");
-    expect(gate({ ...c, manifest: { ...c.manifest!, kind: "exclusive" } }, L({ enabled: ["b-name"] })).action).toBe("skip");
+    expect(gate({ ...c, manifest: { ...c.manifest!, kind: "exclusive" } }, L({ enabled: ["b-name"] })).action).toBe(
+      "skip",
+    );
   });
 });

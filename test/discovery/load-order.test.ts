@@ -141,7 +141,11 @@ describe("plugins.order", () => {
     const r = resolveLoadOrder([p("weather"), p("clock")], ["wether", "clock", "weather"]);
     expect(r.order).toEqual(["clock", "weather"]);
     expect(r.diagnostics).toHaveLength(1);
-    expect(r.diagnostics[0]).toMatchObject({ code: "W_ORDER_UNKNOWN_KEY", severity: "warning", path: "plugins.order[0]" });
+    expect(r.diagnostics[0]).toMatchObject({
+      code: "W_ORDER_UNKNOWN_KEY",
+      severity: "warning",
+      path: "plugins.order[0]",
+    });
     expect(r.diagnostics[0]!.message).toContain("'wether'");
     expect(r.diagnostics[0]!.message).toContain("did you mean 'weather'");
   });
@@ -179,7 +183,11 @@ describe("load positions in a plugin set", () => {
   it("order diagnostics reach the plugin set", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "alpha");
-    const set = await loadPluginSet({ home: sb.home, env: sb.env, config: { plugins: { enabled: ["alpha"], order: ["alhpa"] } } });
+    const set = await loadPluginSet({
+      home: sb.home,
+      env: sb.env,
+      config: { plugins: { enabled: ["alpha"], order: ["alhpa"] } },
+    });
     expect(set.diagnostics.map((d) => d.code)).toEqual(["W_ORDER_UNKNOWN_KEY"]);
     expect(set.diagnostics[0]!.message).toContain("did you mean 'alpha'");
   });

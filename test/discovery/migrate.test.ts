@@ -53,7 +53,9 @@ describe("migrateEnabledList", () => {
     await writePlugin(sb.userPlugins, "hello");
     expect((await migrateEnabledList(sb.home)).names).toEqual(["hello"]);
     const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
-    expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([["user", "hello", "load"]]);
+    expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([
+      ["user", "hello", "load"],
+    ]);
   });
 
   it("an impostor of a bundled plugin is not grandfathered, so the bundled plugin does not get enabled through its name", async () => {

@@ -79,7 +79,11 @@ describe("impostor rule", () => {
     expect(r.shadowed[0]!.candidate.path).toBe(u);
     expect(r.shadowed[0]!.by.path).toBe(b);
     expect(r.diagnostics).toHaveLength(1);
-    expect(r.diagnostics[0]).toMatchObject({ code: "W_DISCOVERY_IMPOSTOR", severity: "warning", file: join(u, "plugin.yaml") });
+    expect(r.diagnostics[0]).toMatchObject({
+      code: "W_DISCOVERY_IMPOSTOR",
+      severity: "warning",
+      file: join(u, "plugin.yaml"),
+    });
     expect(r.diagnostics[0]!.message).toContain("disk-cleanup");
     expect(r.diagnostics[0]!.message).toContain("my-cleanup");
     expect(r.diagnostics[0]!.message).toContain("rename the folder to 'disk-cleanup'");
@@ -108,7 +112,9 @@ describe("impostor rule", () => {
   it("a user plugin from the same folder name shadows the bundled one legitimately", async () => {
     const sb = await makeSandbox();
     const b = await writePlugin(sb.bundled, "disk-cleanup");
-    const u = await writePlugin(sb.userPlugins, "disk-cleanup", { manifest: { name: "disk-cleanup", version: "9.9.9" } });
+    const u = await writePlugin(sb.userPlugins, "disk-cleanup", {
+      manifest: { name: "disk-cleanup", version: "9.9.9" },
+    });
     const r = await resolveIn(sb);
     expect(winner(r, "disk-cleanup")).toMatchObject({ path: u, source: "user" });
     expect(r.shadowed.map((s) => [s.candidate.path, s.reason])).toEqual([[b, "shadowed"]]);
@@ -123,7 +129,12 @@ describe("impostor rule", () => {
     await fsp.symlink(target, join(sb.userPlugins, "nix-managed-disk-cleanup"));
     const r = await resolveIn(sb);
     const w = winner(r, "disk-cleanup");
-    expect(w).toMatchObject({ source: "user", origin: "nix", path: join(sb.userPlugins, "nix-managed-disk-cleanup"), realPath: target });
+    expect(w).toMatchObject({
+      source: "user",
+      origin: "nix",
+      path: join(sb.userPlugins, "nix-managed-disk-cleanup"),
+      realPath: target,
+    });
     expect(r.shadowed.map((s) => [s.candidate.path, s.reason])).toEqual([[b, "shadowed"]]);
     expect(r.diagnostics).toEqual([]);
   });

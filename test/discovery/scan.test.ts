@@ -108,7 +108,13 @@ describe("scanRoot: folders", () => {
 
 describe("scanRoot: bundled skip names", () => {
   it("skips memory, context_engine, model-providers, cron_providers, computer_use at the top of the bundled root", async () => {
-    expect([...BUNDLED_SKIP].sort()).toEqual(["computer_use", "context_engine", "cron_providers", "memory", "model-providers"]);
+    expect([...BUNDLED_SKIP].sort()).toEqual([
+      "computer_use",
+      "context_engine",
+      "cron_providers",
+      "memory",
+      "model-providers",
+    ]);
     const root = tempDir();
     for (const n of BUNDLED_SKIP) {
       await writePlugin(root, n); // as a plugin
@@ -133,7 +139,10 @@ describe("scanRoot: bundled skip names", () => {
     await writePlugin(sb.bundled, "platforms/irc", { manifest: { kind: "platform" } });
     await writePlugin(sb.bundled, "image_gen/openai");
     const d = await discover({ home: sb.home, env: sb.env });
-    expect(d.candidates.map((c) => `${c.source}:${c.key}`)).toEqual(["bundled:image_gen/openai", "bundled:platforms/irc"]);
+    expect(d.candidates.map((c) => `${c.source}:${c.key}`)).toEqual([
+      "bundled:image_gen/openai",
+      "bundled:platforms/irc",
+    ]);
   });
 });
 
@@ -176,7 +185,11 @@ describe("scanRoot: symlinks", () => {
     expect(b.status).toBe("dangling");
     expect(b.linkTarget).toBe(gone);
     expect(b.diagnostics).toHaveLength(1);
-    expect(b.diagnostics[0]).toMatchObject({ code: "E_DISCOVERY_DANGLING_LINK", severity: "error", file: join(root, "broken") });
+    expect(b.diagnostics[0]).toMatchObject({
+      code: "E_DISCOVERY_DANGLING_LINK",
+      severity: "error",
+      file: join(root, "broken"),
+    });
     expect(b.diagnostics[0]!.message).toContain(gone);
     expect(byKey(candidates, "fine").status).toBe("ok");
   });
@@ -203,7 +216,9 @@ describe("scanRoot: symlinks", () => {
     await writePlugin(store, "shared-cat/one");
     await fsp.symlink(join(store, "shared-cat"), join(root, "cat"));
     const { candidates } = await scanRoot(root, "user");
-    expect(candidates.map((c) => [c.key, c.category, c.status, c.realPath])).toEqual([["cat/one", "cat", "ok", join(store, "shared-cat", "one")]]);
+    expect(candidates.map((c) => [c.key, c.category, c.status, c.realPath])).toEqual([
+      ["cat/one", "cat", "ok", join(store, "shared-cat", "one")],
+    ]);
   });
 
   it("a symlink to a file is not a plugin", async () => {
@@ -220,7 +235,9 @@ describe("scanRoot: status of a folder", () => {
     const dir = await writePlugin(root, "py", { entry: "__init__.py", entrySource: "def register(ctx):\n    pass\n" });
     const { candidates } = await scanRoot(root, "user");
     expect(candidates[0]).toMatchObject({ key: "py", status: "python", entry: undefined });
-    expect(candidates[0]!.diagnostics).toMatchObject([{ code: "W_DISCOVERY_PYTHON_PLUGIN", severity: "warning", file: join(dir, "__init__.py") }]);
+    expect(candidates[0]!.diagnostics).toMatchObject([
+      { code: "W_DISCOVERY_PYTHON_PLUGIN", severity: "warning", file: join(dir, "__init__.py") },
+    ]);
   });
 
   it("a plugin with both index.js and __init__.py is a JS plugin", async () => {
@@ -245,7 +262,9 @@ describe("scanRoot: status of a folder", () => {
     const dir = await writePlugin(root, "noentry", { entry: null });
     const c = (await scanRoot(root, "user")).candidates[0]!;
     expect(c.status).toBe("invalid");
-    expect(c.diagnostics).toMatchObject([{ code: "E_PLUGIN_NO_ENTRY", severity: "error", file: join(dir, "plugin.yaml") }]);
+    expect(c.diagnostics).toMatchObject([
+      { code: "E_PLUGIN_NO_ENTRY", severity: "error", file: join(dir, "plugin.yaml") },
+    ]);
   });
 
   it("a `main:` that does not exist → E_PLUGIN_NO_ENTRY naming it (index.js is not used instead)", async () => {
@@ -339,19 +358,24 @@ describe("scanRoot: status of a folder", () => {
 });
 
 describe("scanNodeModules", () => {
-  it("finds packages with \"hermes-plugin\": true (manifest at the package root)", async () => {
+  it('finds packages with "hermes-plugin": true (manifest at the package root)', async () => {
     const nm = join(tempDir(), "node_modules");
     const pkg = await writeNpmPackage(nm, "hermes-weather", true, { spec: { manifest: { name: "weather" } } });
     await writeNpmPackage(nm, "left-pad", undefined);
     await writeNpmPackage(nm, "turned-off", false, { spec: {} });
     const { candidates, diagnostics } = await scanNodeModules(nm);
     expect(diagnostics).toEqual([]);
-    expect(candidates.map((c) => [c.key, c.source, c.origin, c.status, c.path])).toEqual([["weather", "npm", "npm", "ok", pkg]]);
+    expect(candidates.map((c) => [c.key, c.source, c.origin, c.status, c.path])).toEqual([
+      ["weather", "npm", "npm", "ok", pkg],
+    ]);
   });
 
-  it("finds packages whose \"hermes-plugin\" is a relative folder, and scoped packages", async () => {
+  it('finds packages whose "hermes-plugin" is a relative folder, and scoped packages', async () => {
     const nm = join(tempDir(), "node_modules");
-    const scoped = await writeNpmPackage(nm, "@acme/hermes-tools", "plugin", { at: "plugin", spec: { manifest: { name: "acme-tools" } } });
+    const scoped = await writeNpmPackage(nm, "@acme/hermes-tools", "plugin", {
+      at: "plugin",
+      spec: { manifest: { name: "acme-tools" } },
+    });
     await writeNpmPackage(nm, "@acme/not-a-plugin", undefined);
     const { candidates } = await scanNodeModules(nm);
     expect(candidates.map((c) => [c.key, c.status, c.path])).toEqual([["acme-tools", "ok", join(scoped, "plugin")]]);
@@ -363,7 +387,7 @@ describe("scanNodeModules", () => {
     expect((await scanNodeModules(nm)).candidates.map((c) => c.key)).toEqual(["nameless"]);
   });
 
-  it("\"hermes-plugin\" escaping the package → E_MANIFEST_PATH_ESCAPE; a missing manifest → E_DISCOVERY_NO_MANIFEST", async () => {
+  it('"hermes-plugin" escaping the package → E_MANIFEST_PATH_ESCAPE; a missing manifest → E_DISCOVERY_NO_MANIFEST', async () => {
     const nm = join(tempDir(), "node_modules");
     await writeNpmPackage(nm, "escaper", "../elsewhere");
     await writeNpmPackage(nm, "empty", true);
@@ -371,7 +395,9 @@ describe("scanNodeModules", () => {
     const { candidates, diagnostics } = await scanNodeModules(nm);
     expect(candidates.map((c) => c.key)).toEqual(["good"]);
     expect(diagnostics.map((d) => d.code).sort()).toEqual(["E_DISCOVERY_NO_MANIFEST", "E_MANIFEST_PATH_ESCAPE"]);
-    expect(diagnostics.find((d) => d.code === "E_MANIFEST_PATH_ESCAPE")!.file).toBe(join(nm, "escaper", "package.json"));
+    expect(diagnostics.find((d) => d.code === "E_MANIFEST_PATH_ESCAPE")!.file).toBe(
+      join(nm, "escaper", "package.json"),
+    );
   });
 
   it("a missing node_modules yields nothing", async () => {
@@ -395,27 +421,35 @@ describe("discover: sources", () => {
     expect(d.candidates.map((c) => `${c.source}:${c.key}`)).toEqual(["bundled:b-one", "user:u-one", "npm:n-one"]);
   });
 
-  it.each([["1"], ["true"], ["yes"], ["on"], [" TRUE "]])("HERMES_ENABLE_PROJECT_PLUGINS=%j scans <cwd>/.hermes/plugins", async (flag) => {
-    const sb = await makeSandbox();
-    await writePlugin(sb.projectPlugins, "p-one");
-    const d = await discover({ home: sb.home, cwd: sb.cwd, env: { ...sb.env, HERMES_ENABLE_PROJECT_PLUGINS: flag } });
-    expect(d.roots.map((r) => r.source)).toEqual(["bundled", "user", "project", "npm"]);
-    expect(d.roots[2]!.dir).toBe(sb.projectPlugins);
-    expect(d.candidates.map((c) => `${c.source}:${c.key}`)).toEqual(["project:p-one"]);
-    expect(d.candidates[0]!.origin).toBe("project");
-  });
+  it.each([["1"], ["true"], ["yes"], ["on"], [" TRUE "]])(
+    "HERMES_ENABLE_PROJECT_PLUGINS=%j scans <cwd>/.hermes/plugins",
+    async (flag) => {
+      const sb = await makeSandbox();
+      await writePlugin(sb.projectPlugins, "p-one");
+      const d = await discover({ home: sb.home, cwd: sb.cwd, env: { ...sb.env, HERMES_ENABLE_PROJECT_PLUGINS: flag } });
+      expect(d.roots.map((r) => r.source)).toEqual(["bundled", "user", "project", "npm"]);
+      expect(d.roots[2]!.dir).toBe(sb.projectPlugins);
+      expect(d.candidates.map((c) => `${c.source}:${c.key}`)).toEqual(["project:p-one"]);
+      expect(d.candidates[0]!.origin).toBe("project");
+    },
+  );
 
-  it.each([["0"], ["false"], ["no"], ["off"], [""]])("HERMES_ENABLE_PROJECT_PLUGINS=%j leaves project plugins out", async (flag) => {
-    const sb = await makeSandbox();
-    await writePlugin(sb.projectPlugins, "p-one");
-    const d = await discover({ home: sb.home, cwd: sb.cwd, env: { ...sb.env, HERMES_ENABLE_PROJECT_PLUGINS: flag } });
-    expect(d.roots.map((r) => r.source)).toEqual(["bundled", "user", "npm"]);
-    expect(d.candidates).toEqual([]);
-  });
+  it.each([["0"], ["false"], ["no"], ["off"], [""]])(
+    "HERMES_ENABLE_PROJECT_PLUGINS=%j leaves project plugins out",
+    async (flag) => {
+      const sb = await makeSandbox();
+      await writePlugin(sb.projectPlugins, "p-one");
+      const d = await discover({ home: sb.home, cwd: sb.cwd, env: { ...sb.env, HERMES_ENABLE_PROJECT_PLUGINS: flag } });
+      expect(d.roots.map((r) => r.source)).toEqual(["bundled", "user", "npm"]);
+      expect(d.candidates).toEqual([]);
+    },
+  );
 
   it("HERMES_ENABLE_PROJECT_PLUGINS=maybe is refused with E_ENV_FLAG", async () => {
     const sb = await makeSandbox();
-    await expect(discover({ home: sb.home, cwd: sb.cwd, env: { ...sb.env, HERMES_ENABLE_PROJECT_PLUGINS: "maybe" } })).rejects.toMatchObject({
+    await expect(
+      discover({ home: sb.home, cwd: sb.cwd, env: { ...sb.env, HERMES_ENABLE_PROJECT_PLUGINS: "maybe" } }),
+    ).rejects.toMatchObject({
       code: "E_ENV_FLAG",
     });
   });
@@ -425,8 +459,13 @@ describe("discover: sources", () => {
     await writePlugin(sb.bundled, "only-here", { manifest: { kind: "backend" } });
     const d = await discover({ home: sb.home, env: sb.env });
     expect(d.candidates.map((c) => `${c.source}:${c.key}`)).toEqual(["bundled:only-here"]);
-    expect(sourceRoots({ home: sb.home, env: {} })[0]).toEqual({ source: "bundled", dir: resolve(PACKAGE_ROOT, "plugins") });
-    expect(sourceRoots({ home: sb.home, env: { HERMES_BUNDLED_PLUGINS: "  " } })[0]!.dir).toBe(resolve(PACKAGE_ROOT, "plugins"));
+    expect(sourceRoots({ home: sb.home, env: {} })[0]).toEqual({
+      source: "bundled",
+      dir: resolve(PACKAGE_ROOT, "plugins"),
+    });
+    expect(sourceRoots({ home: sb.home, env: { HERMES_BUNDLED_PLUGINS: "  " } })[0]!.dir).toBe(
+      resolve(PACKAGE_ROOT, "plugins"),
+    );
   });
 
   it("bundled: false leaves the bundled source out", async () => {

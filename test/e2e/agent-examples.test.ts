@@ -14,7 +14,12 @@ import { agentHome, fakeOpenAI, names, readTrace } from "./agent-helpers.js";
 const scratch = new Scratch("hermes-e2e-agent-examples-");
 afterAll(() => scratch.cleanup());
 
-const EXAMPLES = ["middleware-demo-tag-request", "middleware-demo-terminal-workdir", "middleware-demo-time-llm", "middleware-demo-annotate-tool"];
+const EXAMPLES = [
+  "middleware-demo-tag-request",
+  "middleware-demo-terminal-workdir",
+  "middleware-demo-time-llm",
+  "middleware-demo-annotate-tool",
+];
 
 describe("the seed's four middleware examples", () => {
   it("tag the request the server receives, default the workdir before policy sees it, print the elapsed time, keep the result", async () => {
@@ -23,9 +28,15 @@ describe("the seed's four middleware examples", () => {
     const bundled = join(root, "bundled");
     for (const p of EXAMPLES) cpSync(join(ROOT, "plugins", p), join(bundled, p), { recursive: true });
     const h = agentHome(root, { enabled: EXAMPLES, bundled });
-    const server = await fakeOpenAI([{ tools: [{ name: "terminal", arguments: JSON.stringify({ command: "echo examples && pwd" }) }] }, { say: "done" }]);
+    const server = await fakeOpenAI([
+      { tools: [{ name: "terminal", arguments: JSON.stringify({ command: "echo examples && pwd" }) }] },
+      { say: "done" },
+    ]);
     try {
-      const r = await runCli(["--home", h.home, "chat", "--base-url", server.url, "--model", "m1", "--query", "run it"], { env: { HERMES_BUNDLED_PLUGINS: bundled }, cwd: root });
+      const r = await runCli(
+        ["--home", h.home, "chat", "--base-url", server.url, "--model", "m1", "--query", "run it"],
+        { env: { HERMES_BUNDLED_PLUGINS: bundled }, cwd: root },
+      );
       expect(r.code, r.stderr).toBe(0);
       // tag llm request: the metadata is in the JSON body the server received, on every attempt.
       expect(server.requests).toHaveLength(2);
@@ -42,7 +53,9 @@ describe("the seed's four middleware examples", () => {
       expect(r.stdout.match(/^llm_execution elapsed_ms=\d+$/gm)).toHaveLength(2);
       expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("done");
       // annotate tool execution: the result is what the tool produced, unchanged.
-      const toolMsg = (server.requests[1]!.messages as Array<{ role: string; content: string }>).find((m) => m.role === "tool")!;
+      const toolMsg = (server.requests[1]!.messages as Array<{ role: string; content: string }>).find(
+        (m) => m.role === "tool",
+      )!;
       expect(JSON.parse(toolMsg.content)).toEqual({ output: `examples\n${scratchDir}\n`, exit_code: 0, error: null });
       const post = readTrace(h.trace).find((t) => t.ev === "hook:post_tool_call")!;
       expect(post.result).toBe(toolMsg.content);
@@ -58,22 +71,35 @@ describe("hermes demo", () => {
     const before = new Set(readdirSync(tmpdir()).filter((d) => d.startsWith("hermes-demo-")));
     const cwd = scratch.dir("demo-cwd");
     // No network: a proxy that goes nowhere would break any fetch; the scripted provider needs none.
-    const r = await runCli(["demo"], { cwd, env: { HTTPS_PROXY: "http://127.0.0.1:9", HTTP_PROXY: "http://127.0.0.1:9", HERMES_BUNDLED_PLUGINS: join(cwd, "nothing-here") } });
+    const r = await runCli(["demo"], {
+      cwd,
+      env: {
+        HTTPS_PROXY: "http://127.0.0.1:9",
+        HTTP_PROXY: "http://127.0.0.1:9",
+        HERMES_BUNDLED_PLUGINS: join(cwd, "nothing-here"),
+      },
+    });
     expect(r.code, r.stderr).toBe(0);
     const out = r.stdout;
     expect(out).toMatch(/^hermes demo — a throwaway home at /);
-    expect(out).toContain("hello-world → middleware-demo-annotate-tool → middleware-demo-tag-request → middleware-demo-terminal-workdir → middleware-demo-time-llm");
+    expect(out).toContain(
+      "hello-world → middleware-demo-annotate-tool → middleware-demo-tag-request → middleware-demo-terminal-workdir → middleware-demo-time-llm",
+    );
     // The seed's order for the model call and the tool call, as printed lines.
     const lines = out.split("\n").map((l) => l.trim());
     const at = (re: RegExp, from = 0) => lines.findIndex((l, i) => i >= from && re.test(l));
-    const llmReq = at(/^middleware\s+llm_request\s+middleware-demo-tag-request\s+trace=\[middleware-demo: tagged provider request\]/);
+    const llmReq = at(
+      /^middleware\s+llm_request\s+middleware-demo-tag-request\s+trace=\[middleware-demo: tagged provider request\]/,
+    );
     const preApi = at(/^hook\s+pre_api_request/, llmReq);
     const llmExec = at(/^middleware\s+llm_execution\s+middleware-demo-time-llm/, preApi);
     const elapsed = at(/^llm_execution elapsed_ms=\d+$/, llmExec);
     const postApi = at(/^hook\s+post_api_request/, elapsed);
     expect([llmReq, preApi, llmExec, elapsed, postApi].every((i) => i >= 0)).toBe(true);
     expect(llmReq < preApi && preApi < llmExec && llmExec < elapsed && elapsed < postApi).toBe(true);
-    const toolReq = at(/^middleware\s+tool_request\s+middleware-demo-terminal-workdir\s+trace=\[middleware-demo: defaulted terminal workdir\]/);
+    const toolReq = at(
+      /^middleware\s+tool_request\s+middleware-demo-terminal-workdir\s+trace=\[middleware-demo: defaulted terminal workdir\]/,
+    );
     const args = at(/^args\s+\{"command":"echo hello","workdir":".*hermes-middleware-demo"\}/, toolReq);
     const preTool = at(/^hook\s+pre_tool_call/, args);
     const toolExec = at(/^middleware\s+tool_execution\s+middleware-demo-annotate-tool\s+→ terminal/, preTool);
@@ -97,7 +123,10 @@ describe("hermes demo", () => {
     const home = /^kept: (.+)$/m.exec(r.stdout)![1]!;
     try {
       expect(existsSync(join(home, "hermes.lock.json"))).toBe(true);
-      const again = await runCli(["--home", home, "chat", "--script", join(home, "demo-script.yaml"), "--query", "again"], { cwd: home });
+      const again = await runCli(
+        ["--home", home, "chat", "--script", join(home, "demo-script.yaml"), "--query", "again"],
+        { cwd: home },
+      );
       expect(again.code, again.stderr).toBe(0);
     } finally {
       rmSync(home, { recursive: true, force: true });

@@ -38,7 +38,14 @@ export interface FakeServer {
 }
 
 function completion(msg: Record<string, unknown>, finish: string) {
-  return { id: `chatcmpl-${Math.random().toString(36).slice(2)}`, object: "chat.completion", created: 1, model: "fake-model", choices: [{ index: 0, message: msg, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } };
+  return {
+    id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
+    object: "chat.completion",
+    created: 1,
+    model: "fake-model",
+    choices: [{ index: 0, message: msg, finish_reason: finish }],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
 }
 
 function sse(res: ServerResponse, events: unknown[], done = true) {
@@ -48,7 +55,13 @@ function sse(res: ServerResponse, events: unknown[], done = true) {
 }
 
 function chunk(delta: Record<string, unknown>, finish: string | null = null) {
-  return { id: "chatcmpl-stream", object: "chat.completion.chunk", created: 1, model: "fake-model", choices: [{ index: 0, delta, finish_reason: finish }] };
+  return {
+    id: "chatcmpl-stream",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "fake-model",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
 }
 
 function words(s: string): string[] {
@@ -83,7 +96,9 @@ export async function fakeOpenAI(replies: Reply[]): Promise<FakeServer> {
         return;
       }
       if ("status" in r) {
-        res.writeHead(r.status, { "content-type": "application/json" }).end(r.body ?? JSON.stringify({ error: { message: `fake ${r.status}`, type: "server_error" } }));
+        res
+          .writeHead(r.status, { "content-type": "application/json" })
+          .end(r.body ?? JSON.stringify({ error: { message: `fake ${r.status}`, type: "server_error" } }));
         return;
       }
       if ("raw" in r) {
@@ -94,34 +109,61 @@ export async function fakeOpenAI(replies: Reply[]): Promise<FakeServer> {
         res.writeHead(200, { "content-type": "text/event-stream" });
         words(r.drop)
           .slice(0, r.after)
-          .forEach((w, i) => res.write(`data: ${JSON.stringify(chunk(i === 0 ? { role: "assistant", content: w } : { content: w }))}\n\n`));
+          .forEach((w, i) =>
+            res.write(
+              `data: ${JSON.stringify(chunk(i === 0 ? { role: "assistant", content: w } : { content: w }))}\n\n`,
+            ),
+          );
         setTimeout(() => res.socket?.destroy(), 30);
         return;
       }
       const stream = r.stream ?? streamWanted;
       if ("tools" in r) {
-        const calls = r.tools.map((t, i) => ({ id: t.id ?? `call_${n}_${i}`, type: "function", function: { name: t.name, arguments: t.arguments } }));
+        const calls = r.tools.map((t, i) => ({
+          id: t.id ?? `call_${n}_${i}`,
+          type: "function",
+          function: { name: t.name, arguments: t.arguments },
+        }));
         if (!stream) {
-          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(completion({ role: "assistant", content: r.say ?? null, tool_calls: calls }, "tool_calls")));
+          res
+            .writeHead(200, { "content-type": "application/json" })
+            .end(
+              JSON.stringify(
+                completion({ role: "assistant", content: r.say ?? null, tool_calls: calls }, "tool_calls"),
+              ),
+            );
           return;
         }
         // Tool-call deltas: the id and name first, then the arguments in pieces.
         const events: unknown[] = [chunk({ role: "assistant", content: r.say ?? null })];
         calls.forEach((c, i) => {
-          events.push(chunk({ tool_calls: [{ index: i, id: c.id, type: "function", function: { name: c.function.name, arguments: "" } }] }));
+          events.push(
+            chunk({
+              tool_calls: [
+                { index: i, id: c.id, type: "function", function: { name: c.function.name, arguments: "" } },
+              ],
+            }),
+          );
           const a = c.function.arguments;
           const mid = Math.ceil(a.length / 2);
-          for (const piece of [a.slice(0, mid), a.slice(mid)]) if (piece) events.push(chunk({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
+          for (const piece of [a.slice(0, mid), a.slice(mid)])
+            if (piece) events.push(chunk({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
         });
         events.push(chunk({}, "tool_calls"));
         sse(res, events);
         return;
       }
       if (!stream) {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(completion({ role: "assistant", content: r.say }, "stop")));
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify(completion({ role: "assistant", content: r.say }, "stop")));
         return;
       }
-      sse(res, [chunk({ role: "assistant", content: "" }), ...words(r.say).map((w) => chunk({ content: w })), chunk({}, "stop")]);
+      sse(res, [
+        chunk({ role: "assistant", content: "" }),
+        ...words(r.say).map((w) => chunk({ content: w })),
+        chunk({}, "stop"),
+      ]);
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
@@ -178,7 +220,10 @@ export interface TraceEvent {
 export function writeTracer(pluginsDir: string): string {
   const dir = join(pluginsDir, "tracer");
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "plugin.yaml"), `name: tracer\nversion: "1"\nhooks: [${TRACED_HOOKS.join(", ")}]\nprovides_middleware: [llm_request, llm_execution, tool_request, tool_execution]\n`);
+  writeFileSync(
+    join(dir, "plugin.yaml"),
+    `name: tracer\nversion: "1"\nhooks: [${TRACED_HOOKS.join(", ")}]\nprovides_middleware: [llm_request, llm_execution, tool_request, tool_execution]\n`,
+  );
   writeFileSync(
     join(dir, "index.js"),
     `import { appendFileSync } from "node:fs";
@@ -264,7 +309,13 @@ export function names(trace: readonly TraceEvent[], opts: { streams?: boolean } 
 // ---------------------------------------------------------------- the seed's lists
 
 /** One provider attempt, as the middleware seed orders it (tracer view). */
-export const LLM_CALL = ["mw:llm_request", "hook:pre_api_request", "mw:llm_execution:enter", "mw:llm_execution:exit", "hook:post_api_request"];
+export const LLM_CALL = [
+  "mw:llm_request",
+  "hook:pre_api_request",
+  "mw:llm_execution:enter",
+  "mw:llm_execution:exit",
+  "hook:post_api_request",
+];
 
 /** One tool call, as the middleware seed orders it (tracer view); terminal adds transform_terminal_output inside the execution. */
 export const TOOL_CALL = (terminal: boolean) => [
@@ -292,7 +343,10 @@ export interface AgentHome {
  * A home with the tracer enabled (plus `enabled` extra plugin keys) and a config.yaml built from
  * `config` lines appended under the given sections.
  */
-export function agentHome(root: string, opts: { enabled?: string[]; settings?: Record<string, unknown>; extraYaml?: string; bundled?: string } = {}): AgentHome {
+export function agentHome(
+  root: string,
+  opts: { enabled?: string[]; settings?: Record<string, unknown>; extraYaml?: string; bundled?: string } = {},
+): AgentHome {
   const home = join(root, "home");
   const trace = join(root, "trace.jsonl");
   writeTracer(join(home, "plugins"));
@@ -348,6 +402,13 @@ export interface ChatJson {
   failed: boolean;
   interrupted: boolean;
   api_calls: number;
-  tool_calls: Array<{ tool_name: string; status: string; error_type: string | null; args: Record<string, unknown>; result: string; middleware_trace: unknown[] }>;
+  tool_calls: Array<{
+    tool_name: string;
+    status: string;
+    error_type: string | null;
+    args: Record<string, unknown>;
+    result: string;
+    middleware_trace: unknown[];
+  }>;
   error: { code: string; message: string } | null;
 }

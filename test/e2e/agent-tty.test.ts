@@ -22,7 +22,11 @@ describe.skipIf(!hasScript)("hermes chat on a terminal", () => {
       join(root, "s.yaml"),
       '- call: {tool: terminal, args: {command: "rm -rf victim"}}\n- say: "removed it"\n- call: {tool: terminal, args: {command: "sleep 30"}}\n- say: "never"\n',
     );
-    const t = ttyCli(["chat", "--script", script], { cwd: work, home, env: { HERMES_BUNDLED_PLUGINS: join(home, "no-bundled") } });
+    const t = ttyCli(["chat", "--script", script], {
+      cwd: work,
+      home,
+      env: { HERMES_BUNDLED_PLUGINS: join(home, "no-bundled") },
+    });
     await t.expect("you › ");
     t.type("please remove victim\r");
     await t.expect("⚠ approval needed (terminal: recursive delete)");

@@ -27,10 +27,16 @@ function setup() {
   return { root, home, store, spec, cli };
 }
 
-const lock = (home: string) => JSON.parse(readFileSync(join(home, "hermes.lock.json"), "utf8")) as {
-  plugins: Array<{ key: string; action: string; capabilities: { granted: string[]; consent: string | null }; managed: boolean }>;
-  load_order: string[];
-};
+const lock = (home: string) =>
+  JSON.parse(readFileSync(join(home, "hermes.lock.json"), "utf8")) as {
+    plugins: Array<{
+      key: string;
+      action: string;
+      capabilities: { granted: string[]; consent: string | null };
+      managed: boolean;
+    }>;
+    load_order: string[];
+  };
 
 describe("hermes compile", () => {
   it("--dry-run prints the plan and writes nothing; --check exits 1 until applied", async () => {
@@ -46,7 +52,10 @@ describe("hermes compile", () => {
     const json = await t.cli("compile", "--spec", t.spec, "--dry-run", "--json");
     const plan = JSON.parse(json.stdout) as { changed: boolean; links: Array<{ op: string; link: string }> };
     expect(plan.changed).toBe(true);
-    expect(plan.links.map((l) => `${l.op} ${l.link}`)).toEqual(["add plugins/nix-managed-alpha", "add plugins/nix-managed-beta"]);
+    expect(plan.links.map((l) => `${l.op} ${l.link}`)).toEqual([
+      "add plugins/nix-managed-alpha",
+      "add plugins/nix-managed-beta",
+    ]);
     const applied = await t.cli("compile", "--spec", t.spec, "--managed", "nixos");
     expect(applied.code, applied.stderr).toBe(0);
     expect((await t.cli("compile", "--spec", t.spec, "--check")).code).toBe(0);
@@ -56,7 +65,9 @@ describe("hermes compile", () => {
     const t = setup();
     const r = await t.cli("compile", "--spec", t.spec, "--managed", "nixos");
     expect(r.code, r.stderr).toBe(0);
-    expect(readlinkSync(join(t.home, "plugins", "nix-managed-alpha"))).toBe("../generations/current/links/plugins%2Fnix-managed-alpha");
+    expect(readlinkSync(join(t.home, "plugins", "nix-managed-alpha"))).toBe(
+      "../generations/current/links/plugins%2Fnix-managed-alpha",
+    );
     expect(realpathSync(join(t.home, "plugins", "nix-managed-alpha"))).toBe(join(t.store, "alpha"));
     const cfg = readFileSync(join(t.home, "config.yaml"), "utf8");
     expect(cfg).toContain("# mine\n");
@@ -90,7 +101,10 @@ describe("hermes compile", () => {
     const lockBefore = readFileSync(join(t.home, "hermes.lock.json"), "utf8");
     const cfgBefore = readFileSync(join(t.home, "config.yaml"), "utf8");
     mkdirSync(join(t.store, "empty"));
-    writeText(t.spec, `plugins:\n  - path: ${t.store}/beta\n  - path: ${t.store}/empty\n  - path: ${t.store}/missing\n`);
+    writeText(
+      t.spec,
+      `plugins:\n  - path: ${t.store}/beta\n  - path: ${t.store}/empty\n  - path: ${t.store}/missing\n`,
+    );
     const r = await t.cli("compile", "--spec", t.spec);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("E_COMPILE_REFUSED");

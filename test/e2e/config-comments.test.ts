@@ -155,7 +155,9 @@ terminal:
     const original = "# head\nplugins:\n  enabled: [flat]  # flow\n  disabled: []\nother:\n  x: 1 # c\n";
     const h = makeHome("flow", original);
     await hermes(h, "plugins", "enable", "hello-world");
-    expect(read(h)).toBe("# head\nplugins:\n  enabled: [flat, hello-world]  # flow\n  disabled: []\nother:\n  x: 1 # c\n");
+    expect(read(h)).toBe(
+      "# head\nplugins:\n  enabled: [flat, hello-world]  # flow\n  disabled: []\nother:\n  x: 1 # c\n",
+    );
     await hermes(h, "plugins", "disable", "flat");
     await hermes(h, "plugins", "disable", "hello-world");
     expect(parse(read(h))).toEqual({ plugins: { enabled: [], disabled: ["flat", "hello-world"] }, other: { x: 1 } });
@@ -171,19 +173,29 @@ terminal:
     // the migration grandfathers the installed flat plugins, then hello-world is appended
     const added = "plugins:\n  enabled:\n    - broken\n    - flat\n    - pyish\n    - hello-world\n";
     expect(after.replace(added, "")).toBe(original);
-    expect((parse(after) as { plugins: { enabled: string[] } }).plugins.enabled).toEqual(["broken", "flat", "pyish", "hello-world"]);
+    expect((parse(after) as { plugins: { enabled: string[] } }).plugins.enabled).toEqual([
+      "broken",
+      "flat",
+      "pyish",
+      "hello-world",
+    ]);
   });
 
   it("a list with a comment after its last item keeps the comment", async () => {
     const original = "plugins:\n  enabled:\n    - flat\n    # more to come\n  disabled:\n    - broken\n\n# end\n";
     const h = makeHome("trailing-comment", original);
     await hermes(h, "plugins", "enable", "hello-world");
-    expect(read(h)).toBe("plugins:\n  enabled:\n    - flat\n    - hello-world\n    # more to come\n  disabled:\n    - broken\n\n# end\n");
+    expect(read(h)).toBe(
+      "plugins:\n  enabled:\n    - flat\n    - hello-world\n    # more to come\n  disabled:\n    - broken\n\n# end\n",
+    );
   });
 
   it("a symlinked config.yaml is written through and stays a symlink", async () => {
     const h = makeHome("symlinked", "");
-    const real = writeText(join(s.dir("dotfiles"), "hermes.yaml"), "# managed in my dotfiles\nplugins:\n  enabled: []\n");
+    const real = writeText(
+      join(s.dir("dotfiles"), "hermes.yaml"),
+      "# managed in my dotfiles\nplugins:\n  enabled: []\n",
+    );
     const cfg = join(h, "config.yaml");
     rmSync(cfg);
     link(real, cfg);
@@ -201,6 +213,8 @@ terminal:
     expect(parse(after)).toEqual({ plugins: { enabled: ["hello-world"], disabled: ["flat"] }, other: 1 });
     // no bare LF introduced into a file that uses CRLF
     expect(after.replace(/\r\n/g, "")).not.toContain("\n");
-    expect(after).toBe("# head\r\nplugins:\r\n  enabled:\r\n    - hello-world\r\n  disabled:\r\n    - flat\r\nother: 1 # c\r\n");
+    expect(after).toBe(
+      "# head\r\nplugins:\r\n  enabled:\r\n    - hello-world\r\n  disabled:\r\n    - flat\r\nother: 1 # c\r\n",
+    );
   });
 });

@@ -21,15 +21,24 @@ beforeAll(() => {
   writeText(f("not-mapping.yaml"), "- a\n- b\n");
   writeText(f("clamped.yaml"), "plugins:\n  hook_callback_timeout: 900\n");
   writeText(f("empty.yaml"), "");
-  writeText(f("agent-types.yaml"), "model:\n  default: m\n  timeout: 0\n  vendor_flag: kept\nagent:\n  max_turns: ten\n  reasoning_effort: high\nterminal:\n  output_limit: 2.5\n");
+  writeText(
+    f("agent-types.yaml"),
+    "model:\n  default: m\n  timeout: 0\n  vendor_flag: kept\nagent:\n  max_turns: ten\n  reasoning_effort: high\nterminal:\n  output_limit: 2.5\n",
+  );
   writeText(f("model-string.yaml"), "model: gpt-4o-mini\nagent:\n  max_turns: 12\nterminal:\n  timeout: 30\n");
   const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-  for (let i = 1; i < 8; i++) bomb.push(`${"abcdefgh"[i]}: &${"abcdefgh"[i]} [${Array(10).fill(`*${"abcdefgh"[i - 1]}`).join(", ")}]`);
+  for (let i = 1; i < 8; i++)
+    bomb.push(
+      `${"abcdefgh"[i]}: &${"abcdefgh"[i]} [${Array(10)
+        .fill(`*${"abcdefgh"[i - 1]}`)
+        .join(", ")}]`,
+    );
   writeText(f("bomb.yaml"), `${bomb.join("\n")}\n`);
 });
 afterAll(() => s.cleanup());
 
-const validate = (file: string | undefined, ...extra: string[]) => runCli(["config", "validate", ...(file ? [file] : []), ...extra]);
+const validate = (file: string | undefined, ...extra: string[]) =>
+  runCli(["config", "validate", ...(file ? [file] : []), ...extra]);
 
 describe.concurrent("hermes config validate [file]", () => {
   it.skipIf(!SHARED)("every real config in the shared fixtures is valid (exit 0)", async () => {
@@ -64,7 +73,9 @@ describe.concurrent("hermes config validate [file]", () => {
     const r = await validate(f("typo.yaml"));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${f("typo.yaml")}: ok (1 warning(s))\n`);
-    expect(r.stderr).toContain(`warning W_SCHEMA_UNKNOWN_FIELD ${f("typo.yaml")}:2:3 plugins.enabeld: unknown field 'enabeld'`);
+    expect(r.stderr).toContain(
+      `warning W_SCHEMA_UNKNOWN_FIELD ${f("typo.yaml")}:2:3 plugins.enabeld: unknown field 'enabeld'`,
+    );
     expect(r.stderr).toContain("did you mean 'enabled'");
   });
 
@@ -95,9 +106,19 @@ describe.concurrent("hermes config validate [file]", () => {
       validate(f("malformed.yaml"), "--format", "github"),
     ]);
     expect(n.code).toBe(1);
-    expect(n.stdout).toMatch(new RegExp(`^::error file=${esc(f("notalist.yaml"))},line=4,col=12,title=E_SCHEMA_INVALID::plugins\\.enabled: `, "m"));
+    expect(n.stdout).toMatch(
+      new RegExp(
+        `^::error file=${esc(f("notalist.yaml"))},line=4,col=12,title=E_SCHEMA_INVALID::plugins\\.enabled: `,
+        "m",
+      ),
+    );
     expect(t.code).toBe(0);
-    expect(t.stdout).toMatch(new RegExp(`^::warning file=${esc(f("typo.yaml"))},line=2,col=3,title=W_SCHEMA_UNKNOWN_FIELD::plugins\\.enabeld: `, "m"));
+    expect(t.stdout).toMatch(
+      new RegExp(
+        `^::warning file=${esc(f("typo.yaml"))},line=2,col=3,title=W_SCHEMA_UNKNOWN_FIELD::plugins\\.enabeld: `,
+        "m",
+      ),
+    );
     expect(m.code).toBe(1);
     expect(m.stdout).toMatch(/^::error file=.*,line=\d+,col=\d+,title=E_YAML_PARSE::/m);
   });
@@ -105,11 +126,22 @@ describe.concurrent("hermes config validate [file]", () => {
   it.skipIf(!SHARED)("--format json prints an array of diagnostics", async () => {
     const [n, ok] = await Promise.all([
       validate(f("notalist.yaml"), "--format", "json"),
-      validate(join(CONFIG_FIXTURES, "HermeTeam__hermes-sdlc-agents__profiles_hermes-builder_config.yaml"), "--format", "json"),
+      validate(
+        join(CONFIG_FIXTURES, "HermeTeam__hermes-sdlc-agents__profiles_hermes-builder_config.yaml"),
+        "--format",
+        "json",
+      ),
     ]);
     expect(n.code).toBe(1);
     expect(JSON.parse(n.stdout) as Diag[]).toEqual([
-      expect.objectContaining({ code: "E_SCHEMA_INVALID", severity: "error", file: f("notalist.yaml"), line: 4, col: 12, path: "plugins.enabled" }),
+      expect.objectContaining({
+        code: "E_SCHEMA_INVALID",
+        severity: "error",
+        file: f("notalist.yaml"),
+        line: 4,
+        col: 12,
+        path: "plugins.enabled",
+      }),
     ]);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toEqual([]);

@@ -17,11 +17,14 @@ function home(config = "plugins:\n  enabled: []\n") {
   writePlugin(join(h, "plugins", "cap"), "name: cap\nversion: '1'\ncapabilities: [tools.override]\n");
   writeText(join(h, "config.yaml"), config);
   const env = { HERMES_BUNDLED_PLUGINS: bundled };
-  const cli = (args: string[], extra: Record<string, string> = {}) => runCli(["--home", h, ...args], { env: { ...env, ...extra } });
+  const cli = (args: string[], extra: Record<string, string> = {}) =>
+    runCli(["--home", h, ...args], { env: { ...env, ...extra } });
   return { root, h, bundled, cli };
 }
 
-type Cfg = { plugins?: { enabled?: string[]; disabled?: string[]; entries?: Record<string, { granted_capabilities?: string[] }> } };
+type Cfg = {
+  plugins?: { enabled?: string[]; disabled?: string[]; entries?: Record<string, { granted_capabilities?: string[] }> };
+};
 const cfg = (h: string) => (parse(readFileSync(join(h, "config.yaml"), "utf8")) ?? {}) as Cfg;
 
 describe("enable --grant", () => {
@@ -29,7 +32,9 @@ describe("enable --grant", () => {
     const t = home();
     for (let k = 1; k <= 4; k++) {
       writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: []\n");
-      const r = await t.cli(["plugins", "enable", "cap", "--grant", "tools.override"], { HERMES_FAULT_KILL_AT: String(k) });
+      const r = await t.cli(["plugins", "enable", "cap", "--grant", "tools.override"], {
+        HERMES_FAULT_KILL_AT: String(k),
+      });
       const c = cfg(t.h);
       const enabled = (c.plugins?.enabled ?? []).includes("cap");
       const granted = (c.plugins?.entries?.cap?.granted_capabilities ?? []).includes("tools.override");
@@ -52,7 +57,9 @@ describe("runtime start in an unmanaged home", () => {
     writeText(join(t.h, "plugins", "cap", "index.js"), "export function register(ctx) { /* tampered */ }\n");
     const r = await t.cli(["plugins", "chain"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain("lock is stale: plugin(s) changed since the last compile: ~ cap (files changed); recompiling");
+    expect(r.stderr).toContain(
+      "lock is stale: plugin(s) changed since the last compile: ~ cap (files changed); recompiling",
+    );
   });
 });
 
@@ -61,7 +68,10 @@ describe("the no-op record of a compile", () => {
     const t = home("plugins:\n  enabled: [cap]\n");
     writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
     const hold = writeText(join(t.root, "hold"), "");
-    const child = spawnCli(["--home", t.h, "compile"], { env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold }, ignoreOutput: true });
+    const child = spawnCli(["--home", t.h, "compile"], {
+      env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
+      ignoreOutput: true,
+    });
     const done = child.done.then((r) => r.code);
     const { existsSync, rmSync } = await import("node:fs");
     for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
@@ -74,7 +84,9 @@ describe("the no-op record of a compile", () => {
     expect(check.code, `${check.stdout}\n${check.stderr}`).toBe(1);
     const fixed = await t.cli(["compile"]);
     expect(fixed.code, fixed.stderr).toBe(0);
-    expect((JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order).toEqual(["cap", "other"]);
+    expect(
+      (JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order,
+    ).toEqual(["cap", "other"]);
   });
 });
 
@@ -82,7 +94,10 @@ describe("imperative edits that would break the home are refused before writing"
   it("a managed home: disabling a plugin the spec marks required is refused, naming the deployment and its spec", async () => {
     const t = home("# mine\n");
     writePlugin(join(t.root, "store", "guard"), "name: guard\nversion: '1'\n");
-    const spec = writeText(join(t.root, "spec.yaml"), `plugins:\n  - path: ${join(t.root, "store", "guard")}\n    required: true\n`);
+    const spec = writeText(
+      join(t.root, "spec.yaml"),
+      `plugins:\n  - path: ${join(t.root, "store", "guard")}\n    required: true\n`,
+    );
     const c = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
     expect(c.code, c.stderr).toBe(0);
     const before = readFileSync(join(t.h, "config.yaml"), "utf8");
@@ -99,7 +114,9 @@ describe("imperative edits that would break the home are refused before writing"
     writeText(join(t.h, "config.yaml"), `${before}  disabled: [guard]\n`);
     const broken = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
     expect(broken.code).toBe(1);
-    expect(broken.stderr).toContain(`hint: remove guard from plugins.disabled in ${join(t.h, "config.yaml")} (\`hermes plugins enable guard\`); it is required by the deploy spec ${spec}`);
+    expect(broken.stderr).toContain(
+      `hint: remove guard from plugins.disabled in ${join(t.h, "config.yaml")} (\`hermes plugins enable guard\`); it is required by the deploy spec ${spec}`,
+    );
     const fix = await t.cli(["plugins", "enable", "guard"]);
     expect(fix.code, fix.stderr).toBe(0);
     expect((await t.cli(["compile", "--spec", spec, "--managed", "nixos"])).code).toBe(0);
@@ -112,7 +129,9 @@ describe("imperative edits that would break the home are refused before writing"
     const r = await t.cli(["plugins", "disable", "cap"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("E_CONFIG_EDIT_BREAKS_COMPILE");
-    expect(r.stderr).toContain(`required plugin cap will not load: disabled via config (plugins.disabled) (${join(t.h, "config.yaml")} plugins.entries.cap.required)`);
+    expect(r.stderr).toContain(
+      `required plugin cap will not load: disabled via config (plugins.disabled) (${join(t.h, "config.yaml")} plugins.entries.cap.required)`,
+    );
     expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
   });
 });
@@ -124,7 +143,7 @@ describe("compile --dry-run and the v21 migration", () => {
     const before = readFileSync(join(t.h, "config.yaml"), "utf8");
     const dry = await t.cli(["compile", "--dry-run", "--json"]);
     expect(dry.code, dry.stderr).toBe(0);
-    const predicted = (JSON.parse(dry.stdout) as { loadOrder?: string[]; load_order?: string[] });
+    const predicted = JSON.parse(dry.stdout) as { loadOrder?: string[]; load_order?: string[] };
     expect(predicted.loadOrder ?? predicted.load_order).toEqual(["cap", "other"]);
     expect(dry.stderr).toContain("Would grandfather 2 installed user plugin(s) into plugins.enabled: cap, other");
     expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
@@ -148,16 +167,26 @@ describe("compile --rollback", () => {
     expect(rb.code, rb.stderr).toBe(0);
     expect(rb.stdout).toBe("rolled back to generation 1 (from 2)\n");
     expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(gen1Config);
-    const lockOrder = () => (JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order;
+    const lockOrder = () =>
+      (JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order;
     expect(lockOrder()).toEqual(["cap"]);
     // A runtime start and a check leave it in force.
     expect((await t.cli(["plugins", "chain"])).code).toBe(0);
     expect((await t.cli(["compile", "--check"])).code).toBe(0);
     expect(lockOrder()).toEqual(["cap"]);
     const list = await t.cli(["compile", "--list-generations", "--json"]);
-    const gens = JSON.parse(list.stdout) as Array<{ generation: number; current: boolean; current_reason: string | null }>;
-    expect(gens.map((g) => [g.generation, g.current])).toEqual([[1, true], [2, false]]);
-    expect(gens[0]!.current_reason).toMatch(/^rolled back to at .* from generation 2; stays until the next change is compiled$/);
+    const gens = JSON.parse(list.stdout) as Array<{
+      generation: number;
+      current: boolean;
+      current_reason: string | null;
+    }>;
+    expect(gens.map((g) => [g.generation, g.current])).toEqual([
+      [1, true],
+      [2, false],
+    ]);
+    expect(gens[0]!.current_reason).toMatch(
+      /^rolled back to at .* from generation 2; stays until the next change is compiled$/,
+    );
     const text = await t.cli(["compile", "--list-generations"]);
     expect(text.stdout).toMatch(/\*\s+1 .*\(current: rolled back to at .* from generation 2/);
     // The next explicit change is compiled on top of it.
@@ -168,31 +197,34 @@ describe("compile --rollback", () => {
 
 describe("root writing into a user's home", () => {
   const root = process.getuid?.() === 0;
-  it.skipIf(!root)("keeps the owner and mode of every file it replaces; everything it creates takes the home's owner", async () => {
-    const { chmodSync, chownSync, lstatSync, readdirSync, statSync } = await import("node:fs");
-    const t = home("plugins:\n  enabled: []\n");
-    writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
-    const walk = (d: string, f: (p: string) => void) => {
-      f(d);
-      for (const e of readdirSync(d, { withFileTypes: true })) {
-        const p = join(d, e.name);
-        if (e.isDirectory()) walk(p, f);
-        else f(p);
-      }
-    };
-    walk(t.h, (p) => chownSync(p, 1234, 1234));
-    chmodSync(join(t.h, "config.yaml"), 0o600);
-    const r = await t.cli(["plugins", "enable", "other"]);
-    expect(r.code, r.stderr).toBe(0);
-    const cfgStat = statSync(join(t.h, "config.yaml"));
-    expect([cfgStat.uid, cfgStat.gid, cfgStat.mode & 0o777]).toEqual([1234, 1234, 0o600]);
-    const rootOwned: string[] = [];
-    walk(t.h, (p) => {
-      if (lstatSync(p).uid !== 1234) rootOwned.push(p);
-    });
-    expect(rootOwned).toEqual([]);
-    expect(readdirSync(join(t.h, "generations")).length).toBeGreaterThan(0);
-  });
+  it.skipIf(!root)(
+    "keeps the owner and mode of every file it replaces; everything it creates takes the home's owner",
+    async () => {
+      const { chmodSync, chownSync, lstatSync, readdirSync, statSync } = await import("node:fs");
+      const t = home("plugins:\n  enabled: []\n");
+      writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
+      const walk = (d: string, f: (p: string) => void) => {
+        f(d);
+        for (const e of readdirSync(d, { withFileTypes: true })) {
+          const p = join(d, e.name);
+          if (e.isDirectory()) walk(p, f);
+          else f(p);
+        }
+      };
+      walk(t.h, (p) => chownSync(p, 1234, 1234));
+      chmodSync(join(t.h, "config.yaml"), 0o600);
+      const r = await t.cli(["plugins", "enable", "other"]);
+      expect(r.code, r.stderr).toBe(0);
+      const cfgStat = statSync(join(t.h, "config.yaml"));
+      expect([cfgStat.uid, cfgStat.gid, cfgStat.mode & 0o777]).toEqual([1234, 1234, 0o600]);
+      const rootOwned: string[] = [];
+      walk(t.h, (p) => {
+        if (lstatSync(p).uid !== 1234) rootOwned.push(p);
+      });
+      expect(rootOwned).toEqual([]);
+      expect(readdirSync(join(t.h, "generations")).length).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe("typos are errors, and read-only commands never write", () => {
@@ -213,7 +245,11 @@ describe("typos are errors, and read-only commands never write", () => {
     expect(created.code, created.stderr).toBe(0);
     expect(existsSync(join(t.h, "profiles", "fresh"))).toBe(true);
     const missing = join(t.root, "nonexistent");
-    for (const args of [["plugins", "list"], ["plugins", "why", "cap"], ["plugins", "chain"]]) {
+    for (const args of [
+      ["plugins", "list"],
+      ["plugins", "why", "cap"],
+      ["plugins", "chain"],
+    ]) {
       const r = await runCli(["--home", missing, ...args], { env: { HERMES_BUNDLED_PLUGINS: t.bundled } });
       expect(r.code, args.join(" ")).toBe(1);
       expect(r.stderr).toContain("E_HOME_NOT_FOUND");

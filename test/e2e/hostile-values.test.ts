@@ -11,7 +11,10 @@ afterAll(() => s.cleanup());
 function home() {
   const h = s.dir("home");
   const bundled = s.dir("bundled");
-  return { h, cli: (...args: string[]) => runCli(["--home", h, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } }) };
+  return {
+    h,
+    cli: (...args: string[]) => runCli(["--home", h, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } }),
+  };
 }
 
 const noInternal = (r: { stderr: string; stdout: string }) => {
@@ -31,10 +34,15 @@ describe("hostile values end in catalog codes", () => {
   it("a deploy spec whose grants are {toString: 1} / {valueOf: 1} is E_SPEC_INVALID at the grant (was a TypeError)", async () => {
     const t = home();
     const store = writePlugin(join(s.dir("store"), "q"), "name: q\nversion: '1'\ncapabilities: [tools.override]\n");
-    const spec = writeText(join(s.dir("spec"), "spec.yaml"), `plugins:\n  - path: ${store}\n    grants: [{toString: 1}, {valueOf: 1}]\n`);
+    const spec = writeText(
+      join(s.dir("spec"), "spec.yaml"),
+      `plugins:\n  - path: ${store}\n    grants: [{toString: 1}, {valueOf: 1}]\n`,
+    );
     const r = await t.cli("compile", "--spec", spec, "--dry-run");
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/E_SPEC_INVALID .*grants\[0\]\.toString: a mapping here has a key named like a built-in method/);
+    expect(r.stderr).toMatch(
+      /E_SPEC_INVALID .*grants\[0\]\.toString: a mapping here has a key named like a built-in method/,
+    );
     noInternal(r);
   });
 
@@ -45,7 +53,12 @@ describe("hostile values end in catalog codes", () => {
       "name: p\nversion: {toString: 1}\nkind: {valueOf: 1}\nconfig_schema:\n  k: {type: {toString: 1}}\nrequires_plugins: [{id: q, version_range: {valueOf: 1}}]\n",
     );
     writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [p]\n");
-    for (const args of [["plugins", "list"], ["plugins", "why", "p"], ["compile"], ["plugins", "validate", join(t.h, "plugins", "p")]]) {
+    for (const args of [
+      ["plugins", "list"],
+      ["plugins", "why", "p"],
+      ["compile"],
+      ["plugins", "validate", join(t.h, "plugins", "p")],
+    ]) {
       const r = await t.cli(...args);
       noInternal(r);
     }

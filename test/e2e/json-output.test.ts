@@ -19,7 +19,11 @@ afterAll(() => s.cleanup());
 /** Every key of a JSON document that is not snake_case (maps keyed by user data aside: none here). */
 function camelKeys(v: unknown, at = "$"): string[] {
   if (Array.isArray(v)) return v.flatMap((x, i) => camelKeys(x, `${at}[${i}]`));
-  if (v && typeof v === "object") return Object.entries(v).flatMap(([k, x]) => [...(/[A-Z]/.test(k) ? [`${at}.${k}`] : []), ...camelKeys(x, `${at}.${k}`)]);
+  if (v && typeof v === "object")
+    return Object.entries(v).flatMap(([k, x]) => [
+      ...(/[A-Z]/.test(k) ? [`${at}.${k}`] : []),
+      ...camelKeys(x, `${at}.${k}`),
+    ]);
   return [];
 }
 
@@ -29,7 +33,14 @@ describe("machine output: --json with snake_case keys", () => {
     const i = await hermes(ctx, h, ["install", repo.url, "--json"]);
     expect(i.code, i.stderr).toBe(0);
     const inst = JSON.parse(i.stdout) as Record<string, unknown>;
-    expect(inst).toMatchObject({ name: "weather", key: "weather", revision: repo.head(), pinned: false, enabled: false, missing_env: ["WEATHER_KEY"] });
+    expect(inst).toMatchObject({
+      name: "weather",
+      key: "weather",
+      revision: repo.head(),
+      pinned: false,
+      enabled: false,
+      missing_env: ["WEATHER_KEY"],
+    });
     expect(typeof inst.generation).toBe("number");
     expect(camelKeys(inst)).toEqual([]);
     expect(i.stderr).toMatch(/Cloning|Installing|installed/i);
@@ -78,7 +89,11 @@ describe("machine output: --json with snake_case keys", () => {
     expect(JSON.stringify(drift)).toContain('"manifest_changed":true');
     expect(camelKeys(drift)).toEqual([]);
     const w = JSON.parse(whyBundled.stdout) as Record<string, unknown>;
-    expect(w).toMatchObject({ real_path: join(bundled, "core-backend"), load_position: 1, capabilities: { consent_current: expect.any(Boolean) } });
+    expect(w).toMatchObject({
+      real_path: join(bundled, "core-backend"),
+      load_position: 1,
+      capabilities: { consent_current: expect.any(Boolean) },
+    });
     for (const r of [why, whyBundled, show]) expect(camelKeys(JSON.parse(r.stdout))).toEqual([]);
     expect(JSON.parse(show.stdout)).toMatchObject({ manifest_file: join(home, "plugins", "memo", "plugin.yaml") });
     expect(readFileSync(join(home, "config.yaml"), "utf8")).toContain("memo");

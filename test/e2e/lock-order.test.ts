@@ -16,7 +16,10 @@ function home(): { cli: (...args: string[]) => ReturnType<typeof runCli> } {
   const root = scratch.dir("case");
   const h = join(root, "home");
   const bundled = scratch.dir("bundled");
-  writePlugin(join(h, "plugins", "sneaky"), { manifest: "name: sneaky\nversion: '1'\nprovides_hooks: [post_tool_call]\n", entry: false });
+  writePlugin(join(h, "plugins", "sneaky"), {
+    manifest: "name: sneaky\nversion: '1'\nprovides_hooks: [post_tool_call]\n",
+    entry: false,
+  });
   writeFileSync(
     join(h, "plugins", "sneaky", "index.js"),
     'export function register(ctx) { ctx.register_hook("post_tool_call", () => {}); ctx.register_hook("pre_tool_call", () => {}); }\n',

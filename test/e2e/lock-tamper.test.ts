@@ -66,7 +66,8 @@ function setup() {
     }
     writeFileSync(lockFile, JSON.stringify(l, null, 2));
   };
-  const ran = (name: string) => (existsSync(join(out, `${name}.ran`)) ? readFileSync(join(out, `${name}.ran`), "utf8") : undefined);
+  const ran = (name: string) =>
+    existsSync(join(out, `${name}.ran`)) ? readFileSync(join(out, `${name}.ran`), "utf8") : undefined;
   const reset = () => rmSync(out, { recursive: true, force: true }) ?? mkdirSync(out, { recursive: true });
   return { root, home, out, cli, lockFile, readLock, editLock, ran, reset };
 }
@@ -148,7 +149,11 @@ describe("the runtime never trusts an edited lock", () => {
   it("install metadata changed since the compile is a stale lock (recompiled), not an edited one", async () => {
     const t = setup();
     const meta = join(t.home, "plugins", ".install-metadata.json");
-    const record = (rev: string) => writeFileSync(meta, `${JSON.stringify({ spy: { pinned: false, revision: rev.repeat(40), source: "https://example.com/acme/spy.git" } }, null, 2)}\n`);
+    const record = (rev: string) =>
+      writeFileSync(
+        meta,
+        `${JSON.stringify({ spy: { pinned: false, revision: rev.repeat(40), source: "https://example.com/acme/spy.git" } }, null, 2)}\n`,
+      );
     record("a");
     expect((await t.cli("compile")).code).toBe(0);
     record("b");
@@ -213,7 +218,9 @@ describe("a lock compiled for another hook catalog (checksum intact) never runs 
     t.editLock((l) => void (l.hook_catalog = "hermes.hooks.v0"));
     const r = await t.cli("plugins", "chain");
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/compiled for hook catalog hermes\.hooks\.v0; this hermes-kit runs hermes\.hooks\.v1; recompiling/);
+    expect(r.stderr).toMatch(
+      /compiled for hook catalog hermes\.hooks\.v0; this hermes-kit runs hermes\.hooks\.v1; recompiling/,
+    );
     expect(t.readLock().hook_catalog).toBe("hermes.hooks.v1");
   });
 

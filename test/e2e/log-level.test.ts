@@ -42,7 +42,9 @@ describe.concurrent("--verbose, --quiet and HERMES_LOG_LEVEL", () => {
     ]);
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe("");
-    expect(bad.stderr).toContain('error E_LOG_LEVEL: HERMES_LOG_LEVEL="verbose" is not a log level (use trace, debug, info, warn, error, fatal, silent)');
+    expect(bad.stderr).toContain(
+      'error E_LOG_LEVEL: HERMES_LOG_LEVEL="verbose" is not a log level (use trace, debug, info, warn, error, fatal, silent)',
+    );
     expect(bad.stderr).not.toMatch(STACK_RE);
     expect(overridden.code).toBe(0);
     expect(upper.code).toBe(0);
@@ -58,7 +60,9 @@ describe.concurrent("--verbose, --quiet and HERMES_LOG_LEVEL", () => {
       ["lock", "verify"],
       ["plugins", "validate", join(home, "plugins", "memo")],
     ];
-    const rs = await Promise.all(cmds.flatMap((c) => [runCli([...c, "--verbose"], { home }), runCli([...c, "--quiet"], { home })]));
+    const rs = await Promise.all(
+      cmds.flatMap((c) => [runCli([...c, "--verbose"], { home }), runCli([...c, "--quiet"], { home })]),
+    );
     rs.forEach((r, i) => {
       expect(r.stderr, cmds[Math.floor(i / 2)]!.join(" ")).not.toMatch(/unknown option/);
       expect(r.code, cmds[Math.floor(i / 2)]!.join(" ")).not.toBe(2);

@@ -20,7 +20,8 @@ interface Row {
   problems?: number;
 }
 
-const plain = (status: string, source: string, version: string, key: string) => `${status.padEnd(12)}${source.padEnd(8)}${version.padEnd(8)}${key}`;
+const plain = (status: string, source: string, version: string, key: string) =>
+  `${status.padEnd(12)}${source.padEnd(8)}${version.padEnd(8)}${key}`;
 
 let s: Scratch;
 let bundled: string;
@@ -83,7 +84,15 @@ describe.concurrent("hermes plugins list", () => {
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as Row[];
     expect(Array.isArray(rows)).toBe(true);
-    expect(rows.map((x) => x.key)).toEqual(["broken", "flat", "ghost", "hello-world", "image_gen/openai", "linked", "pyplug"]);
+    expect(rows.map((x) => x.key)).toEqual([
+      "broken",
+      "flat",
+      "ghost",
+      "hello-world",
+      "image_gen/openai",
+      "linked",
+      "pyplug",
+    ]);
     for (const row of rows) for (const k of KEYS) expect(row, `${row.key} lacks ${k}`).toHaveProperty(k);
     const by = Object.fromEntries(rows.map((x) => [x.key, x]));
     expect(by["hello-world"]).toMatchObject({
@@ -97,13 +106,33 @@ describe.concurrent("hermes plugins list", () => {
       loads: false,
     });
     expect(by["hello-world"]!.reason).toContain("hermes plugins enable hello-world");
-    expect(by.flat).toMatchObject({ status: "enabled", source: "user", origin: "local", loads: true, reason: "enabled in config", version: "0.1.0" });
+    expect(by.flat).toMatchObject({
+      status: "enabled",
+      source: "user",
+      origin: "local",
+      loads: true,
+      reason: "enabled in config",
+      version: "0.1.0",
+    });
     // category plugin: key cat/dir, manifest name kept as name
-    expect(by["image_gen/openai"]).toMatchObject({ name: "openai-image", status: "not enabled", path: join(home, "plugins", "image_gen", "openai") });
+    expect(by["image_gen/openai"]).toMatchObject({
+      name: "openai-image",
+      status: "not enabled",
+      path: join(home, "plugins", "image_gen", "openai"),
+    });
     // a symlinked plugin folder loads, listed at the link's path
-    expect(by.linked).toMatchObject({ status: "enabled", loads: true, version: "1.1.1", path: join(home, "plugins", "linked") });
+    expect(by.linked).toMatchObject({
+      status: "enabled",
+      loads: true,
+      version: "1.1.1",
+      path: join(home, "plugins", "linked"),
+    });
     // python plugin: shown, never loads
-    expect(by.pyplug).toMatchObject({ status: "enabled", loads: false, reason: "python plugin: not loadable by this runtime" });
+    expect(by.pyplug).toMatchObject({
+      status: "enabled",
+      loads: false,
+      reason: "python plugin: not loadable by this runtime",
+    });
     // dangling link: listed, cannot load, and the reason names the missing target
     expect(by.ghost!.loads).toBe(false);
     expect(by.ghost!.reason).toContain(join(ext, "missing-target"));
@@ -135,8 +164,18 @@ describe.concurrent("hermes plugins list", () => {
       runCli(["plugins", "list", "--enabled", "--json"], { home, env: env() }),
     ]);
     expect(p.code).toBe(0);
-    expect(p.stdout.trim().split("\n").map((l) => l.slice(28))).toEqual(["flat", "linked", "pyplug"]);
-    expect(p.stdout.split("\n").filter(Boolean).every((l) => l.startsWith("enabled "))).toBe(true);
+    expect(
+      p.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.slice(28)),
+    ).toEqual(["flat", "linked", "pyplug"]);
+    expect(
+      p.stdout
+        .split("\n")
+        .filter(Boolean)
+        .every((l) => l.startsWith("enabled ")),
+    ).toBe(true);
     expect((JSON.parse(j.stdout) as Row[]).map((x) => x.key)).toEqual(["flat", "linked", "pyplug"]);
   });
 
@@ -158,7 +197,10 @@ describe.concurrent("hermes plugins list", () => {
     const r = await runCli(["plugins", "list"], { home: empty, env: { HERMES_BUNDLED_PLUGINS: emptyBundled } });
     expect(r.code).toBe(0);
     expect(r.stdout.split("\n")[0]).toBe("No plugins installed.");
-    const j = await runCli(["plugins", "list", "--json"], { home: empty, env: { HERMES_BUNDLED_PLUGINS: emptyBundled } });
+    const j = await runCli(["plugins", "list", "--json"], {
+      home: empty,
+      env: { HERMES_BUNDLED_PLUGINS: emptyBundled },
+    });
     expect(JSON.parse(j.stdout)).toEqual([]);
   });
 
@@ -173,7 +215,9 @@ describe.concurrent("hermes plugins list", () => {
     const r = await runCli(["plugins", "why", "ghost"], { home, env: env() });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ghost: does not load$/m);
-    expect(r.stdout).toContain(`broken symlink: ${join(home, "plugins", "ghost")} → ${join(ext, "missing-target")} (target missing)`);
+    expect(r.stdout).toContain(
+      `broken symlink: ${join(home, "plugins", "ghost")} → ${join(ext, "missing-target")} (target missing)`,
+    );
     expect(r.stdout).toContain("E_DISCOVERY_DANGLING_LINK");
   });
 
@@ -225,7 +269,12 @@ describe.concurrent("hermes plugins list", () => {
     const r = await runCli(["plugins", "list", "--json"], { home: h, env: env() });
     expect(r.code).toBe(0);
     const by = Object.fromEntries((JSON.parse(r.stdout) as Row[]).map((x) => [x.key, x.status]));
-    expect(by).toEqual({ "cat/deep": "not enabled", "hello-world": "not enabled", mine: "enabled", "via-link": "enabled" });
+    expect(by).toEqual({
+      "cat/deep": "not enabled",
+      "hello-world": "not enabled",
+      mine: "enabled",
+      "via-link": "enabled",
+    });
     // A read-only command shows the migrated state and writes nothing; the first editing command migrates and says so.
     expect(existsSync(join(h, "config.yaml"))).toBe(false);
     const c = await runCli(["compile"], { home: h, env: env() });

@@ -25,7 +25,9 @@ describe.concurrent("--profile", () => {
     expect(nf.code).toBe(1);
     expect(nf.stderr).toContain("E_PLUGIN_NOT_FOUND");
     // --home plus --profile, without HERMES_HOME
-    const viaFlag = await runCli(["--home", h, "--profile", "work", "plugins", "list", "--plain", "--enabled"], { env: { HERMES_BUNDLED_PLUGINS: bundled() } });
+    const viaFlag = await runCli(["--home", h, "--profile", "work", "plugins", "list", "--plain", "--enabled"], {
+      env: { HERMES_BUNDLED_PLUGINS: bundled() },
+    });
     expect(viaFlag.stdout).toBe(`${"enabled".padEnd(12)}${"user".padEnd(8)}${"3.0.0".padEnd(8)}work-only\n`);
   });
 

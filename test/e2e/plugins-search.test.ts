@@ -19,9 +19,31 @@ let hits = 0;
 const INDEX = {
   schema_version: 1,
   plugins: [
-    { name: "hermes-telegram-business", repo: "acme/telegram", description: "Telegram business bot", author: "Acme", tags: ["telegram", "messaging"], capabilities: ["platform"], ref: "a".repeat(40) },
-    { name: "media-studio", repo: "acme/media", description: "Generative media workspace", author: "Acme", tags: ["image-gen", "dashboard"], capabilities: ["tools", "dashboard"] },
-    { name: "tele-stats", repo: "acme/tele-stats", description: "Statistics", author: "Other", tags: ["stats"], capabilities: ["tools"] },
+    {
+      name: "hermes-telegram-business",
+      repo: "acme/telegram",
+      description: "Telegram business bot",
+      author: "Acme",
+      tags: ["telegram", "messaging"],
+      capabilities: ["platform"],
+      ref: "a".repeat(40),
+    },
+    {
+      name: "media-studio",
+      repo: "acme/media",
+      description: "Generative media workspace",
+      author: "Acme",
+      tags: ["image-gen", "dashboard"],
+      capabilities: ["tools", "dashboard"],
+    },
+    {
+      name: "tele-stats",
+      repo: "acme/tele-stats",
+      description: "Statistics",
+      author: "Other",
+      tags: ["stats"],
+      capabilities: ["tools"],
+    },
     { name: "broken entry", repo: "not a repo" },
   ],
 };
@@ -89,9 +111,14 @@ describe("hermes plugins search", () => {
     expect(r.stdout).toMatch(/Name\s+Description\s+Author\s+Tags/);
     expect(r.stdout).toMatch(/hermes-telegram-business\s+Telegram business bot\s+Acme\s+telegram, messaging/);
     expect(r.stdout).toContain("Index source: remote. Install: hermes plugins install <name>");
-    expect(r.stdout).toContain("Indexed ≠ audited: inclusion in the index is a metadata review only, not a code audit.");
+    expect(r.stdout).toContain(
+      "Indexed ≠ audited: inclusion in the index is a metadata review only, not a code audit.",
+    );
     const caps = await search(h, "", "--capability", "TOOLS", "--json");
-    expect(JSON.parse(caps.stdout).results.map((x: { name: string }) => x.name)).toEqual(["media-studio", "tele-stats"]);
+    expect(JSON.parse(caps.stdout).results.map((x: { name: string }) => x.name)).toEqual([
+      "media-studio",
+      "tele-stats",
+    ]);
     const browse = await search(h);
     expect(browse.stdout.split("\n")[0]).toBe("Community plugins (3 matches)");
     const none = await search(h, "zzzqqq");
@@ -103,7 +130,9 @@ describe("hermes plugins search", () => {
     const h = home(`${base}/wrong-shape.json`);
     const r = await search(h, "media");
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/WARNING: the community plugin index could not be fetched \(plugin index .*wrong-shape\.json: 'plugins' must be a list\) and there is no cached copy; using the OFFLINE SEED COPY/);
+    expect(r.stderr).toMatch(
+      /WARNING: the community plugin index could not be fetched \(plugin index .*wrong-shape\.json: 'plugins' must be a list\) and there is no cached copy; using the OFFLINE SEED COPY/,
+    );
     expect(r.stdout).toContain("hermes-media-studio");
     expect(r.stdout).toContain("Index source: seed (offline seed copy).");
     expect(existsSync(join(h, "cache", "plugin_index.json"))).toBe(false);
@@ -136,7 +165,9 @@ describe("bare-name install through the index", () => {
     expect(r.stderr).toContain("OFFLINE SEED COPY");
     expect(r.stderr).toContain("E_INSTALL_INDEX_NOT_FOUND");
     expect(r.stderr).not.toMatch(STACK_RE);
-    expect(existsSync(join(h, "plugins")) ? readdirSync(join(h, "plugins")).filter((n) => !n.startsWith(".")) : []).toEqual([]);
+    expect(
+      existsSync(join(h, "plugins")) ? readdirSync(join(h, "plugins")).filter((n) => !n.startsWith(".")) : [],
+    ).toEqual([]);
   });
 
   it("a near miss is suggested, never installed (deviation 5)", async () => {

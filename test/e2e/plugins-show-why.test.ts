@@ -30,7 +30,10 @@ beforeAll(() => {
   bundled = bundledWithHelloWorld(s);
   home = s.dir("home");
   const p = join(home, "plugins");
-  writePlugin(join(p, "image_gen", "openai"), "name: openai-image\nversion: 2.0.0\ndescription: |\n  Image generation.\n  Second line.\nauthor: someone\nprovides_tools: [make_image]\n");
+  writePlugin(
+    join(p, "image_gen", "openai"),
+    "name: openai-image\nversion: 2.0.0\ndescription: |\n  Image generation.\n  Second line.\nauthor: someone\nprovides_tools: [make_image]\n",
+  );
   writePlugin(join(p, "alpha"), "name: alpha\nversion: 0.1.0\nrequires_plugins: [zeta]\n");
   writePlugin(join(p, "zeta"), "name: zeta\nversion: 0.2.0\n");
   writePlugin(join(p, "off"), "name: off\n");
@@ -120,7 +123,16 @@ describe.concurrent("hermes plugins why", () => {
 
   it("--json: aliases, state, action, reason and load position (requires_plugins beats key order)", async () => {
     const [img, alpha, zeta] = await Promise.all([why("image_gen/openai"), why("alpha"), why("zeta")]);
-    expect(img).toMatchObject({ key: "image_gen/openai", name: "openai-image", aliases: ["openai-image"], state: "enabled", action: "load", reason: "enabled in config", load_position: 1, source: "user" });
+    expect(img).toMatchObject({
+      key: "image_gen/openai",
+      name: "openai-image",
+      aliases: ["openai-image"],
+      state: "enabled",
+      action: "load",
+      reason: "enabled in config",
+      load_position: 1,
+      source: "user",
+    });
     // alpha requires zeta: zeta loads first although 'alpha' sorts first
     expect(zeta.load_position).toBe(2);
     expect(alpha).toMatchObject({ load_position: 3, requires: ["zeta"], aliases: [] });
@@ -145,8 +157,18 @@ describe.concurrent("hermes plugins why", () => {
     const h = s.dir("shadow");
     writePlugin(join(h, "plugins", "hello-world"), "name: hello-world\nversion: '9.9'\n");
     writeText(join(h, "config.yaml"), "plugins:\n  enabled: [hello-world]\n");
-    const [x, t, l] = await Promise.all([why("hello-world", h), run(["plugins", "why", "hello-world"], h), run(["plugins", "list", "--plain"], h)]);
-    expect(x).toMatchObject({ key: "hello-world", source: "user", version: "9.9", path: join(h, "plugins", "hello-world"), action: "load" });
+    const [x, t, l] = await Promise.all([
+      why("hello-world", h),
+      run(["plugins", "why", "hello-world"], h),
+      run(["plugins", "list", "--plain"], h),
+    ]);
+    expect(x).toMatchObject({
+      key: "hello-world",
+      source: "user",
+      version: "9.9",
+      path: join(h, "plugins", "hello-world"),
+      action: "load",
+    });
     expect(x.shadows).toEqual([{ source: "bundled", path: join(bundled, "hello-world"), reason: "shadowed" }]);
     expect(t.stdout).toContain(`  shadows:   bundled plugin at ${join(bundled, "hello-world")}\n`);
     // one row only: the winner
@@ -157,8 +179,17 @@ describe.concurrent("hermes plugins why", () => {
     const h = s.dir("impostor");
     writePlugin(join(h, "plugins", "fake-hello"), "name: hello-world\nversion: '6.6'\n");
     writeText(join(h, "config.yaml"), "plugins:\n  enabled: []\n");
-    const [x, t, l] = await Promise.all([why("hello-world", h), run(["plugins", "why", "hello-world"], h), run(["plugins", "list", "--plain"], h)]);
-    expect(x).toMatchObject({ key: "hello-world", source: "bundled", version: "1.0", path: join(bundled, "hello-world") });
+    const [x, t, l] = await Promise.all([
+      why("hello-world", h),
+      run(["plugins", "why", "hello-world"], h),
+      run(["plugins", "list", "--plain"], h),
+    ]);
+    expect(x).toMatchObject({
+      key: "hello-world",
+      source: "bundled",
+      version: "1.0",
+      path: join(bundled, "hello-world"),
+    });
     expect(x.shadows).toEqual([{ source: "user", path: join(h, "plugins", "fake-hello"), reason: "impostor" }]);
     expect(t.stdout).toContain(`  shadows:   user plugin at ${join(h, "plugins", "fake-hello")} (impostor, ignored)\n`);
     expect(l.stdout).toBe(`${"not enabled".padEnd(12)}${"bundled".padEnd(8)}${"1.0".padEnd(8)}hello-world\n`);
@@ -175,7 +206,10 @@ describe.concurrent("hermes plugins why", () => {
   });
 
   it("not found: exit 1 with E_PLUGIN_NOT_FOUND (text and --json)", async () => {
-    const [t, j] = await Promise.all([run(["plugins", "why", "zeta2"]), run(["plugins", "why", "nothing-like-this", "--json"])]);
+    const [t, j] = await Promise.all([
+      run(["plugins", "why", "zeta2"]),
+      run(["plugins", "why", "nothing-like-this", "--json"]),
+    ]);
     expect(t.code).toBe(1);
     expect(t.stderr).toContain("E_PLUGIN_NOT_FOUND");
     expect(t.stderr).toContain("did you mean 'zeta'");

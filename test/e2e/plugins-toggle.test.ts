@@ -95,7 +95,11 @@ describe.concurrent("hermes plugins enable|disable", () => {
     // the manifest name of an enabled category plugin also counts as enabled
     const h2 = makeHome("already-alias", "plugins:\n  enabled: [openai-image]\n");
     const r2 = await run(["plugins", "enable", "image_gen/openai", "--json"], h2);
-    expect(JSON.parse(r2.stdout)).toMatchObject({ key: "image_gen/openai", changed: false, message: "Plugin 'image_gen/openai' is already enabled." });
+    expect(JSON.parse(r2.stdout)).toMatchObject({
+      key: "image_gen/openai",
+      changed: false,
+      message: "Plugin 'image_gen/openai' is already enabled.",
+    });
     expect(readConfig(h2)).toBe("plugins:\n  enabled: [openai-image]\n");
   });
 
@@ -129,7 +133,11 @@ describe.concurrent("hermes plugins enable|disable", () => {
     expect(e.code).toBe(0);
     expect(JSON.parse(e.stdout)).toMatchObject({ key: "flat", changed: true, message: "✓ Plugin flat enabled." });
     const d = await run(["plugins", "disable", "sora", "--json"], h);
-    expect(JSON.parse(d.stdout)).toMatchObject({ key: "video/sora", changed: true, message: "⊘ Plugin video/sora disabled." });
+    expect(JSON.parse(d.stdout)).toMatchObject({
+      key: "video/sora",
+      changed: true,
+      message: "⊘ Plugin video/sora disabled.",
+    });
     const nf = await run(["plugins", "enable", "nope", "--json"], h);
     expect(nf.code).toBe(1);
     const err = JSON.parse(nf.stdout) as { error: { code: string; message: string; hint: string } };

@@ -24,7 +24,12 @@ beforeAll(() => {
   writeText(join(dir("no-manifest"), "index.js"), "export function register() {}\n");
   // an alias "billion laughs": must be refused as bad YAML, not crash
   const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-  for (let i = 1; i < 8; i++) bomb.push(`${"abcdefgh"[i]}: &${"abcdefgh"[i]} [${Array(10).fill(`*${"abcdefgh"[i - 1]}`).join(", ")}]`);
+  for (let i = 1; i < 8; i++)
+    bomb.push(
+      `${"abcdefgh"[i]}: &${"abcdefgh"[i]} [${Array(10)
+        .fill(`*${"abcdefgh"[i - 1]}`)
+        .join(", ")}]`,
+    );
   writePlugin(dir("bomb"), `${bomb.join("\n")}\n`);
 });
 afterAll(() => s.cleanup());
@@ -71,13 +76,19 @@ describe.concurrent("hermes plugins validate <dir>", () => {
   it("a manifest that is not a mapping: exit 1, E_MANIFEST_NOT_MAPPING at file:1:1", async () => {
     const [l, sc] = await Promise.all([validate(dir("list")), validate(dir("scalar"))]);
     expect(l.code).toBe(1);
-    expect(l.stderr).toContain(`error E_MANIFEST_NOT_MAPPING ${manifest("list")}:1:1: plugin.yaml must be a mapping (got a list)`);
+    expect(l.stderr).toContain(
+      `error E_MANIFEST_NOT_MAPPING ${manifest("list")}:1:1: plugin.yaml must be a mapping (got a list)`,
+    );
     expect(sc.code).toBe(1);
     expect(sc.stderr).toContain(`error E_MANIFEST_NOT_MAPPING ${manifest("scalar")}:1:1:`);
   });
 
   it("a missing entry module, a folder without plugin.yaml and a missing folder are errors", async () => {
-    const [ne, nm, missing] = await Promise.all([validate(dir("no-entry")), validate(dir("no-manifest")), validate(dir("does-not-exist"))]);
+    const [ne, nm, missing] = await Promise.all([
+      validate(dir("no-entry")),
+      validate(dir("no-manifest")),
+      validate(dir("does-not-exist")),
+    ]);
     expect(ne.code).toBe(1);
     expect(ne.stderr).toContain("E_PLUGIN_NO_ENTRY");
     expect(nm.code).toBe(1);
@@ -91,7 +102,9 @@ describe.concurrent("hermes plugins validate <dir>", () => {
     const r = await validate(dir("unknown"));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("unk: ok (1 warning(s))\n");
-    expect(r.stderr).toContain(`warning W_SCHEMA_UNKNOWN_FIELD ${manifest("unknown")}:3:1 descripton: unknown field 'descripton'`);
+    expect(r.stderr).toContain(
+      `warning W_SCHEMA_UNKNOWN_FIELD ${manifest("unknown")}:3:1 descripton: unknown field 'descripton'`,
+    );
   });
 
   it("an unknown field suggests the nearest known field ('did you mean')", async () => {
@@ -107,10 +120,22 @@ describe.concurrent("hermes plugins validate <dir>", () => {
       validate(dir("good"), "--format", "github"),
     ]);
     expect(t.code).toBe(1);
-    expect(t.stdout).toMatch(new RegExp(`^::error file=${esc(manifest("types"))},line=2,col=7,title=E_SCHEMA_INVALID::name: must be string`, "m"));
-    expect(t.stdout.trim().split("\n").every((l) => l.startsWith("::"))).toBe(true);
+    expect(t.stdout).toMatch(
+      new RegExp(
+        `^::error file=${esc(manifest("types"))},line=2,col=7,title=E_SCHEMA_INVALID::name: must be string`,
+        "m",
+      ),
+    );
+    expect(
+      t.stdout
+        .trim()
+        .split("\n")
+        .every((l) => l.startsWith("::")),
+    ).toBe(true);
     expect(u.code).toBe(0);
-    expect(u.stdout).toMatch(new RegExp(`^::warning file=${esc(manifest("unknown"))},line=3,col=1,title=W_SCHEMA_UNKNOWN_FIELD::`, "m"));
+    expect(u.stdout).toMatch(
+      new RegExp(`^::warning file=${esc(manifest("unknown"))},line=3,col=1,title=W_SCHEMA_UNKNOWN_FIELD::`, "m"),
+    );
     expect(g.code).toBe(0);
     expect(g.stdout).toBe("");
   });
@@ -124,15 +149,38 @@ describe.concurrent("hermes plugins validate <dir>", () => {
     ]);
     expect(t.code).toBe(1);
     const td = JSON.parse(t.stdout) as Diag[];
-    expect(td).toEqual([expect.objectContaining({ code: "E_SCHEMA_INVALID", severity: "error", file: manifest("types"), line: 2, col: 7, path: "name" })]);
+    expect(td).toEqual([
+      expect.objectContaining({
+        code: "E_SCHEMA_INVALID",
+        severity: "error",
+        file: manifest("types"),
+        line: 2,
+        col: 7,
+        path: "name",
+      }),
+    ]);
     expect(td[0]!.message).toMatch(/must be string/);
     expect(e.code).toBe(1);
     expect(JSON.parse(e.stdout) as Diag[]).toContainEqual(
-      expect.objectContaining({ code: "E_MANIFEST_PATH_ESCAPE", severity: "error", file: manifest("escape"), line: 2, col: 7, path: "main" }),
+      expect.objectContaining({
+        code: "E_MANIFEST_PATH_ESCAPE",
+        severity: "error",
+        file: manifest("escape"),
+        line: 2,
+        col: 7,
+        path: "main",
+      }),
     );
     expect(u.code).toBe(0);
     expect(JSON.parse(u.stdout)).toEqual([
-      expect.objectContaining({ code: "W_SCHEMA_UNKNOWN_FIELD", severity: "warning", file: manifest("unknown"), line: 3, col: 1, path: "descripton" }),
+      expect.objectContaining({
+        code: "W_SCHEMA_UNKNOWN_FIELD",
+        severity: "warning",
+        file: manifest("unknown"),
+        line: 3,
+        col: 1,
+        path: "descripton",
+      }),
     ]);
     expect(g.code).toBe(0);
     expect(JSON.parse(g.stdout)).toEqual([]);

@@ -13,7 +13,10 @@ const marker = (name: string) => join(home, `${name}.imported`);
 // Each plugin leaves a file when its code is imported: the proof of whether the runtime loaded it.
 function plugin(name: string, requires: string) {
   writePlugin(join(home, "plugins", name), `name: ${name}\nversion: 1.0.0\nrequires_hermes: "${requires}"\n`);
-  writeText(join(home, "plugins", name, "index.js"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker(name))}, "x");\nexport function register() {}\n`);
+  writeText(
+    join(home, "plugins", name, "index.js"),
+    `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker(name))}, "x");\nexport function register() {}\n`,
+  );
 }
 
 beforeAll(() => {
@@ -44,9 +47,14 @@ describe("requires_hermes", () => {
     const c = await runCli(["compile"], { home, env: env() });
     expect(c.code, c.stderr).toBe(0);
     expect(c.stderr).toContain("W_PLUGIN_REQUIRES_HERMES");
-    const lock = JSON.parse(readFileSync(join(home, "hermes.lock.json"), "utf8")) as { plugins: Array<{ key: string; action: string; reason: string }> };
+    const lock = JSON.parse(readFileSync(join(home, "hermes.lock.json"), "utf8")) as {
+      plugins: Array<{ key: string; action: string; reason: string }>;
+    };
     const byKey = Object.fromEntries(lock.plugins.map((p) => [p.key, p]));
-    expect(byKey.future).toMatchObject({ action: "skip", reason: "requires hermes >=99.0, running 0.21.4 (the Hermes plugin API hermes-kit implements)" });
+    expect(byKey.future).toMatchObject({
+      action: "skip",
+      reason: "requires hermes >=99.0, running 0.21.4 (the Hermes plugin API hermes-kit implements)",
+    });
     expect(byKey.window).toMatchObject({ action: "skip" });
     expect(byKey.fits!.action).toBe("load");
     expect(byKey.vague!.action).toBe("load");
@@ -66,8 +74,12 @@ describe("requires_hermes", () => {
     ]);
     expect(why.stdout).toContain("why:       requires hermes >=99.0, running 0.21.4");
     expect(why.stdout).toContain("hermes:    requires >=99.0; running 0.21.4 (not met: not loaded)");
-    expect(JSON.parse(whyJson.stdout)).toMatchObject({ requires_hermes: { spec: ">=99.0", running: "0.21.4", met: false } });
+    expect(JSON.parse(whyJson.stdout)).toMatchObject({
+      requires_hermes: { spec: ">=99.0", running: "0.21.4", met: false },
+    });
     expect(fitsWhy.stdout).toContain("hermes:    requires >=0.10.0; running 0.21.4\n");
-    expect(validate.stderr).toMatch(/warning W_PLUGIN_REQUIRES_HERMES .*plugin\.yaml:3:18 requires_hermes: requires hermes >=99.0/);
+    expect(validate.stderr).toMatch(
+      /warning W_PLUGIN_REQUIRES_HERMES .*plugin\.yaml:3:18 requires_hermes: requires hermes >=99.0/,
+    );
   });
 });

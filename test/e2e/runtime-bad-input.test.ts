@@ -38,10 +38,14 @@ function logLines(stderr: string): LogLine[] {
 const LOAD_FAILURES: Record<string, { state: string; error: string }> = {
   thrower: { state: "failed", error: "register exploded" },
   hangs: { state: "timeout", error: "load timed out after 0.5s (import + register() never returned)" },
-  typo: { state: "failed", error: "Plugin 'typo' registered unknown hook 'post_tool_cal'; did you mean 'post_tool_call'?" },
+  typo: {
+    state: "failed",
+    error: "Plugin 'typo' registered unknown hook 'post_tool_cal'; did you mean 'post_tool_call'?",
+  },
   greedy: {
     state: "failed",
-    error: "Plugin 'greedy' cannot override built-in tool 'web_search'. Grant the tools.override capability (hermes plugins enable greedy --grant tools.override) to allow this plugin to replace tools.",
+    error:
+      "Plugin 'greedy' cannot override built-in tool 'web_search'. Grant the tools.override capability (hermes plugins enable greedy --grant tools.override) to allow this plugin to replace tools.",
   },
   noexport: { state: "failed", error: "no register() export" },
 };
@@ -55,10 +59,25 @@ beforeAll(async () => {
   const bundled = join(root, "bundled");
   mkdirSync(bundled, { recursive: true });
   // load time
-  plugin(home, "thrower", "hooks: [post_tool_call]\n", `export function register(ctx) {\n  ctx.register_hook("post_tool_call", () => {});\n  throw new Error("register exploded");\n}\n`);
-  plugin(home, "hangs", "hooks: [post_tool_call]\n", `export async function register(ctx) {\n  ctx.register_hook("post_tool_call", () => {});\n  await new Promise(() => {});\n}\n`);
+  plugin(
+    home,
+    "thrower",
+    "hooks: [post_tool_call]\n",
+    `export function register(ctx) {\n  ctx.register_hook("post_tool_call", () => {});\n  throw new Error("register exploded");\n}\n`,
+  );
+  plugin(
+    home,
+    "hangs",
+    "hooks: [post_tool_call]\n",
+    `export async function register(ctx) {\n  ctx.register_hook("post_tool_call", () => {});\n  await new Promise(() => {});\n}\n`,
+  );
   plugin(home, "typo", "", `export function register(ctx) {\n  ctx.register_hook("post_tool_cal", () => {});\n}\n`);
-  plugin(home, "greedy", "capabilities: [tools.override]\n", `export function register(ctx) {\n  ctx.register_tool({ name: "web_search", override: true, handler: () => "mine" });\n}\n`);
+  plugin(
+    home,
+    "greedy",
+    "capabilities: [tools.override]\n",
+    `export function register(ctx) {\n  ctx.register_tool({ name: "web_search", override: true, handler: () => "mine" });\n}\n`,
+  );
   plugin(home, "noexport", "", `export const setup = () => {};\n`);
   // call time
   plugin(
@@ -67,7 +86,12 @@ beforeAll(async () => {
     "provides_middleware: [tool_execution]\n",
     `export function register(ctx) {\n  ctx.register_middleware("tool_execution", async function retry({ args, next_call }) {\n    await next_call(args);\n    return next_call(args);\n  });\n}\n`,
   );
-  plugin(home, "sloppy", "hooks: [pre_tool_call]\n", `export function register(ctx) {\n  ctx.register_hook("pre_tool_call", function guard() { return { action: "block" }; });\n}\n`);
+  plugin(
+    home,
+    "sloppy",
+    "hooks: [pre_tool_call]\n",
+    `export function register(ctx) {\n  ctx.register_hook("pre_tool_call", function guard() { return { action: "block" }; });\n}\n`,
+  );
   plugin(
     home,
     "healthy",
@@ -114,7 +138,10 @@ describe("bad plugins through the CLI", () => {
     const lines = logLines(r.stderr);
     for (const [key, want] of Object.entries(LOAD_FAILURES)) {
       const mine = lines.filter((l) => l.plugin === key);
-      expect(mine.map((l) => l.msg), key).toEqual([`Failed to load plugin '${key}': ${want.error}`]);
+      expect(
+        mine.map((l) => l.msg),
+        key,
+      ).toEqual([`Failed to load plugin '${key}': ${want.error}`]);
       expect(mine[0]!.level).toBe(40);
     }
     // Nothing else is logged at warn: not for the healthy plugins, not without a plugin key.
@@ -158,7 +185,9 @@ describe("bad plugins through the CLI", () => {
       const rt = (JSON.parse(why.stdout) as { runtime: { state: string; issues?: string[] } }).runtime;
       expect(rt.state, key).toBe("loaded");
       expect(rt.issues, key).toHaveLength(1);
-      expect(rt.issues![0]).toContain(key === "twice" ? "called next_call() more than once" : "returned a malformed result");
+      expect(rt.issues![0]).toContain(
+        key === "twice" ? "called next_call() more than once" : "returned a malformed result",
+      );
     }
   });
 });

@@ -108,7 +108,10 @@ describe("runtime core through the CLI", () => {
     const why = await t.cli("plugins", "why", "greedy");
     expect(why.stdout).toMatch(/last run:\s+failed — Plugin 'greedy' cannot override/);
     const chain = await t.cli("plugins", "chain", "--json");
-    const chains = JSON.parse(chain.stdout) as { middleware: Record<string, string[]>; hooks: Record<string, string[]> };
+    const chains = JSON.parse(chain.stdout) as {
+      middleware: Record<string, string[]>;
+      hooks: Record<string, string[]>;
+    };
     expect(chains.middleware.tool_execution).toEqual(tracers);
     expect(chains.hooks.post_tool_call).toEqual(tracers);
   });
@@ -116,10 +119,15 @@ describe("runtime core through the CLI", () => {
   it("an unmanaged home recompiles after a plugin file changes, and says which plugin", async () => {
     const t = setup();
     await t.cli("compile");
-    writeFileSync(join(t.home, "plugins", "beta", "index.js"), `${"// edited\n"}export function register(ctx) { ctx.register_hook("post_tool_call", () => { (globalThis.__trace ??= []).push("hook:beta-edited"); }); }\n`);
+    writeFileSync(
+      join(t.home, "plugins", "beta", "index.js"),
+      `${"// edited\n"}export function register(ctx) { ctx.register_hook("post_tool_call", () => { (globalThis.__trace ??= []).push("hook:beta-edited"); }); }\n`,
+    );
     const r = await t.cli("order-demo");
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain("lock is stale: plugin(s) changed since the last compile: ~ beta (files changed); recompiling");
+    expect(r.stderr).toContain(
+      "lock is stale: plugin(s) changed since the last compile: ~ beta (files changed); recompiling",
+    );
     expect((JSON.parse(r.stdout) as Demo).trace).toContain("hook:beta-edited");
   });
 
@@ -144,7 +152,10 @@ describe("runtime core through the CLI", () => {
       // A verified start first, so the lock's bytes are on record as checked.
       expect((await t.cli("plugins", "chain")).code).toBe(0);
       const lockFile = join(t.home, "hermes.lock.json");
-      writeFileSync(lockFile, readFileSync(lockFile, "utf8").replace('"schema": "hermes.lock.v1"', '"schema": "hermes.lock.v9"'));
+      writeFileSync(
+        lockFile,
+        readFileSync(lockFile, "utf8").replace('"schema": "hermes.lock.v1"', '"schema": "hermes.lock.v9"'),
+      );
       const r = await t.cli("plugins", "chain", "--json");
       expect(r.stderr).not.toMatch(STACK_RE);
       if (managed) {

@@ -17,7 +17,15 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     const auth = req.headers.authorization ?? "";
     res.writeHead(401, { "Content-Type": "application/json" });
-    res.end(JSON.stringify({ error: { message: `Incorrect API key provided. Header was: Authorization: ${auth}`, type: "invalid_request_error", api_key: KEY } }));
+    res.end(
+      JSON.stringify({
+        error: {
+          message: `Incorrect API key provided. Header was: Authorization: ${auth}`,
+          type: "invalid_request_error",
+          api_key: KEY,
+        },
+      }),
+    );
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
@@ -46,7 +54,10 @@ function setup() {
 /** The built CLI under `umask 077`, as a careful user's shell runs it. */
 function runUnderUmask(args: string[], env: Record<string, string>): Promise<number | null> {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", 'umask 077; exec "$0" "$@"', process.execPath, CLI, ...args], { env: { ...process.env, ...env, NO_COLOR: "1" }, stdio: "ignore" });
+    const child = spawn("/bin/sh", ["-c", 'umask 077; exec "$0" "$@"', process.execPath, CLI, ...args], {
+      env: { ...process.env, ...env, NO_COLOR: "1" },
+      stdio: "ignore",
+    });
     child.on("error", reject);
     child.on("close", resolve);
   });
@@ -56,9 +67,26 @@ describe("secrets in output", () => {
   it("a provider error body that echoes the key is redacted on stderr, in logs and in --json", async () => {
     const t = setup();
     for (const extra of [[], ["--json"]]) {
-      const r = await runCli(["--home", t.home, "chat", "--provider", "openai-compatible", "--base-url", base, "--model", "m", "--no-stream", "--query", "hi", ...extra], {
-        env: { ...t.env, OPENAI_API_KEY: KEY, HERMES_LOG_LEVEL: "debug" },
-      });
+      const r = await runCli(
+        [
+          "--home",
+          t.home,
+          "chat",
+          "--provider",
+          "openai-compatible",
+          "--base-url",
+          base,
+          "--model",
+          "m",
+          "--no-stream",
+          "--query",
+          "hi",
+          ...extra,
+        ],
+        {
+          env: { ...t.env, OPENAI_API_KEY: KEY, HERMES_LOG_LEVEL: "debug" },
+        },
+      );
       expect(r.code).toBe(1);
       expect(`${r.stdout}${r.stderr}`).toContain("Incorrect API key provided");
       expect(`${r.stdout}${r.stderr}`).not.toContain("Q7r2Xv9LmN4pT8sW3yZ6aB1c");
@@ -90,8 +118,17 @@ describe("secrets in output", () => {
 
     const fresh = join(scratch.dir("fresh"), "home");
     mkdirSync(fresh);
-    expect(await runUnderUmask(["--home", fresh, "plugins", "enable", "hello-world"], { HERMES_BUNDLED_PLUGINS: bundledWithHelloWorld(scratch) })).toBe(0);
-    const made = [join(fresh, "config.yaml"), ...readdirSync(join(fresh, "generations")).filter((d) => /^\d+$/.test(d)).map((n) => join(fresh, "generations", n, "overlay.json"))];
+    expect(
+      await runUnderUmask(["--home", fresh, "plugins", "enable", "hello-world"], {
+        HERMES_BUNDLED_PLUGINS: bundledWithHelloWorld(scratch),
+      }),
+    ).toBe(0);
+    const made = [
+      join(fresh, "config.yaml"),
+      ...readdirSync(join(fresh, "generations"))
+        .filter((d) => /^\d+$/.test(d))
+        .map((n) => join(fresh, "generations", n, "overlay.json")),
+    ];
     expect(made.length).toBeGreaterThan(0);
     for (const f of made) expect((statSync(f).mode & 0o777).toString(8), f).toBe("600");
   });

@@ -10,12 +10,16 @@ const s = new Scratch("hermes-e2e-size-");
 afterAll(() => s.cleanup());
 
 /** Valid YAML of about `bytes` bytes: a manifest or config padded with a long comment block. */
-const padded = (head: string, bytes: number) => `${head}${"# padding padding padding padding padding padding padding padding\n".repeat(Math.ceil(bytes / 65))}`;
+const padded = (head: string, bytes: number) =>
+  `${head}${"# padding padding padding padding padding padding padding padding\n".repeat(Math.ceil(bytes / 65))}`;
 
 function home() {
   const h = s.dir("home");
   const bundled = s.dir("bundled");
-  return { h, cli: (...args: string[]) => runCli(["--home", h, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } }) };
+  return {
+    h,
+    cli: (...args: string[]) => runCli(["--home", h, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } }),
+  };
 }
 
 describe("size limits", () => {
@@ -31,9 +35,15 @@ describe("size limits", () => {
     const c = await t.cli("compile");
     expect(c.code, c.stderr).toBe(0);
     expect(c.stderr).toContain("E_MANIFEST_TOO_LARGE");
-    const lock = JSON.parse((await t.cli("compile", "--dry-run", "--json")).stdout) as { loadOrder?: string[]; load_order?: string[] };
+    const lock = JSON.parse((await t.cli("compile", "--dry-run", "--json")).stdout) as {
+      loadOrder?: string[];
+      load_order?: string[];
+    };
     expect(lock.loadOrder ?? lock.load_order).toEqual(["small"]);
-    const repo = new Repo(s.dir("repos"), "acme/big", { "plugin.yaml": padded("name: bigrepo\nversion: 1.0.0\n", 300 * 1024), "index.js": "export function register() {}\n" });
+    const repo = new Repo(s.dir("repos"), "acme/big", {
+      "plugin.yaml": padded("name: bigrepo\nversion: 1.0.0\n", 300 * 1024),
+      "index.js": "export function register() {}\n",
+    });
     const h = newHome(s, "install");
     const r = await hermes({ s, bundled: bundledWithHelloWorld(s) }, h, ["install", repo.url]);
     expect(r.code).toBe(1);

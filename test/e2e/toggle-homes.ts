@@ -34,7 +34,8 @@ export function toggleHomes() {
     runCli(args, { home, ...extra, env: { HERMES_BUNDLED_PLUGINS: state.bundled, ...extra.env } });
   const readConfig = (h: string) => readFileSync(join(h, "config.yaml"), "utf8");
   const lists = (h: string) => {
-    const p = (parse(readConfig(h)) as { plugins?: { enabled?: string[] | null; disabled?: string[] | null } }).plugins ?? {};
+    const p =
+      (parse(readConfig(h)) as { plugins?: { enabled?: string[] | null; disabled?: string[] | null } }).plugins ?? {};
     return { enabled: p.enabled ?? [], disabled: p.disabled ?? [] };
   };
   /** Stray files an edit must never leave behind: `<file>.lock` and atomic-write temp files. */

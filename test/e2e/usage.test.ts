@@ -32,7 +32,11 @@ describe.concurrent("usage errors exit 2", () => {
     ["missing argument to why", ["plugins", "why"], /missing required argument 'name'/],
     ["missing argument to validate", ["plugins", "validate"], /missing required argument 'dir'/],
     ["missing option value", ["--home"], /argument missing/],
-    ["bad --format choice", ["config", "validate", "x.yaml", "--format", "xml"], /Allowed choices are text, json, github/],
+    [
+      "bad --format choice",
+      ["config", "validate", "x.yaml", "--format", "xml"],
+      /Allowed choices are text, json, github/,
+    ],
     ["too many arguments", ["plugins", "enable", "a", "b"], /too many arguments/],
     // a command group without its subcommand is incomplete usage: help on stderr, exit 2
     ["no command at all", [], /Usage: hermes \[options\] \[command\]/],
@@ -74,7 +78,9 @@ describe.concurrent("help and version exit 0", () => {
   it("-V prints the package version", async () => {
     const r = await run(["-V"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version);
+    expect(r.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version,
+    );
   });
 });
 
@@ -100,7 +106,13 @@ describe("no stack traces for bad input", () => {
       [["plugins", "list"], { HERMES_BUNDLED_PLUGINS: fileAsHome }],
       [["plugins", "list"], { HERMES_ENABLE_PROJECT_PLUGINS: "maybe" }],
     ];
-    const rs = await runAll(cases.map(([args, env]) => () => runCli(args, { home, env: { HERMES_BUNDLED_PLUGINS: bundled, ...env } })));
+    const rs = await runAll(
+      cases.map(
+        ([args, env]) =>
+          () =>
+            runCli(args, { home, env: { HERMES_BUNDLED_PLUGINS: bundled, ...env } }),
+      ),
+    );
     rs.forEach((r, i) => {
       const label = `hermes ${cases[i]![0].join(" ")} ${JSON.stringify(cases[i]![1] ?? {})}`;
       expect(r.stderr, label).not.toMatch(STACK_RE);

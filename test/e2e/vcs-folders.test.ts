@@ -41,10 +41,17 @@ describe("plugins with .svn/.hg/.git folders", () => {
   it("a hand-placed plugin with main: inside .svn/.hg/.git is refused with E_MANIFEST_ENTRY_IN_VCS and never runs", async () => {
     const t = home();
     const out = s.dir("out");
-    for (const [name, dir] of [["s", ".svn"], ["m", ".hg"], ["g", ".git"]] as const) {
+    for (const [name, dir] of [
+      ["s", ".svn"],
+      ["m", ".hg"],
+      ["g", ".git"],
+    ] as const) {
       const p = join(t.h, "plugins", name);
       writePlugin(p, { manifest: `name: ${name}\nversion: '1'\nmain: ${dir}/payload.js\n`, entry: false });
-      writeText(join(p, dir, "payload.js"), `import { writeFileSync } from "node:fs";\nexport function register() { writeFileSync(${JSON.stringify(join(out, name))}, "ran"); }\n`);
+      writeText(
+        join(p, dir, "payload.js"),
+        `import { writeFileSync } from "node:fs";\nexport function register() { writeFileSync(${JSON.stringify(join(out, name))}, "ran"); }\n`,
+      );
     }
     writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [s, m, g]\n");
     const v = await runCli(["plugins", "validate", join(t.h, "plugins", "s")]);

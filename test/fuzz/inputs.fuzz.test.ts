@@ -30,7 +30,17 @@ afterAll(cleanupTemp);
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 /** Keys that break code treating a parsed object as a plain record. */
-const HOSTILE_KEYS = ["toString", "valueOf", "constructor", "hasOwnProperty", "__proto__", "toJSON", "then", "length", ""];
+const HOSTILE_KEYS = [
+  "toString",
+  "valueOf",
+  "constructor",
+  "hasOwnProperty",
+  "__proto__",
+  "toJSON",
+  "then",
+  "length",
+  "",
+];
 const hostileObject: fc.Arbitrary<Json> = fc.constantFrom<Json>(
   { toString: 1 },
   { valueOf: 1 },
@@ -53,7 +63,24 @@ const leaf: fc.Arbitrary<Json> = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.constantFrom(0, -1, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2),
   fc.string({ maxLength: 12 }),
-  fc.constantFrom("", " ", "..", "../x", "/etc/passwd", "a/b", "-", "~", "ÿ", "\u0000", "0x1", "1e999", "true", "null", "{}", "[]"),
+  fc.constantFrom(
+    "",
+    " ",
+    "..",
+    "../x",
+    "/etc/passwd",
+    "a/b",
+    "-",
+    "~",
+    "ÿ",
+    "\u0000",
+    "0x1",
+    "1e999",
+    "true",
+    "null",
+    "{}",
+    "[]",
+  ),
 );
 const value: fc.Arbitrary<Json> = fc.letrec<{ v: Json }>((tie) => ({
   v: fc.oneof(
@@ -100,7 +127,8 @@ function mutate(seed: Json, ms: readonly Mutation[]): Json {
     const path = paths[m.target % paths.length]!;
     const c = getAt(doc, path) as Record<string, Json> | Json[];
     const keys = Object.keys(c);
-    if (m.op === "add" && !Array.isArray(c)) Object.defineProperty(c, m.hostileKey, { value: m.v, enumerable: true, writable: true, configurable: true });
+    if (m.op === "add" && !Array.isArray(c))
+      Object.defineProperty(c, m.hostileKey, { value: m.v, enumerable: true, writable: true, configurable: true });
     else if (!keys.length) {
       if (!path.length) doc = m.v;
       else (getAt(doc, path.slice(0, -1)) as Record<string, Json>)[path[path.length - 1] as string] = m.v;
@@ -116,7 +144,12 @@ function mutate(seed: Json, ms: readonly Mutation[]): Json {
 /** Every member of `seed` replaced in turn by each hostile value (deterministic, complements the random runs). */
 function hostileVariants(seed: Json): Json[] {
   const out: Json[] = [];
-  const hostile: Json[] = [{ toString: 1 }, { valueOf: 1 }, [{ valueOf: 1 }, { toString: 1 }], [{ valueOf: 1 }, { valueOf: 1 }]];
+  const hostile: Json[] = [
+    { toString: 1 },
+    { valueOf: 1 },
+    [{ valueOf: 1 }, { toString: 1 }],
+    [{ valueOf: 1 }, { valueOf: 1 }],
+  ];
   for (const path of containers(seed)) {
     const c = getAt(seed, path) as Record<string, Json>;
     for (const k of Object.keys(c)) {
@@ -131,7 +164,11 @@ function hostileVariants(seed: Json): Json[] {
 }
 
 /** A document that is `seed` mutated 1–4 times, or (rarely) a value that is not the format at all. */
-const docFrom = (seed: Json) => fc.oneof({ arbitrary: fc.array(mutation, { minLength: 1, maxLength: 4 }).map((ms) => mutate(seed, ms)), weight: 9 }, { arbitrary: value, weight: 1 });
+const docFrom = (seed: Json) =>
+  fc.oneof(
+    { arbitrary: fc.array(mutation, { minLength: 1, maxLength: 4 }).map((ms) => mutate(seed, ms)), weight: 9 },
+    { arbitrary: value, weight: 1 },
+  );
 
 const isCatalogCode = (c: unknown) => typeof c === "string" && Object.prototype.hasOwnProperty.call(ERROR_CATALOG, c);
 
@@ -156,21 +193,34 @@ async function outcomeAsync(run: () => Promise<unknown>): Promise<void> {
     if (e instanceof HermesError && isCatalogCode(e.code)) return;
     throw new Error(`not a catalog error: ${(e as Error)?.name}: ${(e as Error)?.message}`);
   }
-  for (const d of (r as { diagnostics?: Diagnostic[] } | undefined)?.diagnostics ?? []) expect(isCatalogCode(d.code), `${d.code}: ${d.message}`).toBe(true);
+  for (const d of (r as { diagnostics?: Diagnostic[] } | undefined)?.diagnostics ?? [])
+    expect(isCatalogCode(d.code), `${d.code}: ${d.message}`).toBe(true);
 }
 
 /** YAML text of a document; the YAML library itself never sees a hostile prototype (plain data only). */
 const yamlOf = (doc: Json) => stringify(doc, { aliasDuplicateObjects: false });
 
 /** `[[[…]]]` / `{a: {a: …}}` nested `depth` deep, as YAML flow or JSON text. */
-const nested = (depth: number, kind: "list" | "map") => (kind === "list" ? `${"[".repeat(depth)}1${"]".repeat(depth)}` : `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`);
+const nested = (depth: number, kind: "list" | "map") =>
+  kind === "list" ? `${"[".repeat(depth)}1${"]".repeat(depth)}` : `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 
 const prop = { seed: SEED, numRuns: RUNS };
 
 const CONFIG: Json = {
   model: { provider: "openai-compatible", default: "m", base_url: "http://127.0.0.1:1/v1", timeout: 10 },
   agent: { max_turns: 3 },
-  plugins: { enabled: ["a"], disabled: ["b"], order: ["a"], entries: { a: { granted_capabilities: ["tools.override"], capabilities_consent: { hash: "x", granted_via: "flag" }, required: true } } },
+  plugins: {
+    enabled: ["a"],
+    disabled: ["b"],
+    order: ["a"],
+    entries: {
+      a: {
+        granted_capabilities: ["tools.override"],
+        capabilities_consent: { hash: "x", granted_via: "flag" },
+        required: true,
+      },
+    },
+  },
   hooks: { callback_timeout: 5 },
 };
 const MANIFEST: Json = {
@@ -203,41 +253,101 @@ const SPEC: Json = {
 const INDEX: Json = {
   version: 1,
   generated_at: "2026-01-01T00:00:00Z",
-  plugins: [{ name: "p", description: "d", repo: "o/r", tags: ["t"], capabilities: ["tools.override"], subdir: "x", author: "a", stars: 1 }],
+  plugins: [
+    {
+      name: "p",
+      description: "d",
+      repo: "o/r",
+      tags: ["t"],
+      capabilities: ["tools.override"],
+      subdir: "x",
+      author: "a",
+      stars: 1,
+    },
+  ],
 };
 const METADATA: Json = { p: { source: "https://example.com/a/b.git", revision: "a".repeat(40), pinned: true } };
 const BUNDLE_MANIFEST: Json = {
   format: "hermes-kit-bundle",
   version: 1,
   pack: { file: "hermes-pack.yaml", sha256: "0".repeat(64) },
-  plugins: [{ name: "p", key: "p", source: "https://example.com/a/b.git", revision: "a".repeat(40), tree: "b".repeat(40), path: "plugins/p" }],
+  plugins: [
+    {
+      name: "p",
+      key: "p",
+      source: "https://example.com/a/b.git",
+      revision: "a".repeat(40),
+      tree: "b".repeat(40),
+      path: "plugins/p",
+    },
+  ],
 };
 const LOCK: Lock = {
   schema: "hermes.lock.v1",
   inputs_hash: `sha256:${"0".repeat(64)}`,
   hook_catalog: "1",
-  settings: { hook_callback_timeout: 30, load_timeout_seconds: 10, approval_transport: null, approval_transport_fallback: "deny", memory_provider: null, context_engine: null },
+  settings: {
+    hook_callback_timeout: 30,
+    load_timeout_seconds: 10,
+    approval_transport: null,
+    approval_transport_fallback: "deny",
+    memory_provider: null,
+    context_engine: null,
+  },
   load_order: ["p"],
   chains: { hooks: { pre_tool_call: ["p"] }, middleware: {} },
-  deployment: { kind: null, spec: null, list_policy: "union", owned_leaves: [], owned_items: {}, links: [], plugins: {} },
+  deployment: {
+    kind: null,
+    spec: null,
+    list_policy: "union",
+    owned_leaves: [],
+    owned_items: {},
+    links: [],
+    plugins: {},
+  },
   plugins: [
     {
-      key: "p", name: "p", version: "1", kind: "standalone", source: "user", origin: "local", path: "/h/plugins/p", target: "/h/plugins/p", entry: "index.js",
-      integrity: `sha256-tree:${"0".repeat(64)}`, manifest_sha256: "0".repeat(64), state: "enabled", action: "load", reason: "enabled", load_position: 1, required: false,
-      capabilities: { declared: [], granted: [], consent_hash: "x", consent: null, not_carried: [] }, hooks: ["pre_tool_call"], middleware: [], git: null, managed: false,
+      key: "p",
+      name: "p",
+      version: "1",
+      kind: "standalone",
+      source: "user",
+      origin: "local",
+      path: "/h/plugins/p",
+      target: "/h/plugins/p",
+      entry: "index.js",
+      integrity: `sha256-tree:${"0".repeat(64)}`,
+      manifest_sha256: "0".repeat(64),
+      state: "enabled",
+      action: "load",
+      reason: "enabled",
+      load_position: 1,
+      required: false,
+      capabilities: { declared: [], granted: [], consent_hash: "x", consent: null, not_carried: [] },
+      hooks: ["pre_tool_call"],
+      middleware: [],
+      git: null,
+      managed: false,
     },
   ],
 };
 
 describe("fuzz: every input format ends in a catalog code", () => {
   it("config.yaml", () => {
-    fc.assert(fc.property(docFrom(CONFIG), (doc) => outcome(() => parseConfigText(yamlOf(doc), "config.yaml"))), prop);
+    fc.assert(
+      fc.property(docFrom(CONFIG), (doc) => outcome(() => parseConfigText(yamlOf(doc), "config.yaml"))),
+      prop,
+    );
     for (const doc of hostileVariants(CONFIG)) outcome(() => parseConfigText(yamlOf(doc), "config.yaml"));
-    for (const kind of ["list", "map"] as const) outcome(() => parseConfigText(`plugins: ${nested(5000, kind)}\n`, "config.yaml"));
+    for (const kind of ["list", "map"] as const)
+      outcome(() => parseConfigText(`plugins: ${nested(5000, kind)}\n`, "config.yaml"));
   });
 
   it("plugin.yaml (parsed, and discovered from a folder)", async () => {
-    fc.assert(fc.property(docFrom(MANIFEST), (doc) => outcome(() => parseManifestText(yamlOf(doc), "plugin.yaml", "p"))), prop);
+    fc.assert(
+      fc.property(docFrom(MANIFEST), (doc) => outcome(() => parseManifestText(yamlOf(doc), "plugin.yaml", "p"))),
+      prop,
+    );
     for (const doc of hostileVariants(MANIFEST)) outcome(() => parseManifestText(yamlOf(doc), "plugin.yaml", "p"));
     const folder = join(dir, "plugin");
     await fc.assert(
@@ -246,11 +356,14 @@ describe("fuzz: every input format ends in a catalog code", () => {
         mkdirSync(folder);
         writeFileSync(join(folder, "plugin.yaml"), yamlOf(doc));
         writeFileSync(join(folder, "index.js"), "export function register() {}\n");
-        await outcomeAsync(async () => ({ diagnostics: (await candidateFromFolder(folder, "user"))?.diagnostics ?? [] }));
+        await outcomeAsync(async () => ({
+          diagnostics: (await candidateFromFolder(folder, "user"))?.diagnostics ?? [],
+        }));
       }),
       { ...prop, numRuns: 60 },
     );
-    for (const kind of ["list", "map"] as const) outcome(() => parseManifestText(`name: p\nhooks: ${nested(5000, kind)}\n`, "plugin.yaml", "p"));
+    for (const kind of ["list", "map"] as const)
+      outcome(() => parseManifestText(`name: p\nhooks: ${nested(5000, kind)}\n`, "plugin.yaml", "p"));
   });
 
   it("hermes-pack.yaml", () => {
@@ -266,21 +379,33 @@ describe("fuzz: every input format ends in a catalog code", () => {
   });
 
   it("deploy spec", () => {
-    fc.assert(fc.property(docFrom(SPEC), (doc) => outcome(() => parseDeploySpec(yamlOf(doc), "spec.yaml"))), prop);
-    fc.assert(fc.property(docFrom(SPEC), (doc) => outcome(() => parseDeploySpec(JSON.stringify(doc), "spec.json"))), { ...prop, numRuns: 50 });
+    fc.assert(
+      fc.property(docFrom(SPEC), (doc) => outcome(() => parseDeploySpec(yamlOf(doc), "spec.yaml"))),
+      prop,
+    );
+    fc.assert(
+      fc.property(docFrom(SPEC), (doc) => outcome(() => parseDeploySpec(JSON.stringify(doc), "spec.json"))),
+      { ...prop, numRuns: 50 },
+    );
     outcome(() => parseDeploySpec(`plugins: ${nested(5000, "list")}\n`, "spec.yaml"));
     for (const doc of hostileVariants(SPEC)) outcome(() => parseDeploySpec(yamlOf(doc), "spec.yaml"));
   });
 
   it("community index", () => {
-    fc.assert(fc.property(docFrom(INDEX), (doc) => outcome(() => parseIndexText(JSON.stringify(doc), "index.json"))), prop);
+    fc.assert(
+      fc.property(docFrom(INDEX), (doc) => outcome(() => parseIndexText(JSON.stringify(doc), "index.json"))),
+      prop,
+    );
     outcome(() => parseIndexText(nested(5000, "map"), "index.json"));
     for (const doc of hostileVariants(INDEX)) outcome(() => parseIndexText(JSON.stringify(doc), "index.json"));
   });
 
   it("hermes.lock.json (a lock nested 5,000 deep included)", () => {
     const sealed = JSON.parse(serializeLock(LOCK)) as Json;
-    fc.assert(fc.property(docFrom(sealed), (doc) => outcome(() => parseLockText(JSON.stringify(doc), "hermes.lock.json"))), prop);
+    fc.assert(
+      fc.property(docFrom(sealed), (doc) => outcome(() => parseLockText(JSON.stringify(doc), "hermes.lock.json"))),
+      prop,
+    );
     for (const doc of hostileVariants(sealed)) outcome(() => parseLockText(JSON.stringify(doc), "hermes.lock.json"));
     for (const kind of ["list", "map"] as const) {
       const r = parseLockText(nested(5000, kind), "hermes.lock.json");
@@ -290,9 +415,15 @@ describe("fuzz: every input format ends in a catalog code", () => {
   });
 
   it("install metadata", () => {
-    fc.assert(fc.property(docFrom(METADATA), (doc) => outcome(() => parseMetadata(JSON.stringify(doc), ".install-metadata.json"))), prop);
+    fc.assert(
+      fc.property(docFrom(METADATA), (doc) =>
+        outcome(() => parseMetadata(JSON.stringify(doc), ".install-metadata.json")),
+      ),
+      prop,
+    );
     outcome(() => parseMetadata(nested(5000, "map"), ".install-metadata.json"));
-    for (const doc of hostileVariants(METADATA)) outcome(() => parseMetadata(JSON.stringify(doc), ".install-metadata.json"));
+    for (const doc of hostileVariants(METADATA))
+      outcome(() => parseMetadata(JSON.stringify(doc), ".install-metadata.json"));
   });
 
   it("bundle manifest", () => {

@@ -5,7 +5,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HermesError } from "../../src/core/errors.js";
 import { resolveSubdir } from "../../src/install/checkout.js";
 import { bundledWithHelloWorld, Scratch } from "../support/home.js";
-import { closedPort, hermes, metadata, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx, type Home } from "./helpers.js";
+import {
+  closedPort,
+  hermes,
+  metadata,
+  newHome,
+  pluginFiles,
+  Repo,
+  snapshot,
+  stagingLeftovers,
+  type Ctx,
+  type Home,
+} from "./helpers.js";
 
 let s: Scratch;
 let ctx: Ctx;
@@ -66,7 +77,9 @@ describe.concurrent("bad input: clear errors, nothing changed", { timeout: 240_0
     const port = (hole.address() as { port: number }).port;
     try {
       const before = snapshot(h);
-      const r = await hermes(ctx, h, ["install", `git://127.0.0.1:${port}/x.git`], { env: { HERMES_GIT_TIMEOUT_MS: "3000" } });
+      const r = await hermes(ctx, h, ["install", `git://127.0.0.1:${port}/x.git`], {
+        env: { HERMES_GIT_TIMEOUT_MS: "3000" },
+      });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain("E_GIT_TIMEOUT");
       expect(r.stderr).toContain("timed out after 3 seconds");
@@ -79,14 +92,20 @@ describe.concurrent("bad input: clear errors, nothing changed", { timeout: 240_0
   });
 
   it("a repository without a manifest names the folders that have one", async () => {
-    const repo = new Repo(repos, "acme/nomanifest", { "README.md": "x\n", ...pluginFiles("inner", "", "plugins/inner/") });
+    const repo = new Repo(repos, "acme/nomanifest", {
+      "README.md": "x\n",
+      ...pluginFiles("inner", "", "plugins/inner/"),
+    });
     const h = await homeWithPlugin("nomanifest");
     const err = await refused(h, ["install", repo.url], "E_INSTALL_NO_MANIFEST");
     expect(err).toContain("plugins/inner");
   });
 
   it("a broken manifest is refused with its problems", async () => {
-    const repo = new Repo(repos, "acme/broken", { "plugin.yaml": "name: [unclosed\n", "index.js": "export function register() {}\n" });
+    const repo = new Repo(repos, "acme/broken", {
+      "plugin.yaml": "name: [unclosed\n",
+      "index.js": "export function register() {}\n",
+    });
     const h = await homeWithPlugin("broken");
     await refused(h, ["install", repo.url], "E_INSTALL_MANIFEST_INVALID");
   });
@@ -113,7 +132,10 @@ describe.concurrent("bad input: clear errors, nothing changed", { timeout: 240_0
   it("plugin names with '/' or '..' (and other unusable names) are refused", async () => {
     const h = await homeWithPlugin("names");
     for (const [i, name] of ["a/b", "../evil", "..", ".hidden", "nix-managed-x"].entries()) {
-      const repo = new Repo(repos, `acme/badname${i}`, { "plugin.yaml": `name: ${JSON.stringify(name)}\n`, "index.js": "export function register() {}\n" });
+      const repo = new Repo(repos, `acme/badname${i}`, {
+        "plugin.yaml": `name: ${JSON.stringify(name)}\n`,
+        "index.js": "export function register() {}\n",
+      });
       await refused(h, ["install", repo.url], "E_INSTALL_NAME_INVALID");
     }
     expect(existsSync(join(h.home, "evil"))).toBe(false);
@@ -159,8 +181,13 @@ describe("resolveSubdir", () => {
     mkdirSync(join(root, "a", "b"), { recursive: true });
     symlinkSync("a/b", join(root, "inside"));
     symlinkSync("/", join(root, "root"));
-    const code = async (sub: string) => resolveSubdir(root, sub).then(() => undefined, (e: HermesError) => e.code);
-    for (const sub of ["/etc", "C:/x", "a/../../x", "..", "root", "root/etc", "."]) expect(await code(sub)).toBe("E_INSTALL_SUBDIR_ESCAPE");
+    const code = async (sub: string) =>
+      resolveSubdir(root, sub).then(
+        () => undefined,
+        (e: HermesError) => e.code,
+      );
+    for (const sub of ["/etc", "C:/x", "a/../../x", "..", "root", "root/etc", "."])
+      expect(await code(sub)).toBe("E_INSTALL_SUBDIR_ESCAPE");
     expect(await resolveSubdir(root, "inside")).toBe("a/b");
     expect(await resolveSubdir(root, "a//b/")).toBe("a/b");
   });

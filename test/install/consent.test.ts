@@ -18,15 +18,33 @@ beforeAll(() => {
   repos = s.dir("repos");
   ctx = { s, bundled: bundledWithHelloWorld(s) };
   capsRepo = new Repo(repos, "acme/caps", pluginFiles("caps", "capabilities: [tools.override, llm.model_override]\n"));
-  envRepo = new Repo(repos, "acme/envy", pluginFiles("envy", "requires_env:\n  - name: ENVY_TOKEN\n    description: the token\n    secret: true\n  - name: ENVY_REGION\n"));
+  envRepo = new Repo(
+    repos,
+    "acme/envy",
+    pluginFiles(
+      "envy",
+      "requires_env:\n  - name: ENVY_TOKEN\n    description: the token\n    secret: true\n  - name: ENVY_REGION\n",
+    ),
+  );
 });
 afterAll(() => s?.cleanup());
 
-type Entry = { granted_capabilities?: string[]; capabilities_consent?: { hash: string; granted_at: string; granted_via?: string }; allow_tool_override?: boolean; llm?: Record<string, boolean> };
-const cfg = (h: Home) => (parse(readFileSync(join(h.home, "config.yaml"), "utf8")) ?? {}) as { plugins: { enabled?: string[]; entries?: Record<string, Entry> } };
+type Entry = {
+  granted_capabilities?: string[];
+  capabilities_consent?: { hash: string; granted_at: string; granted_via?: string };
+  allow_tool_override?: boolean;
+  llm?: Record<string, boolean>;
+};
+const cfg = (h: Home) =>
+  (parse(readFileSync(join(h.home, "config.yaml"), "utf8")) ?? {}) as {
+    plugins: { enabled?: string[]; entries?: Record<string, Entry> };
+  };
 const lockCaps = (h: Home, key: string) =>
-  (JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as { plugins: Array<{ key: string; capabilities: Record<string, unknown> }> }).plugins.find((p) => p.key === key)
-    ?.capabilities;
+  (
+    JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as {
+      plugins: Array<{ key: string; capabilities: Record<string, unknown> }>;
+    }
+  ).plugins.find((p) => p.key === key)?.capabilities;
 
 /** A home with the `caps` plugin placed by hand (declares tools.override and llm.model_override). */
 function capsHome(name: string, config = "plugins:\n  enabled: []\n"): Home {
@@ -76,7 +94,10 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toBe(before);
   });
 
-  it.each([["closed", undefined], ["open pipe", { keepOpen: true } as const]])(
+  it.each([
+    ["closed", undefined],
+    ["open pipe", { keepOpen: true } as const],
+  ])(
     "enable without a terminal (stdin %s) prints what is pending, grants nothing, never waits",
     async (_label, input) => {
       const h = capsHome(`notty-${_label.replace(" ", "-")}`);
@@ -125,14 +146,22 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     expect(readFileSync(join(h.home, ".env"), "utf8")).toBe("ENVY_TOKEN=super-secret-value\n");
     expect(cfg(h).plugins.enabled).toEqual(["envy"]);
     const caps = newHome(s, "tty-install-caps");
-    const c = await hermesTty(ctx, caps, ["install", capsRepo.url, "--no-enable"], [[/Grant these capabilities\? \[y\/N\]/, "yes"]]);
+    const c = await hermesTty(
+      ctx,
+      caps,
+      ["install", capsRepo.url, "--no-enable"],
+      [[/Grant these capabilities\? \[y\/N\]/, "yes"]],
+    );
     expect(c.code, c.stdout).toBe(0);
     expect(cfg(caps).plugins.entries!.caps!.granted_capabilities).toEqual(["llm.model_override", "tools.override"]);
     expect(cfg(caps).plugins.enabled).toEqual([]);
   });
 
   it("install on a terminal: a 'caution' scan verdict is asked about (yes installs, no installs nothing)", async () => {
-    const repo = new Repo(repos, "acme/cautious", { ...pluginFiles("cautious"), "setup.sh": "#!/bin/sh\nls ~/.ssh/\n" });
+    const repo = new Repo(repos, "acme/cautious", {
+      ...pluginFiles("cautious"),
+      "setup.sh": "#!/bin/sh\nls ~/.ssh/\n",
+    });
     const no = newHome(s, "tty-caution-no");
     const n = await hermesTty(ctx, no, ["install", repo.url], [[/Install anyway\? \[y\/N\]/, "n"]]);
     expect(n.code, n.stdout).toBe(1);
@@ -166,18 +195,29 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     expect(t.code, t.stderr).toBe(0);
     expect(t.stdout).toContain("caps (local)");
     expect(t.stdout).toContain("  tools.override: granted");
-    expect(t.stdout).toContain("  llm.model_override: legacy key only (deprecated; not honoured without a recorded consent) via llm.allow_model_override");
-    expect(t.stdout).toContain("  gateway.platform_actions: granted (not declared in manifest) via legacy key allow_platform_actions");
+    expect(t.stdout).toContain(
+      "  llm.model_override: legacy key only (deprecated; not honoured without a recorded consent) via llm.allow_model_override",
+    );
+    expect(t.stdout).toContain(
+      "  gateway.platform_actions: granted (not declared in manifest) via legacy key allow_platform_actions",
+    );
     expect(t.stdout).not.toContain("plain");
-    const j = JSON.parse((await hermes(ctx, h, ["capabilities", "caps", "--json"])).stdout) as Array<Record<string, unknown>>;
+    const j = JSON.parse((await hermes(ctx, h, ["capabilities", "caps", "--json"])).stdout) as Array<
+      Record<string, unknown>
+    >;
     expect(j[0]).toMatchObject({ key: "caps", consent: { hash_current: true, granted_via: "flag" } });
     const one = await hermes(ctx, h, ["capabilities", "plain"]);
     expect(one.stdout).toContain("declared: (none)");
     const none = await hermes(ctx, newHome(s, "none"), ["capabilities"]);
     expect(none.stdout).toContain("No plugins declare or hold capabilities.");
-    const legacyOnly = capsHome("legacy", "plugins:\n  enabled: [caps]\n  entries:\n    caps:\n      allow_tool_override: true\n");
+    const legacyOnly = capsHome(
+      "legacy",
+      "plugins:\n  enabled: [caps]\n  entries:\n    caps:\n      allow_tool_override: true\n",
+    );
     const l = await hermes(ctx, legacyOnly, ["capabilities", "caps"]);
-    expect(l.stdout).toContain("tools.override: legacy key only (deprecated; not honoured without a recorded consent) via allow_tool_override");
+    expect(l.stdout).toContain(
+      "tools.override: legacy key only (deprecated; not honoured without a recorded consent) via allow_tool_override",
+    );
   });
 
   it("a grant recorded for another declared set is not carried by the lock", async () => {
@@ -187,7 +227,9 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     const c = await runCompile(h);
     expect(c).toBe(0);
     expect(lockCaps(h, "caps")).toMatchObject({ granted: [] });
-    const j = JSON.parse((await hermes(ctx, h, ["capabilities", "caps", "--json"])).stdout) as Array<{ declared: unknown }>;
+    const j = JSON.parse((await hermes(ctx, h, ["capabilities", "caps", "--json"])).stdout) as Array<{
+      declared: unknown;
+    }>;
     expect(j[0]!.declared).toEqual([{ capability: "tools.override", state: "stale" }]);
   });
 });

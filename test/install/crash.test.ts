@@ -9,7 +9,17 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../support/cli.js";
 import { bundledWithHelloWorld, Scratch } from "../support/home.js";
-import { ENTRY, hermes, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx, type Home } from "./helpers.js";
+import {
+  ENTRY,
+  hermes,
+  newHome,
+  pluginFiles,
+  Repo,
+  snapshot,
+  stagingLeftovers,
+  type Ctx,
+  type Home,
+} from "./helpers.js";
 
 let s: Scratch;
 let ctx: Ctx;
@@ -41,7 +51,10 @@ interface State {
   meta: string | undefined;
 }
 
-const state = (h: Home): State => ({ tree: snapshot(h), meta: existsSync(h.metadataFile) ? readFileSync(h.metadataFile, "utf8") : undefined });
+const state = (h: Home): State => ({
+  tree: snapshot(h),
+  meta: existsSync(h.metadataFile) ? readFileSync(h.metadataFile, "utf8") : undefined,
+});
 
 /** The state a scenario ends in when it runs to completion (computed once, in a twin home). */
 async function finalState(name: string, args: string[]): Promise<State> {
@@ -57,7 +70,11 @@ async function afterNextCommand(h: Home): Promise<void> {
   expect(stagingLeftovers(h)).toEqual([]);
 }
 
-async function faultPoints(name: string, args: string[], maxPoints: number): Promise<{ before: number; after: number }> {
+async function faultPoints(
+  name: string,
+  args: string[],
+  maxPoints: number,
+): Promise<{ before: number; after: number }> {
   const before = state(cloneHome(`${name}-before`));
   const after = await finalState(name, args);
   expect(after).not.toEqual(before);
@@ -130,7 +147,10 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
         .filter((d) => d.startsWith(".install-"))
         .some((d) => {
           try {
-            return (JSON.parse(readFileSync(join(h.plugins, d, "journal.json"), "utf8")) as { phase: string }).phase === "placing";
+            return (
+              (JSON.parse(readFileSync(join(h.plugins, d, "journal.json"), "utf8")) as { phase: string }).phase ===
+              "placing"
+            );
           } catch {
             return false;
           }
@@ -139,14 +159,21 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
     let torn = 0;
     for (let n = 1; n <= 16; n++) {
       const probe = cloneHome(`torn-probe-${n}`);
-      const r = await hermes(ctx, probe, ["install", repo.url, "--force"], { env: { HERMES_FAULT_KILL_AT: String(n) } });
+      const r = await hermes(ctx, probe, ["install", repo.url, "--force"], {
+        env: { HERMES_FAULT_KILL_AT: String(n) },
+      });
       if (r.signal !== "SIGKILL") break;
       if (!placing(probe)) continue;
       torn++;
       // The same kill, followed by each command that reads the plugins dir without being a `plugins` command.
-      for (const next of [["compile", "--json"], ["plugins", "chain", "--json"]]) {
+      for (const next of [
+        ["compile", "--json"],
+        ["plugins", "chain", "--json"],
+      ]) {
         const h = cloneHome(`torn-${n}-${next[0]}`);
-        expect((await hermes(ctx, h, ["install", repo.url, "--force"], { env: { HERMES_FAULT_KILL_AT: String(n) } })).signal).toBe("SIGKILL");
+        expect(
+          (await hermes(ctx, h, ["install", repo.url, "--force"], { env: { HERMES_FAULT_KILL_AT: String(n) } })).signal,
+        ).toBe("SIGKILL");
         const res = await runCli(next, { home: h.home, env, timeoutMs: 120_000 });
         expect(res.code, res.stderr).toBe(0);
         expect(res.stderr).toContain("install of 'crashy' was interrupted and has been rolled back");
@@ -165,7 +192,8 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
     const started = Date.now();
     const after = await finalState("timed", ["install", repo.url, "--force"]);
     const full = Date.now() - started;
-    const staging = (h: Home) => (existsSync(h.plugins) ? readdirSync(h.plugins).filter((n) => n.startsWith(".install-")) : []);
+    const staging = (h: Home) =>
+      existsSync(h.plugins) ? readdirSync(h.plugins).filter((n) => n.startsWith(".install-")) : [];
     const journalPhase = (h: Home) => {
       for (const d of staging(h)) {
         try {
@@ -183,13 +211,20 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
       ["placement begun", (h) => journalPhase(h) === "placing"],
       ["old tree moved out", (h) => staging(h).some((d) => existsSync(join(h.plugins, d, "previous")))],
       ["metadata rewritten", (h) => existsSync(h.metadataFile) && readFileSync(h.metadataFile, "utf8").includes(v2)],
-      ...[0.1, 0.3, 0.5, 0.7, 0.9].map((f): [string, (h: Home, elapsed: number) => boolean] => [`${f * 100}% of a run`, (_h, elapsed) => elapsed >= full * f]),
+      ...[0.1, 0.3, 0.5, 0.7, 0.9].map((f): [string, (h: Home, elapsed: number) => boolean] => [
+        `${f * 100}% of a run`,
+        (_h, elapsed) => elapsed >= full * f,
+      ]),
     ];
     const outcomes: string[] = [];
     for (const [label, when] of triggers) {
       const h = cloneHome(`timed-${outcomes.length}`);
       const t0 = Date.now();
-      const { child, done: exited } = spawnCli(["plugins", "install", repo.url, "--force"], { home: h.home, env: { HERMES_BUNDLED_PLUGINS: ctx.bundled }, ignoreOutput: true });
+      const { child, done: exited } = spawnCli(["plugins", "install", repo.url, "--force"], {
+        home: h.home,
+        env: { HERMES_BUNDLED_PLUGINS: ctx.bundled },
+        ignoreOutput: true,
+      });
       const closed = exited.then(({ code, signal }) => signal ?? `exit ${code}`);
       let done = false;
       void closed.then(() => (done = true));
@@ -198,7 +233,12 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
       const how = await closed;
       await afterNextCommand(h);
       const got = state(h);
-      const which = JSON.stringify(got) === JSON.stringify(before) ? "before" : JSON.stringify(got) === JSON.stringify(after) ? "after" : "TORN";
+      const which =
+        JSON.stringify(got) === JSON.stringify(before)
+          ? "before"
+          : JSON.stringify(got) === JSON.stringify(after)
+            ? "after"
+            : "TORN";
       outcomes.push(`${label} (${how}): ${which}`);
       expect(which, outcomes.join("\n")).not.toBe("TORN");
     }
@@ -206,4 +246,3 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
     console.log(`kill -9 outcomes:\n  ${outcomes.join("\n  ")}`);
   });
 });
-

@@ -11,10 +11,24 @@ import { dirname, join, normalize } from "node:path";
 import { runCli, ttyCli, type RunOptions, type RunResult } from "../support/cli.js";
 import { writeFiles, type Files, type Scratch } from "../support/home.js";
 
-export const GIT_ID = ["-c", "user.name=Test Author", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"];
+export const GIT_ID = [
+  "-c",
+  "user.name=Test Author",
+  "-c",
+  "user.email=test@example.com",
+  "-c",
+  "init.defaultBranch=main",
+  "-c",
+  "commit.gpgsign=false",
+];
 
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", [...GIT_ID, ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } }).trim();
+  return execFileSync("git", [...GIT_ID, ...args], {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, GIT_TERMINAL_PROMPT: "0" },
+  }).trim();
 }
 
 export const ENTRY = "export function register(ctx) {}\n";
@@ -94,7 +108,16 @@ export class GitDaemon {
     this.port = await freePort();
     this.child = spawn(
       "git",
-      ["daemon", "--export-all", `--base-path=${this.base}`, `--port=${this.port}`, "--listen=127.0.0.1", "--reuseaddr", "--informative-errors", this.base],
+      [
+        "daemon",
+        "--export-all",
+        `--base-path=${this.base}`,
+        `--port=${this.port}`,
+        "--listen=127.0.0.1",
+        "--reuseaddr",
+        "--informative-errors",
+        this.base,
+      ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
     let err = "";
@@ -230,7 +253,9 @@ export function snapshot(h: Home): string[] {
 
 export function stagingLeftovers(h: Home): string[] {
   if (!existsSync(h.plugins)) return [];
-  return readdirSync(h.plugins).filter((n) => /^\.(install|update|remove)-\d+-/.test(n) || n.endsWith(".lock") || n.endsWith(".tmp"));
+  return readdirSync(h.plugins).filter(
+    (n) => /^\.(install|update|remove)-\d+-/.test(n) || n.endsWith(".lock") || n.endsWith(".tmp"),
+  );
 }
 
 export interface Ctx {
@@ -253,12 +278,27 @@ export function hermes(ctx: Ctx, h: Home, args: string[], opts: RunOptions = {})
  * Run `hermes plugins …` on a pseudo-terminal, typing `answers` (each followed by Enter) once the
  * matching prompt text has appeared; an answer whose prompt never comes is not typed.
  */
-export async function hermesTty(ctx: Ctx, h: Home, args: string[], answers: Array<[RegExp, string]>, env: Record<string, string> = {}): Promise<RunResult> {
-  const t = ttyCli(["plugins", ...args], { home: h.home, env: { HERMES_BUNDLED_PLUGINS: ctx.bundled, TERM: "dumb", ...ctx.env, ...env } });
+export async function hermesTty(
+  ctx: Ctx,
+  h: Home,
+  args: string[],
+  answers: Array<[RegExp, string]>,
+  env: Record<string, string> = {},
+): Promise<RunResult> {
+  const t = ttyCli(["plugins", ...args], {
+    home: h.home,
+    env: { HERMES_BUNDLED_PLUGINS: ctx.bundled, TERM: "dumb", ...ctx.env, ...env },
+  });
   const timer = setTimeout(() => t.child.kill("SIGKILL"), 120_000);
   try {
     for (const [prompt, answer] of answers) {
-      if (!(await t.expect(prompt, 120_000).then(() => true, () => false))) break;
+      if (
+        !(await t.expect(prompt, 120_000).then(
+          () => true,
+          () => false,
+        ))
+      )
+        break;
       t.type(`${answer}\r`);
     }
     const r = await t.done;

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { HermesError } from "../../src/core/errors.js";
-import { parseIdentifier, parseRef, redactSecrets, repoNameOf, scrubUrl, urlCredentials } from "../../src/install/identifier.js";
+import {
+  parseIdentifier,
+  parseRef,
+  redactSecrets,
+  repoNameOf,
+  scrubUrl,
+  urlCredentials,
+} from "../../src/install/identifier.js";
 import { validatePluginName } from "../../src/install/install.js";
 import { parseMetadata, renderMetadata } from "../../src/install/metadata.js";
 import { resolveIndexName } from "../../src/install/index/load.js";
@@ -29,7 +36,10 @@ describe("install identifiers (install spec §4.1)", () => {
     ["ssh://git@host:2222/a/b.git", { kind: "git", url: "ssh://git@host:2222/a/b.git" }],
     ["file:///srv/repos/b.git#p", { kind: "git", url: "file:///srv/repos/b.git", subdir: "p" }],
     ["git://127.0.0.1:9418/x.git", { kind: "git", url: "git://127.0.0.1:9418/x.git" }],
-    ["https://github.com/a/b/tree/feature/x/plugins/p", { kind: "git", url: "https://github.com/a/b.git", treePath: ["feature", "x", "plugins", "p"] }],
+    [
+      "https://github.com/a/b/tree/feature/x/plugins/p",
+      { kind: "git", url: "https://github.com/a/b.git", treePath: ["feature", "x", "plugins", "p"] },
+    ],
     ["https://github.com/a/b/tree/main", { kind: "git", url: "https://github.com/a/b.git", treePath: ["main"] }],
     ["https://github.com/a/b/blob/main/README.md", { kind: "git", url: "https://github.com/a/b.git" }],
     ["https://github.com/a/b", { kind: "git", url: "https://github.com/a/b" }],
@@ -37,12 +47,15 @@ describe("install identifiers (install spec §4.1)", () => {
     expect(parseIdentifier(id)).toEqual(want);
   });
 
-  it.each(["", "  ", "-upload-pack=x", "--help", "owner", "owner\\repo", "own er/repo", "../x/y"])("refuses %j", (id) => {
-    const c = code(() => parseIdentifier(id));
-    // A lone word is an index name, never an error here.
-    if (id === "owner") expect(c).toBeUndefined();
-    else expect(c).toBe("E_INSTALL_IDENTIFIER");
-  });
+  it.each(["", "  ", "-upload-pack=x", "--help", "owner", "owner\\repo", "own er/repo", "../x/y"])(
+    "refuses %j",
+    (id) => {
+      const c = code(() => parseIdentifier(id));
+      // A lone word is an index name, never an error here.
+      if (id === "owner") expect(c).toBeUndefined();
+      else expect(c).toBe("E_INSTALL_IDENTIFIER");
+    },
+  );
 });
 
 describe("--ref (install spec §4.2 step 1)", () => {
@@ -105,9 +118,12 @@ describe("credentials never leave the clone call", () => {
 });
 
 describe("plugin names (install spec §4.2 step 8)", () => {
-  it.each(["a/b", "..", ".", "a..b", "a\\b", "", ".hidden", "__init__", "nix-managed-x", "bad\u0001"])("refuses %j", (n) => {
-    expect(code(() => validatePluginName(n))).toBe("E_INSTALL_NAME_INVALID");
-  });
+  it.each(["a/b", "..", ".", "a..b", "a\\b", "", ".hidden", "__init__", "nix-managed-x", "bad\u0001"])(
+    "refuses %j",
+    (n) => {
+      expect(code(() => validatePluginName(n))).toBe("E_INSTALL_NAME_INVALID");
+    },
+  );
   it.each(["my-plugin", "My Plugin", "x.y", "a_b"])("accepts %j", (n) => {
     expect(code(() => validatePluginName(n))).toBeUndefined();
   });
@@ -128,7 +144,9 @@ describe(".install-metadata.json (install spec §4.4)", () => {
   it("reads missing/empty as {}, tolerates a BOM, refuses junk with a position", () => {
     expect(parseMetadata(undefined, "m")).toEqual({});
     expect(parseMetadata("  \n", "m")).toEqual({});
-    expect(parseMetadata(`\uFEFF{"a":{"pinned":false,"revision":"${sha.toUpperCase()}","source":"s"}}`, "m").a!.revision).toBe(sha);
+    expect(
+      parseMetadata(`\uFEFF{"a":{"pinned":false,"revision":"${sha.toUpperCase()}","source":"s"}}`, "m").a!.revision,
+    ).toBe(sha);
     for (const bad of ["{", "[]", '{"a": 1}', '{"a":{"source":"s","revision":"abc"}}', '"x"']) {
       try {
         parseMetadata(bad, "meta.json");
@@ -146,7 +164,19 @@ describe(".install-metadata.json (install spec §4.4)", () => {
 });
 
 describe("index names resolve exactly (DESIGN.md deviation 5)", () => {
-  const e = (name: string): IndexEntry => ({ name, description: "", author: "", tags: [], repo: `o/${name}`, ref: "", subdir: null, homepage: null, capabilities: [], api_version: null, added_at: null });
+  const e = (name: string): IndexEntry => ({
+    name,
+    description: "",
+    author: "",
+    tags: [],
+    repo: `o/${name}`,
+    ref: "",
+    subdir: null,
+    homepage: null,
+    capabilities: [],
+    api_version: null,
+    added_at: null,
+  });
   const entries = [e("hermes-telegram-business"), e("Media-Studio"), e("dup"), e("DUP")];
   it("exact, case-insensitive", () => {
     expect(resolveIndexName(entries, "media-studio")).toMatchObject({ kind: "found", entry: { name: "Media-Studio" } });

@@ -7,13 +7,23 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { homePaths, type HomePaths } from "../../src/core/paths.js";
-import { cacheFileOf, INDEX_TTL_MS, loadIndex, SEED_INDEX, type LoadIndexOptions } from "../../src/install/index/load.js";
+import {
+  cacheFileOf,
+  INDEX_TTL_MS,
+  loadIndex,
+  SEED_INDEX,
+  type LoadIndexOptions,
+} from "../../src/install/index/load.js";
 import { hasShared, SHARED_FIXTURES } from "../shared-dir.js";
 import { cleanupTemp, tempDir } from "../support/home.js";
 
 const SHARED = hasShared("test/install/index-load.test.ts: the seed compared with the published index fixture");
 
-const GOOD = { schema_version: 1, generated_at: "2030-01-01T00:00:00Z", plugins: [{ name: "remote-one", repo: "acme/remote-one", description: "from the server", tags: ["x"] }] };
+const GOOD = {
+  schema_version: 1,
+  generated_at: "2030-01-01T00:00:00Z",
+  plugins: [{ name: "remote-one", repo: "acme/remote-one", description: "from the server", tags: ["x"] }],
+};
 
 let server: Server;
 let base = "";
@@ -67,7 +77,15 @@ beforeAll(async () => {
   routes.set("/hang", () => undefined);
   routes.set("/mixed.json", (res) => {
     res.writeHead(200, { "Content-Type": "application/json" });
-    res.end(JSON.stringify([{ name: "ok-one", repo: "a/ok-one" }, { name: "bad-repo", repo: "no-slash-here" }, { repo: "x/y" }, "not an object", { name: "ok-two", repo: "a/ok-two" }]));
+    res.end(
+      JSON.stringify([
+        { name: "ok-one", repo: "a/ok-one" },
+        { name: "bad-repo", repo: "no-slash-here" },
+        { repo: "x/y" },
+        "not an object",
+        { name: "ok-two", repo: "a/ok-two" },
+      ]),
+    );
   });
 });
 
@@ -143,7 +161,9 @@ describe("index load order", () => {
     expect(r.stale).toBe(true);
     expect(r.entries[0]!.name).toBe("cached-one");
     expect(r.printed).toHaveLength(1);
-    expect(r.printed[0]).toMatch(/^WARNING: the community plugin index could not be fetched \(plugin index .*wrong-shape\.json: 'plugins' must be a list\); using the STALE cached copy from 3 d 2 h ago/);
+    expect(r.printed[0]).toMatch(
+      /^WARNING: the community plugin index could not be fetched \(plugin index .*wrong-shape\.json: 'plugins' must be a list\); using the STALE cached copy from 3 d 2 h ago/,
+    );
     expect(r.diagnostics.map((d) => d.code)).toContain("W_INDEX_STALE");
     expect(JSON.parse(readFileSync(cacheFileOf(h.paths), "utf8"))).toEqual(CACHED);
   });
@@ -162,12 +182,17 @@ describe("index load order", () => {
     const r = await load(h);
     expect(r.source).toBe("seed");
     expect(r.stale).toBe(true);
-    expect(r.printed[0]).toMatch(/^WARNING: .*OFFLINE SEED COPY shipped with hermes-kit \(6 plugins, generated 2026-08-12T00:00:00Z\)/);
+    expect(r.printed[0]).toMatch(
+      /^WARNING: .*OFFLINE SEED COPY shipped with hermes-kit \(6 plugins, generated 2026-08-12T00:00:00Z\)/,
+    );
     expect(existsSync(cacheFileOf(h.paths))).toBe(false);
   });
 
   it.skipIf(!SHARED)("the seed is the newest NousResearch seed index, as published", () => {
-    const fixture = readFileSync(join(SHARED_FIXTURES, "index", "NousResearch__hermes-agent__hermes_cli_data_plugin_index.json@015d866e.json"), "utf8");
+    const fixture = readFileSync(
+      join(SHARED_FIXTURES, "index", "NousResearch__hermes-agent__hermes_cli_data_plugin_index.json@015d866e.json"),
+      "utf8",
+    );
     expect(readFileSync(SEED_INDEX, "utf8")).toBe(fixture);
   });
 

@@ -26,11 +26,16 @@ function fixtureEntries(): IndexEntry[] {
     seen.add(e.name);
     out.push(e);
   };
-  for (const f of readdirSync(INDEX).filter((x) => x.endsWith(".json")).sort()) {
+  for (const f of readdirSync(INDEX)
+    .filter((x) => x.endsWith(".json"))
+    .sort()) {
     for (const e of parseIndexDocument(JSON.parse(readFileSync(join(INDEX, f), "utf8")), f).entries) add(e);
   }
   const cat = join(INDEX, "plugin-catalog");
-  for (const f of readdirSync(cat).filter((x) => x.endsWith(".yaml")).sort()) add(catalogEntryToIndex(parse(readFileSync(join(cat, f), "utf8")), f));
+  for (const f of readdirSync(cat)
+    .filter((x) => x.endsWith(".yaml"))
+    .sort())
+    add(catalogEntryToIndex(parse(readFileSync(join(cat, f), "utf8")), f));
   return out;
 }
 
@@ -100,10 +105,14 @@ describe("search quality on the shared index fixtures", () => {
       const hits = searchIndex(index, q);
       const top = hits[0];
       const orig = originalTop(entries, q);
-      rows.push(`| \`${q}\` | ${kind} | ${top ? `${top.entry.name} (${top.score}, ${top.match})` : "–"} | ${orig ?? "(no result)"} |`);
+      rows.push(
+        `| \`${q}\` | ${kind} | ${top ? `${top.entry.name} (${top.score}, ${top.match})` : "–"} | ${orig ?? "(no result)"} |`,
+      );
       if (top?.entry.name !== expected) wrong.push(`${q}: got ${top?.entry.name}, expected ${expected}`);
     }
-    console.log(`| query | kind | top result (score, rule) | original §7.4 top |\n| --- | --- | --- | --- |\n${rows.join("\n")}`);
+    console.log(
+      `| query | kind | top result (score, rule) | original §7.4 top |\n| --- | --- | --- | --- |\n${rows.join("\n")}`,
+    );
     expect(wrong).toEqual([]);
   });
 
@@ -152,7 +161,8 @@ describe("search quality on the shared index fixtures", () => {
     expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     const dash = searchIndex(index, "", { capability: "DASHBOARD" }).map((h) => h.entry.name);
     expect(dash.length).toBeGreaterThan(0);
-    for (const n of dash) expect(entries.find((x) => x.name === n)!.capabilities.map((c) => c.toLowerCase())).toContain("dashboard");
+    for (const n of dash)
+      expect(entries.find((x) => x.name === n)!.capabilities.map((c) => c.toLowerCase())).toContain("dashboard");
     expect(searchIndex(index, "", { capability: "dash" })).toEqual([]);
   });
 
@@ -164,7 +174,10 @@ describe("search quality on the shared index fixtures", () => {
 
 describe.skipIf(!SHARED)("bare-name resolution: exact, case-insensitive only", () => {
   it("resolves exact names in any case", () => {
-    expect(resolveIndexName(entries, "Hermes-Telegram-Business")).toMatchObject({ kind: "found", entry: { name: "hermes-telegram-business" } });
+    expect(resolveIndexName(entries, "Hermes-Telegram-Business")).toMatchObject({
+      kind: "found",
+      entry: { name: "hermes-telegram-business" },
+    });
   });
 
   it("a unique substring is only a suggestion (the original installed it)", () => {
@@ -183,6 +196,9 @@ describe.skipIf(!SHARED)("bare-name resolution: exact, case-insensitive only", (
     const dup = [...entries, { ...entries.find((x) => x.name === "billing")!, name: "Billing", repo: "other/billing" }];
     const r = resolveIndexName(dup, "billing");
     expect(r.kind).toBe("ambiguous");
-    expect(r.kind === "ambiguous" && r.candidates.map((c) => c.repo).sort()).toEqual(["anotherchu/billing", "other/billing"]);
+    expect(r.kind === "ambiguous" && r.candidates.map((c) => c.repo).sort()).toEqual([
+      "anotherchu/billing",
+      "other/billing",
+    ]);
   });
 });

@@ -4,7 +4,21 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledWithHelloWorld, Scratch } from "../support/home.js";
-import { DumbHttp, ENTRY, git, GitDaemon, githubToLocal, hermes, metadata, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx } from "./helpers.js";
+import {
+  DumbHttp,
+  ENTRY,
+  git,
+  GitDaemon,
+  githubToLocal,
+  hermes,
+  metadata,
+  newHome,
+  pluginFiles,
+  Repo,
+  snapshot,
+  stagingLeftovers,
+  type Ctx,
+} from "./helpers.js";
 
 let s: Scratch;
 let ctx: Ctx;
@@ -63,9 +77,14 @@ afterAll(async () => {
   s?.cleanup();
 });
 
-const cfg = (h: { home: string }) => (parse(existsSync(join(h.home, "config.yaml")) ? readFileSync(join(h.home, "config.yaml"), "utf8") : "") ?? {}) as { plugins?: Record<string, unknown> };
-const lock = (h: { home: string }) => JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as { plugins: Array<Record<string, unknown>> };
-const lockEntry = (h: { home: string }, key: string) => lock(h).plugins.find((p) => p.key === key) as Record<string, unknown> | undefined;
+const cfg = (h: { home: string }) =>
+  (parse(existsSync(join(h.home, "config.yaml")) ? readFileSync(join(h.home, "config.yaml"), "utf8") : "") ?? {}) as {
+    plugins?: Record<string, unknown>;
+  };
+const lock = (h: { home: string }) =>
+  JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as { plugins: Array<Record<string, unknown>> };
+const lockEntry = (h: { home: string }, key: string) =>
+  lock(h).plugins.find((p) => p.key === key) as Record<string, unknown> | undefined;
 const gitIn = (dir: string, ...args: string[]) => git(dir, ...args);
 
 describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
@@ -144,8 +163,18 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
   it.each([
     ["#subdir", () => `${mono.url}#plugins/alpha`, "alpha", () => `${mono.url}#plugins/alpha`],
     [".git/subdir", () => `${mono.url}/plugins/beta`, "beta", () => `${mono.url}#plugins/beta`],
-    ["owner/repo/subdir", () => "acme/mono/plugins/alpha", "alpha", () => "https://github.com/acme/mono.git#plugins/alpha"],
-    ["git daemon #subdir", () => `${daemon.url("acme/mono")}#plugins/beta`, "beta", () => `${daemon.url("acme/mono")}#plugins/beta`],
+    [
+      "owner/repo/subdir",
+      () => "acme/mono/plugins/alpha",
+      "alpha",
+      () => "https://github.com/acme/mono.git#plugins/alpha",
+    ],
+    [
+      "git daemon #subdir",
+      () => `${daemon.url("acme/mono")}#plugins/beta`,
+      "beta",
+      () => `${daemon.url("acme/mono")}#plugins/beta`,
+    ],
     ["symlink inside the repo", () => `${mono.url}#linked`, "alpha", () => `${mono.url}#linked`],
   ])("subdir install (%s) places only the subdir and stays updatable", async (_label, id, name, source) => {
     const h = newHome(s, `sub-${name}`);
@@ -174,7 +203,9 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     expect(gitIn(dir, "status", "--porcelain")).toBe("");
     const u = await hermes(ctx, h, ["update", "beta"]);
     expect(u.code).toBe(1);
-    expect(u.stderr).toContain(`hermes plugins install ${mono.url}#plugins/beta --force --ref <40-character commit SHA>`);
+    expect(u.stderr).toContain(
+      `hermes plugins install ${mono.url}#plugins/beta --force --ref <40-character commit SHA>`,
+    );
   });
 
   it("GitHub /tree/<branch-with-slash>/<path> keeps both branch and path, and update follows the branch", async () => {
@@ -184,7 +215,11 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     expect(r.stdout).toContain("(branch: feature/x)");
     const dir = join(h.plugins, "tool-a");
     expect(readFileSync(join(dir, "feature.txt"), "utf8")).toBe("only on the branch\n");
-    expect(metadata(h)!["tool-a"]).toEqual({ pinned: false, revision: featureSha, source: "https://github.com/octo/tools.git#plugins/tool-a" });
+    expect(metadata(h)!["tool-a"]).toEqual({
+      pinned: false,
+      revision: featureSha,
+      source: "https://github.com/octo/tools.git#plugins/tool-a",
+    });
     expect(gitIn(dir, "config", "hermes.branch")).toBe("feature/x");
     git(gh.work, "checkout", "-q", "feature/x");
     const next = gh.commit({ "plugins/tool-a/feature.txt": "branch v2\n" }, "branch v2", "feature/x");
@@ -229,7 +264,10 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
 
   it("two concurrent installs of one plugin: one wins, the other is refused, nothing torn", async () => {
     const h = newHome(s, "race", "plugins:\n  enabled: []\n");
-    const [a, b] = await Promise.all([hermes(ctx, h, ["install", demo.url]), hermes(ctx, h, ["install", daemon.url("acme/demo")])]);
+    const [a, b] = await Promise.all([
+      hermes(ctx, h, ["install", demo.url]),
+      hermes(ctx, h, ["install", daemon.url("acme/demo")]),
+    ]);
     expect([a.code, b.code].sort()).toEqual([0, 1]);
     const loser = a.code === 1 ? a : b;
     expect(loser.stderr).toContain("E_INSTALL_EXISTS");
@@ -280,7 +318,13 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     expect(http.seen.some((l) => l.includes("auth=yes"))).toBe(true);
     const gitConfig = readFileSync(join(h.plugins, "demo", ".git", "config"), "utf8");
     expect(gitConfig).toContain(clean);
-    for (const text of [gitConfig, readFileSync(h.metadataFile, "utf8"), r.stdout, r.stderr, readFileSync(join(h.home, "hermes.lock.json"), "utf8")]) {
+    for (const text of [
+      gitConfig,
+      readFileSync(h.metadataFile, "utf8"),
+      r.stdout,
+      r.stderr,
+      readFileSync(join(h.home, "hermes.lock.json"), "utf8"),
+    ]) {
       expect(text).not.toContain(secret);
       expect(text).not.toContain("bob:");
     }
@@ -289,7 +333,10 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     const bad = await hermes(ctx, h, ["install", http.url("acme/missing"), "--force"]);
     expect(bad.code).toBe(1);
     expect(`${bad.stdout}${bad.stderr}`).not.toContain(secret);
-    const wrong = await hermes(ctx, newHome(s, "creds-wrong"), ["install", `http://bob:wrong-${secret}@127.0.0.1:${http.port}/acme/demo.git`]);
+    const wrong = await hermes(ctx, newHome(s, "creds-wrong"), [
+      "install",
+      `http://bob:wrong-${secret}@127.0.0.1:${http.port}/acme/demo.git`,
+    ]);
     expect(wrong.code).toBe(1);
     expect(`${wrong.stdout}${wrong.stderr}`).not.toContain(secret);
   });
@@ -318,17 +365,33 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     expect(amb.stderr).toContain("E_INSTALL_INDEX_AMBIGUOUS");
     const ok = await hermes(ctx, h, ["install", "demo-PLUGIN"]);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/Resolved 'Demo-Plugin' via community index \((remote|cache)\) → acme\/demo @ [0-9a-f]{12}/);
+    expect(ok.stdout).toMatch(
+      /Resolved 'Demo-Plugin' via community index \((remote|cache)\) → acme\/demo @ [0-9a-f]{12}/,
+    );
     expect(ok.stdout).toContain("Indexed ≠ audited");
-    expect(metadata(h)!.demo).toEqual({ pinned: true, revision: gitIn(demo.work, "rev-parse", "HEAD~1"), source: "https://github.com/acme/demo.git" });
+    expect(metadata(h)!.demo).toEqual({
+      pinned: true,
+      revision: gitIn(demo.work, "rev-parse", "HEAD~1"),
+      source: "https://github.com/acme/demo.git",
+    });
     const sub = await hermes(ctx, h, ["install", "tool-a"]);
     expect(sub.code, sub.stderr).toBe(0);
     expect(sub.stdout).toContain("not an exact commit SHA");
-    expect(metadata(h)!["tool-a"]).toMatchObject({ pinned: false, source: "https://github.com/octo/tools.git#plugins/tool-a" });
+    expect(metadata(h)!["tool-a"]).toMatchObject({
+      pinned: false,
+      source: "https://github.com/octo/tools.git#plugins/tool-a",
+    });
   });
 
   it("requires_env without a terminal is listed, never asked", async () => {
-    const repo = new Repo(repos, "acme/envy", pluginFiles("envy", "requires_env:\n  - name: ENVY_TOKEN\n    description: the token\n    secret: true\n  - PLAIN_VAR\n"));
+    const repo = new Repo(
+      repos,
+      "acme/envy",
+      pluginFiles(
+        "envy",
+        "requires_env:\n  - name: ENVY_TOKEN\n    description: the token\n    secret: true\n  - PLAIN_VAR\n",
+      ),
+    );
     const h = newHome(s, "env");
     writeFileSync(join(h.home, ".env"), "PLAIN_VAR=x\n");
     const r = await hermes(ctx, h, ["install", repo.url], { input: { keepOpen: true } });

@@ -28,7 +28,11 @@ describe.concurrent("hermes plugins install <local path>", { timeout: 120_000 },
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`Installing from the local git repository ${realpathSync(weather.bare)}`);
     expect(r.stdout + r.stderr).not.toContain("github.com");
-    expect(metadata(h)!.weather).toEqual({ pinned: false, revision: weather.head(), source: `file://${realpathSync(weather.bare)}` });
+    expect(metadata(h)!.weather).toEqual({
+      pinned: false,
+      revision: weather.head(),
+      source: `file://${realpathSync(weather.bare)}`,
+    });
 
     const first = weather.head();
     const p = newHome(s, "bare-pinned");

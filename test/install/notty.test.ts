@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunOptions } from "../support/cli.js";
+import type { RunOptions } from "../support/cli.js";
 import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import { hermes, newHome, pluginFiles, Repo, type Ctx, type Home } from "./helpers.js";
 
@@ -33,7 +33,10 @@ const inputs: Array<[string, RunOptions["input"]]> = [
   ["stdin an open pipe that never writes", { keepOpen: true }],
 ];
 
-const cfg = (h: Home) => (parse(readFileSync(join(h.home, "config.yaml"), "utf8")) ?? {}) as { plugins: { enabled?: string[]; entries?: Record<string, unknown> } };
+const cfg = (h: Home) =>
+  (parse(readFileSync(join(h.home, "config.yaml"), "utf8")) ?? {}) as {
+    plugins: { enabled?: string[]; entries?: Record<string, unknown> };
+  };
 
 describe.concurrent.each(inputs)("no TTY (%s)", { timeout: 300_000 }, (_label, input) => {
   const run = (h: Home, args: string[]) => hermes(ctx, h, args, { input, timeoutMs: 150_000 });

@@ -15,7 +15,11 @@ beforeAll(() => {
   s = new Scratch("hermes-remove-");
   repos = s.dir("repos");
   ctx = { s, bundled: bundledWithHelloWorld(s) };
-  alpha = new Repo(repos, "acme/alpha", pluginFiles("alpha", "capabilities: [tools.override, gateway.platform_actions]\n"));
+  alpha = new Repo(
+    repos,
+    "acme/alpha",
+    pluginFiles("alpha", "capabilities: [tools.override, gateway.platform_actions]\n"),
+  );
   beta = new Repo(repos, "acme/beta", pluginFiles("beta"));
 });
 afterAll(() => s?.cleanup());
@@ -30,41 +34,59 @@ plugins:
 `;
 
 const text = (h: Home) => readFileSync(join(h.home, "config.yaml"), "utf8");
-const cfg = (h: Home) => (parse(text(h)) ?? {}) as { plugins: { enabled?: string[]; disabled?: string[]; order?: string[]; entries?: Record<string, Record<string, unknown>> } };
+const cfg = (h: Home) =>
+  (parse(text(h)) ?? {}) as {
+    plugins: {
+      enabled?: string[];
+      disabled?: string[];
+      order?: string[];
+      entries?: Record<string, Record<string, unknown>>;
+    };
+  };
 
 async function twoPlugins(name: string): Promise<Home> {
   const h = newHome(s, name, CONFIG);
   for (const r of [alpha, beta]) {
-    const res = await hermes(ctx, h, ["install", r.url, "--enable", ...(r === alpha ? ["--grant", "tools.override,gateway.platform_actions"] : [])]);
+    const res = await hermes(ctx, h, [
+      "install",
+      r.url,
+      "--enable",
+      ...(r === alpha ? ["--grant", "tools.override,gateway.platform_actions"] : []),
+    ]);
     expect(res.code, res.stderr).toBe(0);
   }
   return h;
 }
 
 describe.concurrent("hermes plugins remove|rm|uninstall", { timeout: 240_000 }, () => {
-  it.each(["remove", "rm", "uninstall"])("%s purges the tree, its metadata record, enable state, order, entries and grants", async (verb) => {
-    const h = await twoPlugins(`purge-${verb}`);
-    const before = cfg(h).plugins;
-    expect(before.entries?.alpha?.granted_capabilities).toEqual(["gateway.platform_actions", "tools.override"]);
-    expect(before.entries?.alpha?.allow_tool_override).toBe(true);
-    const r = await hermes(ctx, h, [verb, "alpha"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`✗ Plugin alpha removed from ${h.plugins}`);
-    expect(r.stdout).toContain("plugins.entries.alpha");
-    expect(existsSync(join(h.plugins, "alpha"))).toBe(false);
-    expect(Object.keys(metadata(h)!)).toEqual(["beta"]);
-    const after = cfg(h).plugins;
-    expect(after.enabled).toEqual(["beta"]);
-    expect(after.order).toEqual(["beta"]);
-    expect(after.entries?.alpha).toBeUndefined();
-    expect(after.entries?.beta?.settings).toEqual({ x: 1 });
-    // The user's comments survive the purge.
-    expect(text(h)).toContain("# my settings");
-    expect(text(h)).toContain("# keep me");
-    const lock = JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as { plugins: Array<{ key: string }> };
-    expect(lock.plugins.map((p) => p.key)).not.toContain("alpha");
-    expect(stagingLeftovers(h)).toEqual([]);
-  });
+  it.each(["remove", "rm", "uninstall"])(
+    "%s purges the tree, its metadata record, enable state, order, entries and grants",
+    async (verb) => {
+      const h = await twoPlugins(`purge-${verb}`);
+      const before = cfg(h).plugins;
+      expect(before.entries?.alpha?.granted_capabilities).toEqual(["gateway.platform_actions", "tools.override"]);
+      expect(before.entries?.alpha?.allow_tool_override).toBe(true);
+      const r = await hermes(ctx, h, [verb, "alpha"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`✗ Plugin alpha removed from ${h.plugins}`);
+      expect(r.stdout).toContain("plugins.entries.alpha");
+      expect(existsSync(join(h.plugins, "alpha"))).toBe(false);
+      expect(Object.keys(metadata(h)!)).toEqual(["beta"]);
+      const after = cfg(h).plugins;
+      expect(after.enabled).toEqual(["beta"]);
+      expect(after.order).toEqual(["beta"]);
+      expect(after.entries?.alpha).toBeUndefined();
+      expect(after.entries?.beta?.settings).toEqual({ x: 1 });
+      // The user's comments survive the purge.
+      expect(text(h)).toContain("# my settings");
+      expect(text(h)).toContain("# keep me");
+      const lock = JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as {
+        plugins: Array<{ key: string }>;
+      };
+      expect(lock.plugins.map((p) => p.key)).not.toContain("alpha");
+      expect(stagingLeftovers(h)).toEqual([]);
+    },
+  );
 
   it("a reinstall after remove starts over: not enabled, nothing granted, consent asked again", async () => {
     const h = await twoPlugins("reinstall");

@@ -22,7 +22,7 @@ function folder(name: string, index: string): string {
 }
 
 describe.concurrent("the install-time scan, without a terminal", { timeout: 120_000 }, () => {
-  it("the docs' pre_tool_call example (message: \"no sudo here\") installs: a string that names sudo is informational, not sudo usage", async () => {
+  it('the docs\' pre_tool_call example (message: "no sudo here") installs: a string that names sudo is informational, not sudo usage', async () => {
     const dir = folder(
       "guard",
       'export function register(ctx) {\n  ctx.register_hook("pre_tool_call", ({ tool_name, args }) => {\n    if (tool_name === "terminal" && args.command?.startsWith("sudo")) return { action: "block", message: "no sudo here" };\n  });\n}\n',

@@ -4,7 +4,17 @@
  * where b has 200+ elements (the "autojunk" popular-element rule) and non-BMP code points.
  */
 import { describe, expect, it } from "vitest";
-import { codePoints, lcsLength, matchingSize, matchingSizeQ, prepareQuery, prepareSeq, quickRatio, ratio, realQuickRatio } from "../../src/install/index/sequence-matcher.js";
+import {
+  codePoints,
+  lcsLength,
+  matchingSize,
+  matchingSizeQ,
+  prepareQuery,
+  prepareSeq,
+  quickRatio,
+  ratio,
+  realQuickRatio,
+} from "../../src/install/index/sequence-matcher.js";
 
 const PYTHON: Array<[string, string, number]> = [
   ["telgram", "hermes-telegram-business", 0.45161290322580644],
@@ -59,19 +69,52 @@ const PYTHON: Array<[string, string, number]> = [
   ["-bdc", "cacaccdab-a-", 0.125],
   ["ccad", "eacdcacaa-c-", 0.375],
   ["bc", "ecbcda-deeb-a", 0.26666666666666666],
-  ["ghjc eha", "icchgfeee eg dehi gbc cbdihidhfhgciddbcfibfdfejdagggidgefahejfc ii dbedgg hgeacaghjhabgihhdbdcci b hbiaacdja ec ei gbbbeijdgedjaaiehef dhididag eaadh  gbed gfdhafgf gdaeibdhdeddhdeebjhjcdhg ajcgadajcgaacghfbbcfdc ihae gffhcbabebfgbidgfegbahdfihdffha gd gagahbaedbjffefjaefeeaj badbhhgeghchcaecjdffhfjbidgcdgb ahiifcg", 0.0],
-  ["bejbdbghhcd", "ghj di beeejefeedhdcddcejdfbgediid b habahdhfaedbadjjdbfichje ab jjfdaffcadeaj dafg fcjebdahihbgbg ic ib cgege egaejfggaf dggdagcgbbgjfhccaaic gbjjficcfecicbbghdecahfaj gbjc djgjdhcjdagicgfbcddai a fbgjhi e gejdgg fhi", 0.0],
-  ["caajhhdhjhchgbbcfgfbhii aa cbfiba", "ig cabjbdchec dbfjecfjehceihdjejidffadcgc e fgcebia fhiijbei gfegfjcffbhdcjaeiee j faadcej ggifachdj aaaajfebifidgjejcdfjhccadchbb c egeaa ifj jhjihdcaaaiagcdcabaji dcgdij i  gjciebe ahiagghb hcdbed abfeae i g iee dbiaceddcfdgfjdg  ihhiaagdjedgjjbjccaabbjcfcaaac  ababjfdi bgbdddbaa b  ehbcb deff", 0.0],
-  ["eafeeaffjihejagagibfhaijdbjecgai", "eaafhbhchjfiejceddhcb bhib ffbggbg afdeegiicg dhcijj afjfich ifchhejdcfh dideejccdfjifcdfdebc bdgcceegedb bedghaaggdi ehacejgadgjj gd   jd c bhgfe bgdg ceghhajgi  c faghbaeidcdifbjhidhia fifghd cgibjf aeeggaabgg  fjebdegidghd", 0.01556420233463035],
-  ["cb dh idcf  ghe", "i chfdeg eg chaefd efhhgj b fcegabjfcif ja adb eejbjcdchfcdgicjjb i edhdibh bibegdchhiahhchdhcijacfhjh ehfgg bc f  aaja fbihhcadg cfb ffhiidegfgeiaeefhgfieifd hbfdfecj bagigijagebaadhj aiijgjc  j bda  h cb cagb afceieecgafagj jahjiabgjghba gjj chgibb hdc agaa  bbdbchaejdhcafcbe ihh eaaaaa  jbgeej", 0.0],
-  ["hjaffjhh ccbf c", "ghghejfeeaj jfjacjejgdgg gjdheafeegcjaecjcei hfibiihgddeja ghdejaghibifbdgjieifhijddddbcefjjfgicdahfbf hbcfjafeijabadjhjjdeegbhjjceafdcgbaaaifhhbj gbbefjd b igchcfddcaefaiaaei habcfad ejjh bhffegbfhgchdc ahdacdbjfchbga bhffdhb fcfdachichceggdcaejefcehbfhhbcia  dihebedfgeddbgegcae", 0.0],
-  ["xxxxxy", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy", 0.04669260700389105],
-  ["yyyy", "yyyzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", 0.028985507246376812],
+  [
+    "ghjc eha",
+    "icchgfeee eg dehi gbc cbdihidhfhgciddbcfibfdfejdagggidgefahejfc ii dbedgg hgeacaghjhabgihhdbdcci b hbiaacdja ec ei gbbbeijdgedjaaiehef dhididag eaadh  gbed gfdhafgf gdaeibdhdeddhdeebjhjcdhg ajcgadajcgaacghfbbcfdc ihae gffhcbabebfgbidgfegbahdfihdffha gd gagahbaedbjffefjaefeeaj badbhhgeghchcaecjdffhfjbidgcdgb ahiifcg",
+    0.0,
+  ],
+  [
+    "bejbdbghhcd",
+    "ghj di beeejefeedhdcddcejdfbgediid b habahdhfaedbadjjdbfichje ab jjfdaffcadeaj dafg fcjebdahihbgbg ic ib cgege egaejfggaf dggdagcgbbgjfhccaaic gbjjficcfecicbbghdecahfaj gbjc djgjdhcjdagicgfbcddai a fbgjhi e gejdgg fhi",
+    0.0,
+  ],
+  [
+    "caajhhdhjhchgbbcfgfbhii aa cbfiba",
+    "ig cabjbdchec dbfjecfjehceihdjejidffadcgc e fgcebia fhiijbei gfegfjcffbhdcjaeiee j faadcej ggifachdj aaaajfebifidgjejcdfjhccadchbb c egeaa ifj jhjihdcaaaiagcdcabaji dcgdij i  gjciebe ahiagghb hcdbed abfeae i g iee dbiaceddcfdgfjdg  ihhiaagdjedgjjbjccaabbjcfcaaac  ababjfdi bgbdddbaa b  ehbcb deff",
+    0.0,
+  ],
+  [
+    "eafeeaffjihejagagibfhaijdbjecgai",
+    "eaafhbhchjfiejceddhcb bhib ffbggbg afdeegiicg dhcijj afjfich ifchhejdcfh dideejccdfjifcdfdebc bdgcceegedb bedghaaggdi ehacejgadgjj gd   jd c bhgfe bgdg ceghhajgi  c faghbaeidcdifbjhidhia fifghd cgibjf aeeggaabgg  fjebdegidghd",
+    0.01556420233463035,
+  ],
+  [
+    "cb dh idcf  ghe",
+    "i chfdeg eg chaefd efhhgj b fcegabjfcif ja adb eejbjcdchfcdgicjjb i edhdibh bibegdchhiahhchdhcijacfhjh ehfgg bc f  aaja fbihhcadg cfb ffhiidegfgeiaeefhgfieifd hbfdfecj bagigijagebaadhj aiijgjc  j bda  h cb cagb afceieecgafagj jahjiabgjghba gjj chgibb hdc agaa  bbdbchaejdhcafcbe ihh eaaaaa  jbgeej",
+    0.0,
+  ],
+  [
+    "hjaffjhh ccbf c",
+    "ghghejfeeaj jfjacjejgdgg gjdheafeegcjaecjcei hfibiihgddeja ghdejaghibifbdgjieifhijddddbcefjjfgicdahfbf hbcfjafeijabadjhjjdeegbhjjceafdcgbaaaifhhbj gbbefjd b igchcfddcaefaiaaei habcfad ejjh bhffegbfhgchdc ahdacdbjfchbga bhffdhb fcfdachichceggdcaejefcehbfhhbcia  dihebedfgeddbgegcae",
+    0.0,
+  ],
+  [
+    "xxxxxy",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy",
+    0.04669260700389105,
+  ],
+  [
+    "yyyy",
+    "yyyzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+    0.028985507246376812,
+  ],
 ];
 
 describe("SequenceMatcher ratio (Ratcliff/Obershelp, as CPython)", () => {
   it("matches CPython on 60 pairs", () => {
-    for (const [a, b, r] of PYTHON) expect(ratio(a, b), `${JSON.stringify(a)} vs ${JSON.stringify(b).slice(0, 40)}`).toBeCloseTo(r, 12);
+    for (const [a, b, r] of PYTHON)
+      expect(ratio(a, b), `${JSON.stringify(a)} vs ${JSON.stringify(b).slice(0, 40)}`).toBeCloseTo(r, 12);
   });
 
   it("quick_ratio and real_quick_ratio are upper bounds of ratio", () => {

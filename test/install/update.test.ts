@@ -3,7 +3,20 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledWithHelloWorld, Scratch, writeFiles } from "../support/home.js";
-import { ENTRY, git, GitDaemon, hermes, metadata, newHome, pluginFiles, Repo, snapshot, stagingLeftovers, type Ctx, type Home } from "./helpers.js";
+import {
+  ENTRY,
+  git,
+  GitDaemon,
+  hermes,
+  metadata,
+  newHome,
+  pluginFiles,
+  Repo,
+  snapshot,
+  stagingLeftovers,
+  type Ctx,
+  type Home,
+} from "./helpers.js";
 
 let s: Scratch;
 let ctx: Ctx;
@@ -27,7 +40,11 @@ const CAUTION = "#!/bin/sh\nls ~/.ssh/\n";
 
 let n = 0;
 function repo(name: string, extra = "", files: Record<string, string> = {}): Repo {
-  return new Repo(repos, `acme/${name}-${n++}`, { ...pluginFiles(name, extra), "notes.txt": "one\ntwo\nthree\n", ...files });
+  return new Repo(repos, `acme/${name}-${n++}`, {
+    ...pluginFiles(name, extra),
+    "notes.txt": "one\ntwo\nthree\n",
+    ...files,
+  });
 }
 
 async function installed(r: Repo, name: string, args: string[] = [], url = r.url): Promise<Home> {
@@ -37,9 +54,16 @@ async function installed(r: Repo, name: string, args: string[] = [], url = r.url
   return h;
 }
 
-const cfg = (h: Home) => (parse(readFileSync(join(h.home, "config.yaml"), "utf8")) ?? {}) as { plugins: { enabled?: string[]; disabled?: string[]; entries?: Record<string, Record<string, unknown>> } };
+const cfg = (h: Home) =>
+  (parse(readFileSync(join(h.home, "config.yaml"), "utf8")) ?? {}) as {
+    plugins: { enabled?: string[]; disabled?: string[]; entries?: Record<string, Record<string, unknown>> };
+  };
 const lockGit = (h: Home, key: string) =>
-  (JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as { plugins: Array<{ key: string; git: unknown }> }).plugins.find((p) => p.key === key)?.git;
+  (
+    JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as {
+      plugins: Array<{ key: string; git: unknown }>;
+    }
+  ).plugins.find((p) => p.key === key)?.git;
 
 describe.concurrent("hermes plugins update", { timeout: 240_000 }, () => {
   it("moves an unpinned plugin to the branch head, records the revision, recompiles; then says up to date", async () => {
@@ -222,7 +246,10 @@ describe.concurrent("hermes plugins update", { timeout: 240_000 }, () => {
   });
 
   it("subdir installs update through their snapshot branch, with local edits re-applied", async () => {
-    const r = new Repo(repos, `acme/mono-${n++}`, { ...pluginFiles("inner", "", "plugins/inner/"), "README.md": "x\n" });
+    const r = new Repo(repos, `acme/mono-${n++}`, {
+      ...pluginFiles("inner", "", "plugins/inner/"),
+      "README.md": "x\n",
+    });
     const h = await installed(r, "mono", [], `${r.url}#plugins/inner`);
     const dir = join(h.plugins, "inner");
     writeFileSync(join(dir, "local.txt"), "mine\n");

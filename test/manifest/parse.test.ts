@@ -51,7 +51,9 @@ describe("name and scalar fields", () => {
     expect(manifestOf("author: {name: Jane Doe, email: jane@example.com, url: 'https://j.example'}\n").author).toBe(
       "Jane Doe, jane@example.com, https://j.example",
     );
-    expect(manifestOf("author: {name: Jane, email: '', url: 'https://j.example'}\n").author).toBe("Jane, https://j.example");
+    expect(manifestOf("author: {name: Jane, email: '', url: 'https://j.example'}\n").author).toBe(
+      "Jane, https://j.example",
+    );
     expect(manifestOf("author: NousResearch\n").author).toBe("NousResearch");
     expect(manifestOf("author: null\n").author).toBe("");
   });
@@ -69,7 +71,10 @@ describe("name and scalar fields", () => {
 
 describe("requires_env", () => {
   it("accepts bare strings", () => {
-    expect(manifestOf("requires_env: [OPENAI_API_KEY, OTHER]\n").requires_env).toEqual([{ name: "OPENAI_API_KEY" }, { name: "OTHER" }]);
+    expect(manifestOf("requires_env: [OPENAI_API_KEY, OTHER]\n").requires_env).toEqual([
+      { name: "OPENAI_API_KEY" },
+      { name: "OTHER" },
+    ]);
   });
 
   it("accepts {name, description, url, secret} items", () => {
@@ -128,23 +133,34 @@ describe("kind", () => {
 
   it("absent kind is inferred from the entry: register_memory_provider / MemoryProvider → exclusive", async () => {
     const root = tempDir();
-    const a = await writePlugin(root, "mem-a", { entrySource: "export function register(ctx) { ctx.register_memory_provider(x); }\n" });
-    const b = await writePlugin(root, "mem-b", { entrySource: "class Mine extends MemoryProvider {}\nexport function register() {}\n" });
+    const a = await writePlugin(root, "mem-a", {
+      entrySource: "export function register(ctx) { ctx.register_memory_provider(x); }\n",
+    });
+    const b = await writePlugin(root, "mem-b", {
+      entrySource: "class Mine extends MemoryProvider {}\nexport function register() {}\n",
+    });
     expect((await candidateFromFolder(a, "user"))?.manifest?.kind).toBe("exclusive");
     expect((await candidateFromFolder(b, "user"))?.manifest?.kind).toBe("exclusive");
   });
 
   it("absent kind: register_provider together with ProviderProfile → model-provider; either alone → standalone", async () => {
     const root = tempDir();
-    const both = await writePlugin(root, "prov", { entrySource: "const p = new ProviderProfile();\nexport function register(ctx) { ctx.register_provider(p); }\n" });
-    const one = await writePlugin(root, "half", { entrySource: "export function register(ctx) { ctx.register_provider(p); }\n" });
+    const both = await writePlugin(root, "prov", {
+      entrySource: "const p = new ProviderProfile();\nexport function register(ctx) { ctx.register_provider(p); }\n",
+    });
+    const one = await writePlugin(root, "half", {
+      entrySource: "export function register(ctx) { ctx.register_provider(p); }\n",
+    });
     expect((await candidateFromFolder(both, "user"))?.manifest?.kind).toBe("model-provider");
     expect((await candidateFromFolder(one, "user"))?.manifest?.kind).toBe("standalone");
   });
 
   it("the marker scan reads __init__.py of a python plugin", async () => {
     const root = tempDir();
-    const py = await writePlugin(root, "pymem", { entry: "__init__.py", entrySource: "from x import MemoryProvider\n" });
+    const py = await writePlugin(root, "pymem", {
+      entry: "__init__.py",
+      entrySource: "from x import MemoryProvider\n",
+    });
     const c = await candidateFromFolder(py, "user");
     expect(c?.status).toBe("python");
     expect(c?.manifest?.kind).toBe("exclusive");
@@ -152,7 +168,10 @@ describe("kind", () => {
 
   it("a declared kind is never overridden by markers, and markers past 8192 chars are not seen", async () => {
     const root = tempDir();
-    const declared = await writePlugin(root, "decl", { manifest: { kind: "standalone" }, entrySource: "// register_memory_provider\n" });
+    const declared = await writePlugin(root, "decl", {
+      manifest: { kind: "standalone" },
+      entrySource: "// register_memory_provider\n",
+    });
     const late = await writePlugin(root, "late", { entrySource: `${"/".repeat(8200)}\n// register_memory_provider\n` });
     expect((await candidateFromFolder(declared, "user"))?.manifest?.kind).toBe("standalone");
     expect((await candidateFromFolder(late, "user"))?.manifest?.kind).toBe("standalone");
@@ -185,7 +204,9 @@ describe("manifest_version", () => {
 
 describe("requires_plugins", () => {
   it("strings become {id, version_range: null}; mappings keep id and a stringified range; junk is skipped", () => {
-    const r = parse("requires_plugins:\n  - alpha\n  - {id: beta, version_range: '>=1.2'}\n  - {id: gamma, version_range: 2}\n  - 5\n  - {x: 1}\n");
+    const r = parse(
+      "requires_plugins:\n  - alpha\n  - {id: beta, version_range: '>=1.2'}\n  - {id: gamma, version_range: 2}\n  - 5\n  - {x: 1}\n",
+    );
     expect(r.manifest!.requires_plugins).toEqual([
       { id: "alpha", version_range: null },
       { id: "beta", version_range: ">=1.2" },
@@ -262,8 +283,15 @@ describe("other fields", () => {
   });
 
   it("emits, listens, provides_tools, provides_hooks are kept as lists", () => {
-    const m = manifestOf("emits: [done]\nlistens: ['other:done']\nprovides_tools: [t1]\nprovides_hooks: [pre_tool_call]\n");
-    expect([m.emits, m.listens, m.provides_tools, m.provides_hooks]).toEqual([["done"], ["other:done"], ["t1"], ["pre_tool_call"]]);
+    const m = manifestOf(
+      "emits: [done]\nlistens: ['other:done']\nprovides_tools: [t1]\nprovides_hooks: [pre_tool_call]\n",
+    );
+    expect([m.emits, m.listens, m.provides_tools, m.provides_hooks]).toEqual([
+      ["done"],
+      ["other:done"],
+      ["t1"],
+      ["pre_tool_call"],
+    ]);
   });
 
   it("python_dependencies keeps non-empty trimmed strings only (anything else warns and is skipped)", () => {
@@ -284,7 +312,13 @@ describe("file-level rules", () => {
   it("an empty file is {} with name = folder", () => {
     const r = parse("", "empty-dir");
     expect(r.diagnostics).toEqual([]);
-    expect(r.manifest).toMatchObject({ name: "empty-dir", kind: "standalone", version: "", manifest_version: 1, requires_plugins: [] });
+    expect(r.manifest).toMatchObject({
+      name: "empty-dir",
+      kind: "standalone",
+      version: "",
+      manifest_version: 1,
+      requires_plugins: [],
+    });
   });
 
   it("a comment-only file is also {}", () => {
@@ -295,7 +329,9 @@ describe("file-level rules", () => {
     for (const text of ["- a\n- b\n", "hello\n"]) {
       const r = parse(text);
       expect(r.manifest).toBeUndefined();
-      expect(r.diagnostics).toMatchObject([{ code: "E_MANIFEST_NOT_MAPPING", severity: "error", file: FILE, line: 1, col: 1 }]);
+      expect(r.diagnostics).toMatchObject([
+        { code: "E_MANIFEST_NOT_MAPPING", severity: "error", file: FILE, line: 1, col: 1 },
+      ]);
     }
   });
 
@@ -341,7 +377,9 @@ describe("unknown fields", () => {
   it("version 1 (no manifest_version): unknown fields are no problem, only kept for `plugins validate`; profile_clone not even there", () => {
     const r = parse("name: a\nfavourite_colour: blue\nprofile_clone: true\n");
     expect(r.diagnostics).toEqual([]);
-    expect(r.ignoredFields).toMatchObject([{ code: "W_SCHEMA_UNKNOWN_FIELD", path: "favourite_colour", line: 2, col: 1 }]);
+    expect(r.ignoredFields).toMatchObject([
+      { code: "W_SCHEMA_UNKNOWN_FIELD", path: "favourite_colour", line: 2, col: 1 },
+    ]);
   });
 
   it("a near miss gets a 'did you mean' suggestion (descripton → description)", () => {
@@ -353,13 +391,16 @@ describe("unknown fields", () => {
 });
 
 describe("main path escape", () => {
-  it.each([["/abs/entry.js"], ["../x.js"], ["lib/../../x.js"], ["C:/x.js"]])("main: %s → E_MANIFEST_PATH_ESCAPE", (main) => {
-    const r = parse(`name: a\nmain: ${JSON.stringify(main)}\n`);
-    const e = r.diagnostics.find((d) => d.code === "E_MANIFEST_PATH_ESCAPE");
-    expect(e).toMatchObject({ severity: "error", path: "main", line: 2, col: 7 });
-    expect(e!.message).toContain(main);
-    expect(r.manifest?.main).toBeUndefined();
-  });
+  it.each([["/abs/entry.js"], ["../x.js"], ["lib/../../x.js"], ["C:/x.js"]])(
+    "main: %s → E_MANIFEST_PATH_ESCAPE",
+    (main) => {
+      const r = parse(`name: a\nmain: ${JSON.stringify(main)}\n`);
+      const e = r.diagnostics.find((d) => d.code === "E_MANIFEST_PATH_ESCAPE");
+      expect(e).toMatchObject({ severity: "error", path: "main", line: 2, col: 7 });
+      expect(e!.message).toContain(main);
+      expect(r.manifest?.main).toBeUndefined();
+    },
+  );
 
   it("an escaping main makes the folder invalid in discovery", async () => {
     const root = tempDir();

@@ -13,7 +13,8 @@ export const NIX_OPTS = ["--option", "sandbox", "false", "--option", "substitute
 /** Why Nix cannot be used here, or undefined when it can (the store must be writable: root or single-user owner). */
 export function nixUnavailable(): string | undefined {
   const v = spawnSync("nix-instantiate", ["--version"], { encoding: "utf8" });
-  if (v.error || v.status !== 0) return `nix-instantiate is not installed (${v.error?.message ?? v.stderr.trim()}); .ci/run installs Debian's nix-bin`;
+  if (v.error || v.status !== 0)
+    return `nix-instantiate is not installed (${v.error?.message ?? v.stderr.trim()}); .ci/run installs Debian's nix-bin`;
   try {
     mkdirSync("/nix/store", { recursive: true });
     accessSync("/nix/store", constants.W_OK);

@@ -23,12 +23,21 @@ afterAll(() => scratch.cleanup());
 const userHome = join(scratch.root, ".user-home");
 
 const noNix = checkNix("test/nix/modules.test.ts");
-const libDir = noNix ? undefined : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/modules.test.ts (module evaluation)");
+const libDir = noNix
+  ? undefined
+  : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/modules.test.ts (module evaluation)");
 const suite = libDir ? describe : describe.skip;
 
 interface Spec {
   version: 1;
-  plugins: Array<{ path: string; key?: string; enable: boolean; grants: string[]; settings: Record<string, unknown>; required: boolean }>;
+  plugins: Array<{
+    path: string;
+    key?: string;
+    enable: boolean;
+    grants: string[];
+    settings: Record<string, unknown>;
+    required: boolean;
+  }>;
   npmPackages: Spec["plugins"];
   settings: Record<string, unknown>;
   listPolicy: string;
@@ -45,7 +54,10 @@ interface Report {
   activation: Script | null;
   // NixOS
   activationSnippet?: { text: string; deps: string[]; supportsDryActivation: boolean } | null;
-  users?: Record<string, { isSystemUser: boolean; group: string; home: string; createHome: boolean; homeMode: string; packages: string[] }>;
+  users?: Record<
+    string,
+    { isSystemUser: boolean; group: string; home: string; createHome: boolean; homeMode: string; packages: string[] }
+  >;
   groups?: string[];
   tmpfiles?: string[];
   systemPackages?: string[];
@@ -76,7 +88,9 @@ function evalReports(configurations: string): Record<string, Report> {
 function evalError(kind: "nixos" | "home-manager", config: string, strict = false): string {
   const file = writeText(
     join(scratch.dir("bad"), "config.nix"),
-    harness(`{ pkgs, drv }: { bad = { kind = "${kind}"; strict = ${strict}; config = { pkgs, lib, ... }: ${config}; }; }`),
+    harness(
+      `{ pkgs, drv }: { bad = { kind = "${kind}"; strict = ${strict}; config = { pkgs, lib, ... }: ${config}; }; }`,
+    ),
   );
   const r = nixRun("nix-instantiate", ["--eval", "--strict", "--json", "--read-write-mode", file], userHome);
   expect(r.code, `expected an evaluation error, got ${r.stdout}`).not.toBe(0);
@@ -177,23 +191,39 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
         extraPlugins = [ { package = "\${builtins.path { path = ${src}/alpha; name = "alpha"; }}"; key = "wrong"; } ];
       }; };
     }`);
-    console.info(`test/nix/modules.test.ts: ${Object.keys(reports).length} configurations evaluated in ${Date.now() - t0} ms`);
+    console.info(
+      `test/nix/modules.test.ts: ${Object.keys(reports).length} configurations evaluated in ${Date.now() - t0} ms`,
+    );
   });
 
   it("a minimal NixOS configuration: user, group, state dir, one spec, the activation snippet, no service", () => {
     const r = reports["nixos-minimal"]!;
     expect(r.failedAssertions).toEqual([]);
-    expect(r.users).toEqual({ hermes: { isSystemUser: true, group: "hermes", home: "/var/lib/hermes", createHome: true, homeMode: "750", packages: [] } });
+    expect(r.users).toEqual({
+      hermes: {
+        isSystemUser: true,
+        group: "hermes",
+        home: "/var/lib/hermes",
+        createHome: true,
+        homeMode: "750",
+        packages: [],
+      },
+    });
     expect(r.groups).toEqual(["hermes"]);
     expect(r.tmpfiles).toEqual(["d /var/lib/hermes 0750 hermes hermes - -"]);
     expect(r.service).toBeNull();
     expect(r.specs.map((s) => [s.name, s.home])).toEqual([["main", "/var/lib/hermes/.hermes"]]);
     expect(r.specs[0]!.spec).toEqual({ version: 1, plugins: [], npmPackages: [], settings: {}, listPolicy: "union" });
-    expect(r.specs[0]!.checkPhase).toContain("compile --spec \"$target\" --dry-run");
+    expect(r.specs[0]!.checkPhase).toContain('compile --spec "$target" --dry-run');
     expect(r.activationSnippet).toMatchObject({ deps: ["users"], supportsDryActivation: true });
     expect(r.activationSnippet!.text).toMatch(/\/nix\/store\/[0-9a-z]{32}-hermes-agent-activate --dry-run/);
     const args = r.activation!.activateArgs!;
-    expect(args.slice(0, 4)).toEqual(["--hermes", expect.stringMatching(/-hermes-kit-0\.1\.0\/bin\/hermes$/), "--kind", "nixos"]);
+    expect(args.slice(0, 4)).toEqual([
+      "--hermes",
+      expect.stringMatching(/-hermes-kit-0\.1\.0\/bin\/hermes$/),
+      "--kind",
+      "nixos",
+    ]);
     expect(args.slice(-4)).toEqual(["--run-as", "hermes:hermes", "--state", "/var/lib/nixos/hermes-agent-homes"]);
     expect(args).toContain("--release-spec");
     expect(r.activation!.text).toMatch(/-activate\.sh --hermes \S+ --kind nixos /);
@@ -209,11 +239,29 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     ]);
     const main = r.specs[0]!.spec;
     for (const s of r.specs) expect(validateSchema("deploy-spec", s.spec), s.name).toEqual([]);
-    expect(main.plugins[0]).toEqual({ path: expect.stringMatching(/^\/nix\/store\/[0-9a-z]{32}-alpha$/), enable: true, grants: ["tools.override"], settings: { depth: 3, tags: ["a"] }, required: true });
+    expect(main.plugins[0]).toEqual({
+      path: expect.stringMatching(/^\/nix\/store\/[0-9a-z]{32}-alpha$/),
+      enable: true,
+      grants: ["tools.override"],
+      settings: { depth: 3, tags: ["a"] },
+      required: true,
+    });
     expect(main.plugins[1]).toMatchObject({ path: expect.stringMatching(/-beta$/), grants: [] });
     expect(main.plugins[2]).toMatchObject({ key: "weather", enable: false, path: expect.stringMatching(/-source$/) });
-    expect(main.npmPackages).toEqual([{ path: expect.stringMatching(/-hermes-plugin-search-0\.3\.0\/lib\/node_modules\/hermes-plugin-search$/), key: "search", enable: true, grants: [], settings: {}, required: false }]);
-    expect(main).toMatchObject({ listPolicy: "replace", settings: { model: { default: "anthropic/claude-sonnet-4" }, plugins: { disabled: ["legacy"] } } });
+    expect(main.npmPackages).toEqual([
+      {
+        path: expect.stringMatching(/-hermes-plugin-search-0\.3\.0\/lib\/node_modules\/hermes-plugin-search$/),
+        key: "search",
+        enable: true,
+        grants: [],
+        settings: {},
+        required: false,
+      },
+    ]);
+    expect(main).toMatchObject({
+      listPolicy: "replace",
+      settings: { model: { default: "anthropic/claude-sonnet-4" }, plugins: { disabled: ["legacy"] } },
+    });
     expect(r.specs[2]!.spec).toMatchObject({ listPolicy: "union", settings: { model: { default: "openai/gpt-5" } } });
     expect(r.keys).toEqual([["alpha", "beta", "weather", "search"], [], ["beta"]]);
     expect(r.systemPackages).toEqual(["hermes-kit-0.1.0"]);
@@ -221,7 +269,11 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     expect(r.activation!.activateArgs!.join(" ")).toContain("--home profile-research /srv/research /nix/store/");
 
     const unit = r.service!;
-    expect(unit).toMatchObject({ wantedBy: ["multi-user.target"], after: ["network-online.target"], environment: { HERMES_HOME: "/var/lib/hermes/.hermes", HERMES_MANAGED: "nixos" } });
+    expect(unit).toMatchObject({
+      wantedBy: ["multi-user.target"],
+      after: ["network-online.target"],
+      environment: { HERMES_HOME: "/var/lib/hermes/.hermes", HERMES_MANAGED: "nixos" },
+    });
     expect(unit.restartTriggers).toEqual(r.specs.map((s) => s.specPath));
     const sc = unit.serviceConfig as Record<string, unknown>;
     expect(sc).toMatchObject({
@@ -237,7 +289,12 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     });
     expect(sc.SystemCallFilter).toEqual(["@system-service", "@pkey", "~@privileged", "~@resources"]);
     // The working directory is writable under ProtectSystem=strict.
-    expect(sc.ReadWritePaths).toEqual(["/var/lib/hermes", "/var/lib/hermes/.hermes", "/srv/research", "/var/lib/hermes/.hermes/profiles/work"]);
+    expect(sc.ReadWritePaths).toEqual([
+      "/var/lib/hermes",
+      "/var/lib/hermes/.hermes",
+      "/srv/research",
+      "/var/lib/hermes/.hermes/profiles/work",
+    ]);
     expect(String(sc.ExecStart)).toMatch(/-hermes-kit-0\.1\.0\/bin\/hermes --home \/var\/lib\/hermes\/\.hermes serve$/);
   });
 
@@ -279,11 +336,22 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("linkGeneration"));
     expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("installPackages"));
     expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("writeBoundary"));
-    expect(min.activationEntry!.data).toMatch(/if \[\[ -v DRY_RUN \]\]; then\n\s+\/nix\/store\/\S+-hermes-agent-activate --dry-run/);
+    expect(min.activationEntry!.data).toMatch(
+      /if \[\[ -v DRY_RUN \]\]; then\n\s+\/nix\/store\/\S+-hermes-agent-activate --dry-run/,
+    );
     expect(min.activation!.activateArgs).toEqual([
-      "--hermes", expect.stringMatching(/bin\/hermes$/), "--kind", "home-manager", "--release-spec", expect.stringMatching(/-hermes-deploy-spec-release\.json$/),
-      "--home", "main", "/home/alice/.hermes", expect.stringMatching(/-hermes-deploy-spec-main\.json$/),
-      "--state", "/home/alice/.local/state/hermes-agent/homes",
+      "--hermes",
+      expect.stringMatching(/bin\/hermes$/),
+      "--kind",
+      "home-manager",
+      "--release-spec",
+      expect.stringMatching(/-hermes-deploy-spec-release\.json$/),
+      "--home",
+      "main",
+      "/home/alice/.hermes",
+      expect.stringMatching(/-hermes-deploy-spec-main\.json$/),
+      "--state",
+      "/home/alice/.local/state/hermes-agent/homes",
     ]);
     expect(min.packages).toEqual(["hermes-kit-0.1.0"]);
     expect(min.sessionVariables).toEqual({});
@@ -294,7 +362,11 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     expect(full.packages).toEqual(["hermes-kit-0.1.0", "ripgrep-14.1"]);
     expect(full.sessionVariables).toEqual({ HERMES_HOME: "/home/alice/.local/share/hermes" });
     const svc = full.service!;
-    expect(svc.Service).toMatchObject({ EnvironmentFile: "/run/user/1000/hermes.env", ProtectSystem: "strict", ReadWritePaths: ["/home/alice/.local/share/hermes"] });
+    expect(svc.Service).toMatchObject({
+      EnvironmentFile: "/run/user/1000/hermes.env",
+      ProtectSystem: "strict",
+      ReadWritePaths: ["/home/alice/.local/share/hermes"],
+    });
     expect(svc.Service.Environment).toContain("HERMES_MANAGED=home-manager");
     expect(svc.Unit["X-Restart-Triggers"]).toEqual(full.specs.map((s) => s.specPath));
     expect(full.launchd).toBeNull();
@@ -302,46 +374,105 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     const mac = reports["hm-darwin"]!;
     expect(mac.service).toBeNull();
     expect(mac.launchd!.enable).toBe(true);
-    expect(mac.launchd!.config.ProgramArguments.slice(0, 3)).toEqual([expect.stringMatching(/bash-5\.2\/bin\/bash$/), "-c", expect.stringContaining(". /Users/alice/.hermes.env")]);
+    expect(mac.launchd!.config.ProgramArguments.slice(0, 3)).toEqual([
+      expect.stringMatching(/bash-5\.2\/bin\/bash$/),
+      "-c",
+      expect.stringContaining(". /Users/alice/.hermes.env"),
+    ]);
   });
 
   it("failed assertions name the option: store-path environmentFile, duplicate grant, wrong key, createUser without an account, bad profile", () => {
     const msgs = reports["bad-assertions"]!.failedAssertions;
-    const has = (...parts: string[]) => expect(msgs.some((m) => parts.every((p) => m.includes(p))), `${parts.join(" … ")} in\n${msgs.join("\n")}`).toBe(true);
+    const has = (...parts: string[]) =>
+      expect(
+        msgs.some((m) => parts.every((p) => m.includes(p))),
+        `${parts.join(" … ")} in\n${msgs.join("\n")}`,
+      ).toBe(true);
     has("services.hermes-agent.environmentFile", "is in the Nix store");
-    has("services.hermes-agent.extraPlugins.[0]", `${src}/alpha`, ".grants: capability 'tools.override' is granted more than once");
-    has("services.hermes-agent.extraPlugins.[1]", ".key: the entry states key 'gamma' but the manifest of", `${src}/beta names 'beta'`);
-    has("services.hermes-agent.createUser is false", 'services.hermes-agent.user = "hermes"', "users.users.<name>", "users.users.hermes");
+    has(
+      "services.hermes-agent.extraPlugins.[0]",
+      `${src}/alpha`,
+      ".grants: capability 'tools.override' is granted more than once",
+    );
+    has(
+      "services.hermes-agent.extraPlugins.[1]",
+      ".key: the entry states key 'gamma' but the manifest of",
+      `${src}/beta names 'beta'`,
+    );
+    has(
+      "services.hermes-agent.createUser is false",
+      'services.hermes-agent.user = "hermes"',
+      "users.users.<name>",
+      "users.users.hermes",
+    );
     has("services.hermes-agent.createUser is false", 'services.hermes-agent.group = "hermes"', "users.groups.hermes");
     has("services.hermes-agent.profiles.default");
     expect(msgs).toHaveLength(6);
     expect(reports["bad-duplicate-keys"]!.failedAssertions).toEqual([
-      expect.stringContaining(`services.hermes-agent.extraPlugins: duplicate plugin keys: alpha (claimed by ${src}/alpha and source (/nix/store/`),
+      expect.stringContaining(
+        `services.hermes-agent.extraPlugins: duplicate plugin keys: alpha (claimed by ${src}/alpha and source (/nix/store/`,
+      ),
     ]);
   });
 
   it("as on NixOS, failed assertions refuse the whole configuration", () => {
-    const e = evalError("nixos", `{ services.hermes-agent = { enable = true; environmentFile = "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-e.env"; }; }`, true);
-    expect(e).toContain("Failed assertions: - services.hermes-agent.environmentFile: /nix/store/0123456789abcdfghijklmnpqrsvwxyz-e.env is in the Nix store");
+    const e = evalError(
+      "nixos",
+      `{ services.hermes-agent = { enable = true; environmentFile = "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-e.env"; }; }`,
+      true,
+    );
+    expect(e).toContain(
+      "Failed assertions: - services.hermes-agent.environmentFile: /nix/store/0123456789abcdfghijklmnpqrsvwxyz-e.env is in the Nix store",
+    );
   });
 
   it("an undeclared or misspelt option, a wrong type or an unknown capability is an evaluation error", () => {
-    expect(evalError("nixos", `{ services.hermes-agent = { enable = true; extraPlugin = [ ]; }; }`)).toMatch(/option `services\.hermes-agent\.extraPlugin' does not exist/);
-    expect(evalError("home-manager", `{ services.hermes-agent = { enable = true; extraPlugin = [ ]; }; }`)).toMatch(/option `services\.hermes-agent\.extraPlugin' does not exist/);
-    expect(evalError("nixos", `{ services.hermes-agent.enable = "yes"; }`)).toMatch(/services\.hermes-agent\.enable' is not of type `boolean'/);
-    expect(evalError("nixos", `{ services.hermes-agent = { enable = true; listPolicy = "merge"; }; }`)).toMatch(/services\.hermes-agent\.listPolicy' is not of type `one of "union", "replace"'/);
-    expect(evalError("nixos", `{ services.hermes-agent = { enable = true; extraPlugins = [ { package = ${src}/alpha; grants = [ "tools.overide" ]; } ]; }; }`)).toMatch(/grants.*is not of type `one of "tools\.override"/);
-    expect(evalError("nixos", `{ services.hermes-agent = { enable = true; extraPlugins = [ { package = ${src}/alpha; grant = [ ]; } ]; }; }`)).toMatch(/services\.hermes-agent\.extraPlugins\..*\.grant' does not exist\. .*Did you mean .*\.grants'/);
+    expect(evalError("nixos", `{ services.hermes-agent = { enable = true; extraPlugin = [ ]; }; }`)).toMatch(
+      /option `services\.hermes-agent\.extraPlugin' does not exist/,
+    );
+    expect(evalError("home-manager", `{ services.hermes-agent = { enable = true; extraPlugin = [ ]; }; }`)).toMatch(
+      /option `services\.hermes-agent\.extraPlugin' does not exist/,
+    );
+    expect(evalError("nixos", `{ services.hermes-agent.enable = "yes"; }`)).toMatch(
+      /services\.hermes-agent\.enable' is not of type `boolean'/,
+    );
+    expect(evalError("nixos", `{ services.hermes-agent = { enable = true; listPolicy = "merge"; }; }`)).toMatch(
+      /services\.hermes-agent\.listPolicy' is not of type `one of "union", "replace"'/,
+    );
+    expect(
+      evalError(
+        "nixos",
+        `{ services.hermes-agent = { enable = true; extraPlugins = [ { package = ${src}/alpha; grants = [ "tools.overide" ]; } ]; }; }`,
+      ),
+    ).toMatch(/grants.*is not of type `one of "tools\.override"/);
+    expect(
+      evalError(
+        "nixos",
+        `{ services.hermes-agent = { enable = true; extraPlugins = [ { package = ${src}/alpha; grant = [ ]; } ]; }; }`,
+      ),
+    ).toMatch(/services\.hermes-agent\.extraPlugins\..*\.grant' does not exist\. .*Did you mean .*\.grants'/);
     // The stubs are typed too: what the modules set can only be what NixOS declares.
-    expect(evalError("nixos", `{ services.hermes-agent.enable = true; users.users.hermes.isSytemUser = true; }`)).toMatch(/users\.users\.hermes\.isSytemUser' does not exist/);
-    expect(evalError("nixos", `{ services.hermes-agent = { enable = true; service.enable = true; service.serviceConfig.MemoryMax = { a = 1; }; }; }`)).toMatch(/serviceConfig\.MemoryMax' is not of type `systemd unit setting/);
+    expect(
+      evalError("nixos", `{ services.hermes-agent.enable = true; users.users.hermes.isSytemUser = true; }`),
+    ).toMatch(/users\.users\.hermes\.isSytemUser' does not exist/);
+    expect(
+      evalError(
+        "nixos",
+        `{ services.hermes-agent = { enable = true; service.enable = true; service.serviceConfig.MemoryMax = { a = 1; }; }; }`,
+      ),
+    ).toMatch(/serviceConfig\.MemoryMax' is not of type `systemd unit setting/);
   });
 
   it("a spec rendered by the module compiles and its home starts (plugins chain)", async () => {
     const r = reports["run-nixos"]!;
     expect(r.failedAssertions).toEqual([]);
     const main = r.specs[0]!;
-    expect(main.spec.plugins[0]).toMatchObject({ key: "alpha", grants: ["tools.override"], settings: { depth: 2 }, required: true });
+    expect(main.spec.plugins[0]).toMatchObject({
+      key: "alpha",
+      grants: ["tools.override"],
+      settings: { depth: 2 },
+      required: true,
+    });
     // A real store file (the harness writes source-only text with builtins.toFile), as the module renders it.
     expect(JSON.parse(readFileSync(main.specPath, "utf8"))).toEqual(main.spec);
     const home = join(scratch.dir("compile"), "home");
@@ -364,7 +495,8 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     for (let i = 0; i < args.length; i++) {
       if (args[i] === "--hermes") out.push("--hermes", hermesWrapper()), i++;
       else if (args[i] === "--state") out.push("--state", state), i++;
-      else if (args[i] === "--run-as") i++; // no service user here
+      else if (args[i] === "--run-as")
+        i++; // no service user here
       else out.push(args[i]!);
     }
     const env: NodeJS.ProcessEnv = { ...nixEnv(userHome), NO_COLOR: "1" };
@@ -400,7 +532,10 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
       expect(off_.stderr).toContain(`releasing ${home}`);
       expect(off_.stderr).toContain(`releasing ${work}`);
       for (const h of [home, work]) {
-        expect(readdirSync(join(h, "plugins")).filter((n) => n.startsWith("nix-managed-")), h).toEqual([]);
+        expect(
+          readdirSync(join(h, "plugins")).filter((n) => n.startsWith("nix-managed-")),
+          h,
+        ).toEqual([]);
         expect(existsSync(join(h, ".managed")), h).toBe(false);
         const cfg = readFileSync(join(h, "config.yaml"), "utf8");
         expect(cfg, h).not.toContain("test/model");
@@ -420,20 +555,26 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
   });
 
   const keyCheckLanded = readFileSync(join(ROOT, "dist", "core", "errors.js"), "utf8").includes("E_SPEC_KEY_MISMATCH");
-  if (!keyCheckLanded && !process.env.CI) console.warn("test/nix/modules.test.ts: the wrong-key compile test is skipped: the built CLI has no E_SPEC_KEY_MISMATCH yet");
-  it.skipIf(!keyCheckLanded && !process.env.CI)("a module-rendered spec whose stated key contradicts the manifest is refused by hermes compile", async () => {
-    const r = reports["wrong-key"]!;
-    expect(r.failedAssertions).toEqual([]); // a store path string: Nix cannot read its manifest
-    const spec = r.specs[0]!;
-    expect(spec.spec.plugins[0]).toMatchObject({ key: "wrong" });
-    const path = spec.spec.plugins[0]!.path;
-    const home = join(scratch.dir("wrong-key"), "home");
-    const c = await runCli(["--home", home, "compile", "--spec", spec.specPath, "--managed", "nixos"]);
-    expect(c.code).toBe(1);
-    expect(c.stderr).toContain("E_SPEC_KEY_MISMATCH");
-    expect(c.stderr).toContain("wrong");
-    expect(c.stderr).toContain("alpha");
-    expect(c.stderr).toContain(path);
-    expect(existsSync(join(home, "plugins"))).toBe(false);
-  });
+  if (!keyCheckLanded && !process.env.CI)
+    console.warn(
+      "test/nix/modules.test.ts: the wrong-key compile test is skipped: the built CLI has no E_SPEC_KEY_MISMATCH yet",
+    );
+  it.skipIf(!keyCheckLanded && !process.env.CI)(
+    "a module-rendered spec whose stated key contradicts the manifest is refused by hermes compile",
+    async () => {
+      const r = reports["wrong-key"]!;
+      expect(r.failedAssertions).toEqual([]); // a store path string: Nix cannot read its manifest
+      const spec = r.specs[0]!;
+      expect(spec.spec.plugins[0]).toMatchObject({ key: "wrong" });
+      const path = spec.spec.plugins[0]!.path;
+      const home = join(scratch.dir("wrong-key"), "home");
+      const c = await runCli(["--home", home, "compile", "--spec", spec.specPath, "--managed", "nixos"]);
+      expect(c.code).toBe(1);
+      expect(c.stderr).toContain("E_SPEC_KEY_MISMATCH");
+      expect(c.stderr).toContain("wrong");
+      expect(c.stderr).toContain("alpha");
+      expect(c.stderr).toContain(path);
+      expect(existsSync(join(home, "plugins"))).toBe(false);
+    },
+  );
 });

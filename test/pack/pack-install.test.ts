@@ -4,14 +4,35 @@
  * pseudo-terminal (util-linux `script`) where a person must answer.
  */
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readBundle } from "../../src/pack/bundle/bundle.js";
 import { STACK_RE } from "../support/cli.js";
 import { bundledWithHelloWorld, Scratch } from "../support/home.js";
-import { closedPort, ENTRY, githubToLocal, hermes, hermesTty, metadata, newHome, pluginFiles, Repo, type Ctx, type Home } from "../install/helpers.js";
+import {
+  closedPort,
+  ENTRY,
+  githubToLocal,
+  hermes,
+  hermesTty,
+  metadata,
+  newHome,
+  pluginFiles,
+  Repo,
+  type Ctx,
+  type Home,
+} from "../install/helpers.js";
 
 let s: Scratch;
 let ctx: Ctx;
@@ -48,8 +69,14 @@ beforeAll(async () => {
 afterAll(() => s?.cleanup());
 
 const config = (extra = "") => `plugins:\n  index_url: ${noIndex}\n${extra}`;
-const cfg = (h: Home) => (parse(readFileSync(join(h.home, "config.yaml"), "utf8")) ?? {}) as { plugins: { enabled?: string[]; entries?: Record<string, Record<string, unknown>> } };
-type LockPlugin = Record<string, unknown> & { key: string; git: { pinned: boolean; revision: string; source: string } | null };
+const cfg = (h: Home) =>
+  (parse(readFileSync(join(h.home, "config.yaml"), "utf8")) ?? {}) as {
+    plugins: { enabled?: string[]; entries?: Record<string, Record<string, unknown>> };
+  };
+type LockPlugin = Record<string, unknown> & {
+  key: string;
+  git: { pinned: boolean; revision: string; source: string } | null;
+};
 const lockPlugins = (h: Home): LockPlugin[] =>
   (JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as { plugins: LockPlugin[] }).plugins
     .filter((p) => p.source === "user")
@@ -75,7 +102,9 @@ describe.concurrent("pack install", { timeout: 240_000 }, () => {
     expect(r.stderr).toContain("E_PACK_NOT_INTERACTIVE");
     expect(r.stderr).toContain("nothing was installed");
     // The refusal gives the commands that do work without a terminal, one per entry, pinned.
-    expect(r.stderr).toContain(`To install without a terminal, run per entry:\n  hermes plugins install acme/demo --ref ${demo.head()}`);
+    expect(r.stderr).toContain(
+      `To install without a terminal, run per entry:\n  hermes plugins install acme/demo --ref ${demo.head()}`,
+    );
     expect(r.stderr).not.toMatch(STACK_RE);
     expect(existsSync(h.plugins) ? readdirSync(h.plugins) : []).toEqual([]);
     expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toBe(before);
@@ -127,7 +156,9 @@ describe.concurrent("pack install", { timeout: 240_000 }, () => {
     expect(out).toContain("✓ acme/demo installed as demo.");
     expect(out).toContain("✓ acme/mono/plugins/alpha installed as alpha.");
     expect(out).toMatch(/✗ acme\/missing: git clone of https:\/\/github\.com\/acme\/missing\.git failed/);
-    expect(out).toContain("✗ telegram: not found in the community index (seed); closest names: hermes-telegram-business");
+    expect(out).toContain(
+      "✗ telegram: not found in the community index (seed); closest names: hermes-telegram-business",
+    );
     expect(out).toContain("Pack 'mixed': 2 installed, 2 failed.");
     expect(out).toContain("E_PACK_INSTALL_FAILED");
     expect(out).toContain("the 2 installed stay installed");
@@ -153,7 +184,10 @@ describe.concurrent("pack install", { timeout: 240_000 }, () => {
 
   it("capability consent is asked per plugin, never in bulk", async () => {
     const h = newHome(s, "consent", config());
-    const f = writePack("caps.yaml", `name: caps\nplugins:\n  - repo: acme/caps\n    ref: ${caps.head()}\n  - repo: acme/demo\n    ref: ${demo.head()}\n`);
+    const f = writePack(
+      "caps.yaml",
+      `name: caps\nplugins:\n  - repo: acme/caps\n    ref: ${caps.head()}\n  - repo: acme/demo\n    ref: ${demo.head()}\n`,
+    );
     const r = await hermesTty(ctx, h, ["pack", "install", f], [CONFIRM, [/Grant these capabilities\? \[y\/N\]/, "y"]]);
     expect(r.code, r.stdout).toBe(0);
     expect(r.stdout.match(/Grant these capabilities\?/g)).toHaveLength(1);
@@ -166,7 +200,10 @@ describe.concurrent("pack install", { timeout: 240_000 }, () => {
 
   it("a pack cannot carry grants: a reserved seed is refused before anything is installed", async () => {
     const h = newHome(s, "grants", config());
-    const f = writePack("grants.yaml", `name: g\nplugins:\n  - repo: acme/caps\n    ref: ${caps.head()}\nconfig:\n  capper:\n    granted_capabilities: [tools.override]\n`);
+    const f = writePack(
+      "grants.yaml",
+      `name: g\nplugins:\n  - repo: acme/caps\n    ref: ${caps.head()}\nconfig:\n  capper:\n    granted_capabilities: [tools.override]\n`,
+    );
     const r = await hermesTty(ctx, h, ["pack", "install", f], [CONFIRM]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("E_PACK_SEED_RESERVED");
@@ -201,7 +238,10 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     clean = newHome(s, "export-clean", config());
     expect((await hermes(ctx, clean, ["install", "acme/demo", "--ref", demo.head(), "--enable"])).code).toBe(0);
     expect((await hermes(ctx, clean, ["install", "acme/mono/plugins/alpha", "--enable"])).code).toBe(0);
-    writeFileSync(join(clean.home, "config.yaml"), `${readFileSync(join(clean.home, "config.yaml"), "utf8")}  entries:\n    demo:\n      color: blue\n`);
+    writeFileSync(
+      join(clean.home, "config.yaml"),
+      `${readFileSync(join(clean.home, "config.yaml"), "utf8")}  entries:\n    demo:\n      color: blue\n`,
+    );
   });
 
   it("YAML on stdout, warnings on stderr and as comments; local and Nix plugins listed as comments; secrets stripped at any depth", async () => {
@@ -226,7 +266,9 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
         { name: "alpha", repo: "acme/mono", subdir: "plugins/alpha", ref: mono.head() },
         { name: "demo", repo: "acme/demo", ref: demo.head() },
       ],
-      config: { demo: { color: "blue", nested: { keep: 1, profiles: [{ name: "x" }] }, max_tokens: 100, author: "me" } },
+      config: {
+        demo: { color: "blue", nested: { keep: 1, profiles: [{ name: "x" }] }, max_tokens: 100, author: "me" },
+      },
     });
     // Same state, same bytes.
     const again = await hermes(ctx, a, ["pack", "export"]);
@@ -241,7 +283,10 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     expect(none.stderr).toContain("E_PACK_EXPORT_EMPTY");
     const all = await hermes(ctx, h, ["pack", "export", "--name", "team-pack"]);
     expect(all.code).toBe(0);
-    expect(parse(all.stdout)).toMatchObject({ name: "team-pack", plugins: [{ name: "demo", repo: "acme/demo", ref: demo.head() }] });
+    expect(parse(all.stdout)).toMatchObject({
+      name: "team-pack",
+      plugins: [{ name: "demo", repo: "acme/demo", ref: demo.head() }],
+    });
     const empty = newHome(s, "export-empty", config());
     const e = await hermes(ctx, empty, ["pack", "export"]);
     expect(e.code).toBe(1);
@@ -261,7 +306,12 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     const unpin = (p: LockPlugin) => ({ ...p, git: p.git && { ...p.git, pinned: null } });
     expect(lb.map(unpin)).toEqual(la.map(unpin));
     // Seeds arrived sanitized.
-    expect(cfg(b).plugins.entries!.demo).toEqual({ color: "blue", nested: { keep: 1, profiles: [{ name: "x" }] }, max_tokens: 100, author: "me" });
+    expect(cfg(b).plugins.entries!.demo).toEqual({
+      color: "blue",
+      nested: { keep: 1, profiles: [{ name: "x" }] },
+      max_tokens: 100,
+      author: "me",
+    });
   });
 
   it("bundles: two exports are byte-identical; an offline install reproduces the lock; its re-export is byte-identical again", async () => {
@@ -318,12 +368,15 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     expect((await hermes(ctx, clean, ["pack", "export", "--bundle", b1])).code).toBe(0);
     const bytes = readFileSync(b1);
     for (const [name, data] of [
-      ["flipped.tar.gz", (() => {
-        const t = Buffer.from(bytes);
-        const mid = Math.floor(t.length / 2);
-        t.writeUInt8(t.readUInt8(mid) ^ 0x20, mid);
-        return t;
-      })()],
+      [
+        "flipped.tar.gz",
+        (() => {
+          const t = Buffer.from(bytes);
+          const mid = Math.floor(t.length / 2);
+          t.writeUInt8(t.readUInt8(mid) ^ 0x20, mid);
+          return t;
+        })(),
+      ],
       ["truncated.tar.gz", bytes.subarray(0, bytes.length - 100)],
     ] as const) {
       const f = join(s.root, name);

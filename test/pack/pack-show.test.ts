@@ -40,7 +40,10 @@ beforeAll(async () => {
   s = new Scratch("hermes-pack-show-");
   home = s.dir("home");
   // Names resolve against the shipped seed copy: the index URL is a closed port.
-  writeFileSync(join(home, "config.yaml"), `plugins:\n  index_url: http://127.0.0.1:${await closedPort()}/index.json\n`);
+  writeFileSync(
+    join(home, "config.yaml"),
+    `plugins:\n  index_url: http://127.0.0.1:${await closedPort()}/index.json\n`,
+  );
   const routes: Record<string, (res: import("node:http").ServerResponse) => void> = {
     "/pack.yaml": (res) => {
       res.writeHead(200, { "Content-Type": "application/yaml" });
@@ -66,9 +69,29 @@ beforeAll(async () => {
     const dir = s.dir("tls");
     certFile = join(dir, "cert.pem");
     const keyFile = join(dir, "key.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile, "-out", certFile, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], {
-      stdio: "ignore",
-    });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        keyFile,
+        "-out",
+        certFile,
+        "-days",
+        "2",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ],
+      {
+        stdio: "ignore",
+      },
+    );
     https = createHttps({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, handler);
     await new Promise<void>((r) => https!.listen(0, "127.0.0.1", r));
     httpsBase = `https://127.0.0.1:${(https.address() as { port: number }).port}`;
@@ -85,7 +108,8 @@ afterAll(async () => {
   s?.cleanup();
 });
 
-const show = (src: string, env: Record<string, string> = {}) => runCli(["plugins", "pack", "show", src], { home, env: { HERMES_BUNDLED_PLUGINS: s.dir("b"), ...env } });
+const show = (src: string, env: Record<string, string> = {}) =>
+  runCli(["plugins", "pack", "show", src], { home, env: { HERMES_BUNDLED_PLUGINS: s.dir("b"), ...env } });
 
 function writePack(name: string, text: string): string {
   const f = join(s.root, name);
@@ -94,7 +118,11 @@ function writePack(name: string, text: string): string {
 }
 
 describe.skipIf(!SHARED)("pack show: every shared fixture pack", () => {
-  const files = !SHARED ? [] : readdirSync(PACKS).filter((f) => !f.startsWith(".")).sort();
+  const files = !SHARED
+    ? []
+    : readdirSync(PACKS)
+        .filter((f) => !f.startsWith("."))
+        .sort();
 
   it("renders the review of each one, as a dry run", async () => {
     expect(files.length).toBeGreaterThan(5);
@@ -118,18 +146,25 @@ describe.skipIf(!SHARED)("pack show: every shared fixture pack", () => {
   it("the docs example resolves its bare name exactly through the (seed) index and shows its index capabilities", async () => {
     const r = await show(join(PACKS, "NousResearch__hermes-agent__docs_plugins.md__excerpt_pack-example.yaml"));
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/hermes-telegram-business\s+NousResearch\/hermes-telegram-business\s+e905f3bc5eea\s+platform/);
-    expect(r.stdout).toMatch(/owner\/approval-relay\/plugins\/relay\s+owner\/approval-relay\/plugins\/relay\s+8f3c2d1a9b4e\s+\(shown at install\)/);
+    expect(r.stdout).toMatch(
+      /hermes-telegram-business\s+NousResearch\/hermes-telegram-business\s+e905f3bc5eea\s+platform/,
+    );
+    expect(r.stdout).toMatch(
+      /owner\/approval-relay\/plugins\/relay\s+owner\/approval-relay\/plugins\/relay\s+8f3c2d1a9b4e\s+\(shown at install\)/,
+    );
     expect(r.stdout).toContain('hermes-media-studio.default_model = "flux-3"');
     expect(r.stderr).toContain("OFFLINE SEED COPY");
   });
 
   it("monorepo entries show repo and subdirectory; seeds and skills are listed", async () => {
     const r = await show(join(PACKS, "Awenforever__hermes-wechat-enhance__hermes-pack.yaml"));
-    expect(r.stdout).toContain("hermes-email-watchdog.notification_policy = \"actionable\"");
+    expect(r.stdout).toContain('hermes-email-watchdog.notification_policy = "actionable"');
     const iris = await show(join(PACKS, "adamotte__iris-dashboard__hermes-pack.yaml"));
     expect(iris.stdout).toContain("adamotte/iris-dashboard/plugins/iris-webhooks");
-    const f = writePack("skills.yaml", `name: with-skills\nplugins:\n  - repo: a/b\n    ref: ${SHA}\nskills: [research/web-digest, " ", 42]\n`);
+    const f = writePack(
+      "skills.yaml",
+      `name: with-skills\nplugins:\n  - repo: a/b\n    ref: ${SHA}\nskills: [research/web-digest, " ", 42]\n`,
+    );
     const sk = await show(f);
     expect(sk.stdout).toContain("Pack lists skills (NOT auto-installed yet): research/web-digest, 42");
   });
@@ -139,14 +174,20 @@ describe("pack show: broken packs fail naming the entry", () => {
   const base = SHARED ? readFileSync(join(PACKS, "Awenforever__hermes-wechat-enhance__hermes-pack.yaml"), "utf8") : "";
 
   it.skipIf(!SHARED)("a tag ref", async () => {
-    const r = await show(writePack("tag.yaml", base.replace("ref: aaf6126fccb767e42096832e5ed2e8712010f44f", "ref: v1.2.0")));
+    const r = await show(
+      writePack("tag.yaml", base.replace("ref: aaf6126fccb767e42096832e5ed2e8712010f44f", "ref: v1.2.0")),
+    );
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/E_PACK_REF_NOT_SHA .*tag\.yaml:9:10 plugins\[1\]\.ref: pack plugin entry 'Awenforever\/hermes-alive' has ref "v1\.2\.0"/);
+    expect(r.stderr).toMatch(
+      /E_PACK_REF_NOT_SHA .*tag\.yaml:9:10 plugins\[1\]\.ref: pack plugin entry 'Awenforever\/hermes-alive' has ref "v1\.2\.0"/,
+    );
     expect(r.stdout).toBe("");
   });
 
   it.skipIf(!SHARED)("a branch ref and a short SHA, all reported at once", async () => {
-    const text = base.replace("ref: aaf6126fccb767e42096832e5ed2e8712010f44f", "ref: main").replace("ref: c5edbdbda75ff5156ad030a9157c1da5df152201", "ref: c5edbdb");
+    const text = base
+      .replace("ref: aaf6126fccb767e42096832e5ed2e8712010f44f", "ref: main")
+      .replace("ref: c5edbdbda75ff5156ad030a9157c1da5df152201", "ref: c5edbdb");
     const r = await show(writePack("two.yaml", text));
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("(2 problems)");
@@ -155,7 +196,12 @@ describe("pack show: broken packs fail naming the entry", () => {
   });
 
   it("an entry without repo or name", async () => {
-    const r = await show(writePack("norepo.yaml", `name: x\nplugins:\n  - repo: a/b\n    ref: ${SHA}\n  - ref: ${SHA}\n    subdir: plugins/y\n`));
+    const r = await show(
+      writePack(
+        "norepo.yaml",
+        `name: x\nplugins:\n  - repo: a/b\n    ref: ${SHA}\n  - ref: ${SHA}\n    subdir: plugins/y\n`,
+      ),
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/E_PACK_INVALID .*norepo\.yaml:5:5 plugins\[1\]: pack plugin entry #2/);
   });
@@ -167,12 +213,22 @@ describe("pack show: broken packs fail naming the entry", () => {
   });
 
   it.skipIf(!SHARED)("a secret-shaped seed key at any depth, and a reserved key", async () => {
-    const text = `${base}\n`.replace("  hermes-alive:\n    enabled: false\n", "  hermes-alive:\n    enabled: false\n    settings:\n      - apiKey: xyz\n");
+    const text = `${base}\n`.replace(
+      "  hermes-alive:\n    enabled: false\n",
+      "  hermes-alive:\n    enabled: false\n    settings:\n      - apiKey: xyz\n",
+    );
     const r = await show(writePack("secret.yaml", text));
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/E_PACK_SEED_SECRET .*secret\.yaml:\d+:\d+ .*pack config for plugin 'hermes-alive' sets secret-shaped key 'settings\[0\]\.apiKey'/);
+    expect(r.stderr).toMatch(
+      /E_PACK_SEED_SECRET .*secret\.yaml:\d+:\d+ .*pack config for plugin 'hermes-alive' sets secret-shaped key 'settings\[0\]\.apiKey'/,
+    );
     expect(r.stdout).not.toContain("xyz");
-    const r2 = await show(writePack("reserved.yaml", base.replace("    capture_messages: true\n", "    capture_messages: true\n    allow_tool_override: true\n")));
+    const r2 = await show(
+      writePack(
+        "reserved.yaml",
+        base.replace("    capture_messages: true\n", "    capture_messages: true\n    allow_tool_override: true\n"),
+      ),
+    );
     expect(r2.code).toBe(1);
     expect(r2.stderr).toContain("E_PACK_SEED_RESERVED");
     expect(r2.stderr).toContain("'allow_tool_override'");
@@ -192,17 +248,36 @@ describe("pack show: broken packs fail naming the entry", () => {
   });
 
   it("an unknown or ambiguous bare name is reported per entry, exit 0 (dry run)", async () => {
-    const r = await show(writePack("unknown.yaml", `name: x\nplugins:\n  - name: telegram\n    ref: ${SHA}\n  - repo: a/b\n    ref: ${SHA}\n`));
+    const r = await show(
+      writePack(
+        "unknown.yaml",
+        `name: x\nplugins:\n  - name: telegram\n    ref: ${SHA}\n  - repo: a/b\n    ref: ${SHA}\n`,
+      ),
+    );
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/telegram\s+unresolved: not found in the community index \(seed\); closest names: hermes-telegram-business/);
+    expect(r.stdout).toMatch(
+      /telegram\s+unresolved: not found in the community index \(seed\); closest names: hermes-telegram-business/,
+    );
     expect(r.stdout).toContain("1 entry could not be resolved — install would skip it and exit non-zero.");
   });
 
   it.skipIf(!SHARED)("--json gives the resolution per entry", async () => {
-    const r = await runCli(["plugins", "pack", "show", join(PACKS, "NousResearch__hermes-agent__docs_plugins.md__excerpt_pack-example.yaml"), "--json"], { home });
+    const r = await runCli(
+      [
+        "plugins",
+        "pack",
+        "show",
+        join(PACKS, "NousResearch__hermes-agent__docs_plugins.md__excerpt_pack-example.yaml"),
+        "--json",
+      ],
+      { home },
+    );
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j.entries.map((e: { identifier: string }) => e.identifier)).toEqual(["NousResearch/hermes-telegram-business", "owner/approval-relay/plugins/relay"]);
+    expect(j.entries.map((e: { identifier: string }) => e.identifier)).toEqual([
+      "NousResearch/hermes-telegram-business",
+      "owner/approval-relay/plugins/relay",
+    ]);
     expect(j.index_source).toBe("seed");
   });
 });
@@ -227,34 +302,39 @@ describe("pack sources", () => {
     }
   });
 
-  it.skipIf(!opensslAvailable)("https:// packs are fetched (redirects followed), capped at 1 MiB, time-limited", async () => {
-    const env = { NODE_EXTRA_CA_CERTS: certFile };
-    const ok = await show(`${httpsBase}/pack.yaml`, env);
-    expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toContain("remote-pack");
-    expect(ok.stdout).toContain("acme/remote");
-    const moved = await show(`${httpsBase}/moved.yaml`, env);
-    expect(moved.code).toBe(0);
-    const big = await show(`${httpsBase}/big.yaml`, env);
-    expect(big.code).toBe(1);
-    expect(big.stderr).toContain("E_PACK_TOO_LARGE");
-    const missing = await show(`${httpsBase}/missing.yaml`, env);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/E_PACK_FETCH_FAILED: could not fetch pack from .*: HTTP 404/);
-    const t0 = Date.now();
-    const hang = await show(`${httpsBase}/hang.yaml`, { ...env, HERMES_PACK_TIMEOUT_MS: "500" });
-    expect(hang.code).toBe(1);
-    expect(hang.stderr).toMatch(/E_PACK_FETCH_FAILED.*no answer within 0\.5 s/);
-    expect(Date.now() - t0).toBeLessThan(15_000);
-    // Without trusting the test certificate, TLS verification fails (never skipped).
-    const untrusted = await show(`${httpsBase}/pack.yaml`);
-    expect(untrusted.code).toBe(1);
-    expect(untrusted.stderr).toContain("E_PACK_FETCH_FAILED");
-  });
+  it.skipIf(!opensslAvailable)(
+    "https:// packs are fetched (redirects followed), capped at 1 MiB, time-limited",
+    async () => {
+      const env = { NODE_EXTRA_CA_CERTS: certFile };
+      const ok = await show(`${httpsBase}/pack.yaml`, env);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout).toContain("remote-pack");
+      expect(ok.stdout).toContain("acme/remote");
+      const moved = await show(`${httpsBase}/moved.yaml`, env);
+      expect(moved.code).toBe(0);
+      const big = await show(`${httpsBase}/big.yaml`, env);
+      expect(big.code).toBe(1);
+      expect(big.stderr).toContain("E_PACK_TOO_LARGE");
+      const missing = await show(`${httpsBase}/missing.yaml`, env);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/E_PACK_FETCH_FAILED: could not fetch pack from .*: HTTP 404/);
+      const t0 = Date.now();
+      const hang = await show(`${httpsBase}/hang.yaml`, { ...env, HERMES_PACK_TIMEOUT_MS: "500" });
+      expect(hang.code).toBe(1);
+      expect(hang.stderr).toMatch(/E_PACK_FETCH_FAILED.*no answer within 0\.5 s/);
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      // Without trusting the test certificate, TLS verification fails (never skipped).
+      const untrusted = await show(`${httpsBase}/pack.yaml`);
+      expect(untrusted.code).toBe(1);
+      expect(untrusted.stderr).toContain("E_PACK_FETCH_FAILED");
+    },
+  );
 
   it.skipIf(!SHARED)("show never writes anything to the home", async () => {
     const h = s.dir("untouched");
-    const r = await runCli(["plugins", "pack", "show", join(PACKS, "metDaisy__hermes-plugins__hermes-pack.yaml")], { home: h });
+    const r = await runCli(["plugins", "pack", "show", join(PACKS, "metDaisy__hermes-plugins__hermes-pack.yaml")], {
+      home: h,
+    });
     expect(r.code).toBe(0);
     expect(readdirSync(h)).toEqual([]);
     expect(existsSync(join(h, "plugins"))).toBe(false);

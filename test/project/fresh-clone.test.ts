@@ -24,11 +24,19 @@ describe("the shared fixtures are found in one place only", () => {
 
   it("the helper is used by the test files that read the shared fixtures", () => {
     expect(users.length).toBeGreaterThanOrEqual(7);
-    expect(users).toEqual(expect.arrayContaining(["test/fixtures/shared-fixtures.test.ts", "test/install/index-search.test.ts", "test/pack/pack-show.test.ts"]));
+    expect(users).toEqual(
+      expect.arrayContaining([
+        "test/fixtures/shared-fixtures.test.ts",
+        "test/install/index-search.test.ts",
+        "test/pack/pack-show.test.ts",
+      ]),
+    );
   });
 
   it("no test file spells out a path to it except test/shared-dir.ts", () => {
-    const offenders = testCode().filter((rel) => rel !== HELPER && PATH_IN_CODE.test(readFileSync(join(ROOT, rel), "utf8")));
+    const offenders = testCode().filter(
+      (rel) => rel !== HELPER && PATH_IN_CODE.test(readFileSync(join(ROOT, rel), "utf8")),
+    );
     expect(offenders).toEqual([]);
   });
 
@@ -38,7 +46,12 @@ describe("the shared fixtures are found in one place only", () => {
   });
 
   it("nothing outside test/ points at it: README, docs, sources, scripts, Nix", () => {
-    const files = ["README.md", ...["docs", "src", "scripts", "nix", "bench", "schemas", "plugins", "data", ".ci"].flatMap((d) => walk(d, () => true))];
+    const files = [
+      "README.md",
+      ...["docs", "src", "scripts", "nix", "bench", "schemas", "plugins", "data", ".ci"].flatMap((d) =>
+        walk(d, () => true),
+      ),
+    ];
     const offenders = files.filter((rel) => MENTION.test(readFileSync(join(ROOT, rel), "utf8")));
     expect(offenders).toEqual([]);
   });

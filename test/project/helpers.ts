@@ -26,11 +26,18 @@ export function walk(dir: string, keep: (rel: string) => boolean): string[] {
 
 /** The code under test/ (sample plugins and scanner fixtures are data, not tests). */
 export const testCode = (): string[] =>
-  walk("test", (rel) => /\.(ts|mjs|js)$/.test(rel) && !rel.startsWith("test/compile/samples/") && !rel.startsWith("test/fixtures/scan/"));
+  walk(
+    "test",
+    (rel) =>
+      /\.(ts|mjs|js)$/.test(rel) && !rel.startsWith("test/compile/samples/") && !rel.startsWith("test/fixtures/scan/"),
+  );
 
 /** The test files that import test/shared-dir.ts, i.e. read the shared fixtures. */
 export const sharedUsers = (): string[] =>
-  testCode().filter((rel) => rel.endsWith(".test.ts") && /from "\.\.?\/(\.\.\/)*shared-dir\.js"/.test(readFileSync(join(ROOT, rel), "utf8")));
+  testCode().filter(
+    (rel) =>
+      rel.endsWith(".test.ts") && /from "\.\.?\/(\.\.\/)*shared-dir\.js"/.test(readFileSync(join(ROOT, rel), "utf8")),
+  );
 
 export interface ChildRun {
   code: number | null;
@@ -45,13 +52,29 @@ export interface ChildRun {
  */
 export function vitestWithoutShared(files: string[], missing: string, env: Record<string, string> = {}): ChildRun {
   const childEnv: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(VITEST|CI$|HERMES_TEST_)/.test(k) && k !== "TEST" && k !== "NODE_ENV") childEnv[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(VITEST|CI$|HERMES_TEST_)/.test(k) && k !== "TEST" && k !== "NODE_ENV") childEnv[k] = v;
   Object.assign(childEnv, { HERMES_TEST_SHARED_DIR: missing, HERMES_TEST_SKIP_BUILD: "1", NO_COLOR: "1" }, env);
   const out = mkdtempSync(join(tmpdir(), "hermes-fresh-run-"));
   try {
     const report = join(out, "report.json");
-    const args = [join(ROOT, "node_modules", "vitest", "vitest.mjs"), "run", "--config", join(ROOT, "vitest.config.ts"), "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...files];
-    const r = spawnSync(process.execPath, args, { cwd: ROOT, env: childEnv, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 280_000 });
+    const args = [
+      join(ROOT, "node_modules", "vitest", "vitest.mjs"),
+      "run",
+      "--config",
+      join(ROOT, "vitest.config.ts"),
+      "--reporter=default",
+      "--reporter=json",
+      `--outputFile.json=${report}`,
+      ...files,
+    ];
+    const r = spawnSync(process.execPath, args, {
+      cwd: ROOT,
+      env: childEnv,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 280_000,
+    });
     let json: ChildRun["json"];
     try {
       json = JSON.parse(readFileSync(report, "utf8"));

@@ -11,7 +11,10 @@ beforeAll(() => {
 });
 afterAll(() => s.cleanup());
 
-const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { license: string; exports: Record<string, { types: string }> };
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  license: string;
+  exports: Record<string, { types: string }>;
+};
 
 describe("the npm package", () => {
   it("ships a LICENSE (MIT), the plugin types, and no source maps (src/ is not shipped)", () => {
@@ -30,14 +33,26 @@ describe("the npm package", () => {
     expect(pkg.exports["./plugin"]!.types).toBe("./dist/plugin.d.ts");
   });
 
-  it("a TypeScript plugin type-checks against `hermes-kit/plugin`, and a wrong call does not", { timeout: 60_000 }, () => {
+  it("a TypeScript plugin type-checks against `hermes-kit/plugin`, and a wrong call does not", {
+    timeout: 60_000,
+  }, () => {
     const proj = s.dir("ts-plugin");
     mkdirSync(join(proj, "node_modules"), { recursive: true });
     symlinkSync(ROOT, join(proj, "node_modules", "hermes-kit"));
     writeFileSync(join(proj, "package.json"), JSON.stringify({ name: "p", type: "module" }));
     writeFileSync(
       join(proj, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: true, types: [] } }),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+      }),
     );
     const good = `import type { PluginContext, RegisterFunction, HookName } from "hermes-kit/plugin";
 const hook: HookName = "post_tool_call";
@@ -50,11 +65,16 @@ export const register: RegisterFunction = (ctx: PluginContext) => {
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
     const ok = spawnSync(process.execPath, [tsc, "-p", proj], { encoding: "utf8" });
     expect(ok.status, ok.stdout + ok.stderr).toBe(0);
-    writeFileSync(join(proj, "index.ts"), `${good}const wrong: HookName = "post_tool_cal";\nexport function bad(ctx: PluginContext) { ctx.register_tool(42); }\n`);
+    writeFileSync(
+      join(proj, "index.ts"),
+      `${good}const wrong: HookName = "post_tool_cal";\nexport function bad(ctx: PluginContext) { ctx.register_tool(42); }\n`,
+    );
     const bad = spawnSync(process.execPath, [tsc, "-p", proj], { encoding: "utf8" });
     expect(bad.status).not.toBe(0);
     expect(bad.stdout).toMatch(/"post_tool_cal"/);
-    expect(bad.stdout).toMatch(/index\.ts\(8,\d+\): error TS2345: Argument of type .number. is not assignable to parameter of type .ToolSpecInput./);
+    expect(bad.stdout).toMatch(
+      /index\.ts\(8,\d+\): error TS2345: Argument of type .number. is not assignable to parameter of type .ToolSpecInput./,
+    );
   });
 });
 
@@ -77,13 +97,19 @@ describe("hermes completion", () => {
   });
 
   it("zsh and fish scripts name the same commands; an unknown shell is a usage error", async () => {
-    const [z, f, bad] = await Promise.all([runCli(["completion", "zsh"]), runCli(["completion", "fish"]), runCli(["completion", "tcsh"])]);
+    const [z, f, bad] = await Promise.all([
+      runCli(["completion", "zsh"]),
+      runCli(["completion", "fish"]),
+      runCli(["completion", "tcsh"]),
+    ]);
     expect(z.code).toBe(0);
     expect(z.stdout).toContain("bashcompinit");
     expect(z.stdout).toContain("'plugins pack') echo 'show install export' ;;");
     expect(f.code).toBe(0);
     expect(f.stdout).toContain(`complete -c hermes -n '__hermes_at "plugins pack"' -a 'install'`);
-    expect(f.stdout).toContain(`complete -c hermes -n '__hermes_at "plugins validate"' -l strict -d 'warnings fail too (exit 1), for CI'`);
+    expect(f.stdout).toContain(
+      `complete -c hermes -n '__hermes_at "plugins validate"' -l strict -d 'warnings fail too (exit 1), for CI'`,
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("Allowed choices are bash, zsh, fish");
   });

@@ -14,11 +14,22 @@ function listed(config: string): string[] {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/^VITEST/.test(k)) env[k] = v;
   env.HERMES_TEST_SKIP_BUILD = "1";
-  const r = spawnSync(process.execPath, [join(ROOT, "node_modules", "vitest", "vitest.mjs"), "list", "--filesOnly", "--json", "--config", join(ROOT, config)], {
-    cwd: ROOT,
-    env,
-    encoding: "utf8",
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, "node_modules", "vitest", "vitest.mjs"),
+      "list",
+      "--filesOnly",
+      "--json",
+      "--config",
+      join(ROOT, config),
+    ],
+    {
+      cwd: ROOT,
+      env,
+      encoding: "utf8",
+    },
+  );
   expect(r.status, r.stderr).toBe(0);
   return (JSON.parse(r.stdout) as Array<{ file: string }>).map((x) => relative(ROOT, x.file)).sort();
 }
@@ -44,17 +55,28 @@ describe("npm test (fast) and npm run test:slow", () => {
   });
 
   it("every test file is in exactly one suite", () => {
-    const all = testFiles("test").filter((f) => !f.startsWith("test/compile/samples/") && !f.startsWith("test/fixtures/scan/"));
+    const all = testFiles("test").filter(
+      (f) => !f.startsWith("test/compile/samples/") && !f.startsWith("test/fixtures/scan/"),
+    );
     expect(fast.filter((f) => slow.includes(f))).toEqual([]);
     expect([...fast, ...slow].sort()).toEqual(all.sort());
   });
 
   it("the kill matrices are in the slow suite, the fresh-clone checks in the fast one", () => {
-    for (const f of ["test/compile/crash.test.ts", "test/install/crash.test.ts", "test/project/fresh-clone-run.test.ts"]) {
+    for (const f of [
+      "test/compile/crash.test.ts",
+      "test/install/crash.test.ts",
+      "test/project/fresh-clone-run.test.ts",
+    ]) {
       expect(slow).toContain(f);
       expect(fast).not.toContain(f);
     }
-    for (const f of ["test/project/fresh-clone.test.ts", "test/project/suites.test.ts", "test/fixtures/shared-fixtures.test.ts"]) expect(fast).toContain(f);
+    for (const f of [
+      "test/project/fresh-clone.test.ts",
+      "test/project/suites.test.ts",
+      "test/fixtures/shared-fixtures.test.ts",
+    ])
+      expect(fast).toContain(f);
   });
 
   it("package.json runs them: `npm test` the default (fast) config, `npm run test:slow` the slow one", () => {

@@ -43,15 +43,24 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
       { action: "approve", message: "ask", rule_key: " k " },
       { action: "modify", args: { b: 3 } },
     ]);
-    expect(resolveToolDirective(r, { a: 1, c: 1 })).toEqual({ action: "approve", message: "ask", rule_key: "k", modified_args: { a: 2, b: 3, c: 1 } });
+    expect(resolveToolDirective(r, { a: 1, c: 1 })).toEqual({
+      action: "approve",
+      message: "ask",
+      rule_key: "k",
+      modified_args: { a: 2, b: 3, c: 1 },
+    });
   });
 
   it("pre_tts_synthesis: fail-closed policy hook (timeouts and errors become blocks)", async () => {
     expect(HOOK_CATALOG.pre_tts_synthesis).toMatchObject({ combine: "tts-policy", timeout: "fail-closed" });
     const { bus: b } = bus();
-    b.add("pre_tts_synthesis", function guard() {
-      throw new TypeError("bad voice");
-    }, "p");
+    b.add(
+      "pre_tts_synthesis",
+      function guard() {
+        throw new TypeError("bad voice");
+      },
+      "p",
+    );
     expect(await b.invoke("pre_tts_synthesis", { text: "hi", provider: "x" })).toEqual([
       { action: "block", message: "pre_tts_synthesis plugin callback guard raised TypeError: bad voice" },
     ]);
@@ -100,7 +109,16 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
 
   it('pre_llm_call: every {context} or non-empty string, joined with "\\n\\n" in callback order', async () => {
     expect(combineOf("pre_llm_call")).toEqual(["joined"]);
-    const r = await results("pre_llm_call", ["alpha", { context: "beta" }, "", { context: "" }, { other: "x" }, 3, { context: 7 }, "gamma"]);
+    const r = await results("pre_llm_call", [
+      "alpha",
+      { context: "beta" },
+      "",
+      { context: "" },
+      { other: "x" },
+      3,
+      { context: 7 },
+      "gamma",
+    ]);
     expect(joinContexts(contextParts(r))).toBe("alpha\n\nbeta\n\ngamma");
     expect(joinContexts(contextParts(await results("pre_llm_call", ["", { nope: 1 }])))).toBeUndefined();
   });
@@ -115,26 +133,48 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
     const validate = (r: unknown) => {
       if (!r || typeof r !== "object") return undefined;
       const o = r as Record<string, unknown>;
-      const action = String(o.action ?? o.decision ?? "").trim().toLowerCase();
+      const action = String(o.action ?? o.decision ?? "")
+        .trim()
+        .toLowerCase();
       const msg = o.message ?? o.reason;
-      return (action === "continue" || action === "block") && typeof msg === "string" && msg.trim() ? { action, message: msg.trim() } : undefined;
+      return (action === "continue" || action === "block") && typeof msg === "string" && msg.trim()
+        ? { action, message: msg.trim() }
+        : undefined;
     };
-    const r = await results("pre_verify", [{ action: "continue" }, "text", { decision: " BLOCK ", reason: " tests fail " }, { action: "continue", message: "later" }]);
+    const r = await results("pre_verify", [
+      { action: "continue" },
+      "text",
+      { decision: " BLOCK ", reason: " tests fail " },
+      { action: "continue", message: "later" },
+    ]);
     expect(firstValid(r, validate).value).toEqual({ action: "block", message: "tests fail" });
-    expect(firstValid(await results("pre_verify", [{ action: "maybe", message: "x" }]), validate).value).toBeUndefined();
+    expect(
+      firstValid(await results("pre_verify", [{ action: "maybe", message: "x" }]), validate).value,
+    ).toBeUndefined();
   });
 
   it("pre_api_request / post_api_request / api_request_error: ignored", async () => {
-    expect(combineOf("pre_api_request", "post_api_request", "api_request_error")).toEqual(["ignored", "ignored", "ignored"]);
+    expect(combineOf("pre_api_request", "post_api_request", "api_request_error")).toEqual([
+      "ignored",
+      "ignored",
+      "ignored",
+    ]);
   });
 
   it("pre_auxiliary_call / post_auxiliary_call: ignored, fail-open (bounded)", async () => {
     expect(combineOf("pre_auxiliary_call", "post_auxiliary_call")).toEqual(["ignored", "ignored"]);
-    expect([HOOK_CATALOG.pre_auxiliary_call.timeout, HOOK_CATALOG.post_auxiliary_call.timeout]).toEqual(["bounded", "bounded"]);
+    expect([HOOK_CATALOG.pre_auxiliary_call.timeout, HOOK_CATALOG.post_auxiliary_call.timeout]).toEqual([
+      "bounded",
+      "bounded",
+    ]);
     const { bus: b } = bus();
-    b.add("pre_auxiliary_call", () => {
-      throw new Error("x");
-    }, "p");
+    b.add(
+      "pre_auxiliary_call",
+      () => {
+        throw new Error("x");
+      },
+      "p",
+    );
     expect(await b.invoke("pre_auxiliary_call", {})).toEqual([]);
   });
 
@@ -142,18 +182,27 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
     expect(combineOf("transform_api_error_classification")).toEqual(["first-valid"]);
     const ran: number[] = [];
     const { bus: b } = bus();
-    const values = [{ reason: "not-a-reason" }, { reason: "RATE_LIMIT", retryable: true }, { reason: "context_overflow" }];
+    const values = [
+      { reason: "not-a-reason" },
+      { reason: "RATE_LIMIT", retryable: true },
+      { reason: "context_overflow" },
+    ];
     values.forEach((v, i) => b.add("transform_api_error_classification", () => (ran.push(i), v), `p${i}`));
     const reasons = new Set(["rate_limit", "context_overflow"]);
     const winner = await b.firstValid("transform_api_error_classification", {}, (r) =>
-      typeof (r as { reason?: unknown }).reason === "string" && reasons.has((r as { reason: string }).reason.toLowerCase()) ? r : undefined,
+      typeof (r as { reason?: unknown }).reason === "string" &&
+      reasons.has((r as { reason: string }).reason.toLowerCase())
+        ? r
+        : undefined,
     );
     expect(ran).toEqual([0, 1, 2]);
     expect(winner).toEqual({ value: { reason: "RATE_LIMIT", retryable: true }, skipped: 1 });
   });
 
   it("on_stream_start / on_stream_delta / on_stream_end / on_interim_message / on_room_member_activity: ignored", async () => {
-    expect(combineOf("on_stream_start", "on_stream_delta", "on_stream_end", "on_interim_message", "on_room_member_activity")).toEqual(Array(5).fill("ignored"));
+    expect(
+      combineOf("on_stream_start", "on_stream_delta", "on_stream_end", "on_interim_message", "on_room_member_activity"),
+    ).toEqual(Array(5).fill("ignored"));
   });
 
   it("on_session_start / on_session_end: ignored (bounded)", async () => {
@@ -162,7 +211,9 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
   });
 
   it("on_session_finalize / on_session_reset / agent_loop_stopped / on_skill_lifecycle: ignored", async () => {
-    expect(combineOf("on_session_finalize", "on_session_reset", "agent_loop_stopped", "on_skill_lifecycle")).toEqual(Array(4).fill("ignored"));
+    expect(combineOf("on_session_finalize", "on_session_reset", "agent_loop_stopped", "on_skill_lifecycle")).toEqual(
+      Array(4).fill("ignored"),
+    );
   });
 
   it("subagent_start / subagent_stop: ignored; subagent_stop runs on the caller (never raced)", async () => {
@@ -179,10 +230,15 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
     const recognised = (r: unknown) => {
       const o = r as Record<string, unknown> | null;
       if (!o || typeof o !== "object") return undefined;
-      if (o.action === "skip" || o.action === "allow" || (o.action === "rewrite" && typeof o.text === "string")) return o;
+      if (o.action === "skip" || o.action === "allow" || (o.action === "rewrite" && typeof o.text === "string"))
+        return o;
       return undefined;
     };
-    const r = await results("pre_gateway_dispatch", [{ action: "shout" }, { action: "rewrite", text: "hi" }, { action: "skip", reason: "spam" }]);
+    const r = await results("pre_gateway_dispatch", [
+      { action: "shout" },
+      { action: "rewrite", text: "hi" },
+      { action: "skip", reason: "spam" },
+    ]);
     expect(firstValid(r, recognised).value).toEqual({ action: "rewrite", text: "hi" });
   });
 
@@ -231,12 +287,31 @@ describe("resolveToolDirective (runtime spec §5.5)", () => {
   });
 
   it("block needs a non-empty string message; without one it is ignored", () => {
-    expect(resolveToolDirective([{ action: "block" }, { action: "block", message: "" }, { action: "block", message: 3 }], orig)).toEqual({});
+    expect(
+      resolveToolDirective(
+        [{ action: "block" }, { action: "block", message: "" }, { action: "block", message: 3 }],
+        orig,
+      ),
+    ).toEqual({});
   });
 
   it("block beats approve regardless of order, and carries the args merged so far", () => {
-    const before = resolveToolDirective([{ action: "block", message: "no" }, { action: "approve", message: "ok?" }], orig);
-    const after = resolveToolDirective([{ action: "modify", args: { mode: "w" } }, { action: "approve" }, { action: "block", message: "no" }, { action: "modify", args: { late: 1 } }], orig);
+    const before = resolveToolDirective(
+      [
+        { action: "block", message: "no" },
+        { action: "approve", message: "ok?" },
+      ],
+      orig,
+    );
+    const after = resolveToolDirective(
+      [
+        { action: "modify", args: { mode: "w" } },
+        { action: "approve" },
+        { action: "block", message: "no" },
+        { action: "modify", args: { late: 1 } },
+      ],
+      orig,
+    );
     expect(before).toEqual({ action: "block", message: "no" });
     expect(after).toEqual({ action: "block", message: "no", modified_args: { path: "/a", mode: "w" } });
   });
@@ -251,11 +326,17 @@ describe("resolveToolDirective (runtime spec §5.5)", () => {
         orig,
       ),
     ).toEqual({ action: "approve", message: null, rule_key: "rm-rf" });
-    expect(resolveToolDirective([{ action: "approve", message: "m", rule_key: "   " }], orig)).toEqual({ action: "approve", message: "m", rule_key: null });
+    expect(resolveToolDirective([{ action: "approve", message: "m", rule_key: "   " }], orig)).toEqual({
+      action: "approve",
+      message: "m",
+      rule_key: null,
+    });
   });
 
   it("unknown actions and non-mappings are ignored", () => {
-    expect(resolveToolDirective(["block", null, 3, ["x"], { action: "deny", message: "x" }, { message: "no action" }], orig)).toEqual({});
+    expect(
+      resolveToolDirective(["block", null, 3, ["x"], { action: "deny", message: "x" }, { message: "no action" }], orig),
+    ).toEqual({});
   });
 });
 
@@ -274,7 +355,11 @@ describe("typed dispatch: the fold is chosen by the hook's name", () => {
     expect(await b.contexts("pre_llm_call", { user_message: "hi" })).toEqual(["one", "two"]);
     b.add("pre_tool_call", () => ({ action: "modify", args: { a: 2 } }), "a");
     b.add("pre_tool_call", () => ({ action: "block", message: "no" }), "b");
-    expect(await b.directive("pre_tool_call", { tool_name: "t" }, { a: 1, b: 1 })).toEqual({ action: "block", message: "no", modified_args: { a: 2, b: 1 } });
+    expect(await b.directive("pre_tool_call", { tool_name: "t" }, { a: 1, b: 1 })).toEqual({
+      action: "block",
+      message: "no",
+      modified_args: { a: 2, b: 1 },
+    });
     b.add("pre_transcription", () => ({ language: "en", file_path: "/etc/x" }), "a");
     b.add("pre_transcription", () => ({ language: "fr" }), "b");
     expect(await b.lastWriterPerField("pre_transcription", { file_path: "/a.wav" })).toEqual({ language: "fr" });

@@ -17,33 +17,71 @@ const g = globalThis as Record<string, unknown>;
 
 describe("register_tool override gate", () => {
   it("a non-bundled plugin without the tools.override grant cannot override: PluginToolOverrideError fails and rolls back the plugin", async () => {
-    const { rt, logs } = await start([
-      plugin("greedy", `ctx.register_hook("post_tool_call", () => {}); ctx.register_tool({ name: "terminal", handler: () => "hijacked", override: true });`, {
-        declared: ["tools.override"],
-      }),
-    ], { load: false });
-    rt.registerBuiltinTool({ name: "terminal", toolset: "core", schema: {}, handler: () => "real", requires_env: [], description: "", emoji: "" });
+    const { rt, logs } = await start(
+      [
+        plugin(
+          "greedy",
+          `ctx.register_hook("post_tool_call", () => {}); ctx.register_tool({ name: "terminal", handler: () => "hijacked", override: true });`,
+          {
+            declared: ["tools.override"],
+          },
+        ),
+      ],
+      { load: false },
+    );
+    rt.registerBuiltinTool({
+      name: "terminal",
+      toolset: "core",
+      schema: {},
+      handler: () => "real",
+      requires_env: [],
+      description: "",
+      emoji: "",
+    });
     await rt.loadAll();
     const msg =
       "Plugin 'greedy' cannot override built-in tool 'terminal'. Grant the tools.override capability (hermes plugins enable greedy --grant tools.override) to allow this plugin to replace tools.";
     expect(rt.status.get("greedy")).toMatchObject({ state: "failed", error: msg });
     expect(rt.tools.get("terminal")!.owner).toBe("builtin");
     expect(rt.hooks.names()).toEqual([]);
-    expect(logs.warnings().filter((r) => r.plugin === "greedy").map((r) => r.msg)).toEqual([`Failed to load plugin 'greedy': ${msg}`]);
+    expect(
+      logs
+        .warnings()
+        .filter((r) => r.plugin === "greedy")
+        .map((r) => r.msg),
+    ).toEqual([`Failed to load plugin 'greedy': ${msg}`]);
   });
 
   it("the error is a PluginToolOverrideError the plugin could catch", async () => {
     await start([
-      plugin("careful", `try { ctx.register_tool({ name: "x", handler: () => 1, override: true }); } catch (e) { globalThis.__err = e; }`),
+      plugin(
+        "careful",
+        `try { ctx.register_tool({ name: "x", handler: () => 1, override: true }); } catch (e) { globalThis.__err = e; }`,
+      ),
     ]);
     expect(g.__err).toBeInstanceOf(PluginToolOverrideError);
   });
 
   it("the tools.override grant recorded in the lock allows the override; unload restores the built-in", async () => {
-    const { rt } = await start([plugin("granted", `ctx.register_tool({ name: "terminal", handler: () => "wrapped", override: true });`, { granted: ["tools.override"] })], {
-      load: false,
+    const { rt } = await start(
+      [
+        plugin("granted", `ctx.register_tool({ name: "terminal", handler: () => "wrapped", override: true });`, {
+          granted: ["tools.override"],
+        }),
+      ],
+      {
+        load: false,
+      },
+    );
+    rt.registerBuiltinTool({
+      name: "terminal",
+      toolset: "core",
+      schema: {},
+      handler: () => "real",
+      requires_env: [],
+      description: "",
+      emoji: "",
     });
-    rt.registerBuiltinTool({ name: "terminal", toolset: "core", schema: {}, handler: () => "real", requires_env: [], description: "", emoji: "" });
     await rt.loadAll();
     expect(await rt.tools.dispatch("terminal", {})).toBe("wrapped");
     rt.unload("granted");
@@ -62,27 +100,55 @@ describe("register_tool override gate", () => {
       { load: false },
     );
     // A version bump after compile: same capabilities, so nothing is refused; ctx sees the new file.
-    writeFileSync(join(rt.lock.plugins[1]!.target, "plugin.yaml"), 'name: edited\nversion: "2"\ndescription: edited after compile\n');
+    writeFileSync(
+      join(rt.lock.plugins[1]!.target, "plugin.yaml"),
+      'name: edited\nversion: "2"\ndescription: edited after compile\n',
+    );
     await rt.loadAll();
     expect(g.__manifests).toEqual(["same@1:standalone:as compiled", "edited@2:standalone:edited after compile"]);
     expect(rt.status.get("same")!.state).toBe("loaded");
   });
 
   it("a grant does not count when the manifest now declares a different set than was consented to", async () => {
-    const { rt } = await start([plugin("drifted", `ctx.register_tool({ name: "t", handler: () => 1, override: true });`, { granted: ["tools.override"] })], { load: false });
+    const { rt } = await start(
+      [
+        plugin("drifted", `ctx.register_tool({ name: "t", handler: () => 1, override: true });`, {
+          granted: ["tools.override"],
+        }),
+      ],
+      { load: false },
+    );
     // The manifest on disk now declares one more capability than the lock's consent hash covers.
-    writeFileSync(join(rt.lock.plugins[0]!.target, "plugin.yaml"), 'name: drifted\nversion: "1"\ncapabilities: [tools.override, llm.model_override]\n');
+    writeFileSync(
+      join(rt.lock.plugins[0]!.target, "plugin.yaml"),
+      'name: drifted\nversion: "1"\ncapabilities: [tools.override, llm.model_override]\n',
+    );
     await rt.loadAll();
     expect(rt.status.get("drifted")!.state).toBe("failed");
   });
 
   it("bundled plugins are trusted: has_capability('tools.override') is true and the override succeeds without a grant", async () => {
-    const { rt } = await start([
-      plugin("core-tools", `globalThis.__bundledCap = ctx.has_capability("tools.override"); ctx.register_tool({ name: "read_file", handler: () => "bundled", override: true });`, {
-        source: "bundled",
-      }),
-    ], { load: false });
-    rt.registerBuiltinTool({ name: "read_file", toolset: "core", schema: {}, handler: () => "real", requires_env: [], description: "", emoji: "" });
+    const { rt } = await start(
+      [
+        plugin(
+          "core-tools",
+          `globalThis.__bundledCap = ctx.has_capability("tools.override"); ctx.register_tool({ name: "read_file", handler: () => "bundled", override: true });`,
+          {
+            source: "bundled",
+          },
+        ),
+      ],
+      { load: false },
+    );
+    rt.registerBuiltinTool({
+      name: "read_file",
+      toolset: "core",
+      schema: {},
+      handler: () => "real",
+      requires_env: [],
+      description: "",
+      emoji: "",
+    });
     await rt.loadAll();
     expect(g.__bundledCap).toBe(true);
     expect(rt.tools.get("read_file")!.owner).toBe("core-tools");
@@ -91,20 +157,36 @@ describe("register_tool override gate", () => {
   it("shadowing an existing tool without override returns null, warns, does not throw, and the plugin loads", async () => {
     const { rt, logs } = await start([
       plugin("owner", `ctx.register_tool({ name: "search", handler: () => "owner's" });`),
-      plugin("shadow", `globalThis.__shadow = ctx.register_tool({ name: "search", handler: () => "shadow's" }); ctx.register_tool({ name: "fresh", handler: () => "f" });`),
+      plugin(
+        "shadow",
+        `globalThis.__shadow = ctx.register_tool({ name: "search", handler: () => "shadow's" }); ctx.register_tool({ name: "fresh", handler: () => "f" });`,
+      ),
     ]);
     expect(g.__shadow).toBeNull();
     expect(rt.status.get("shadow")!.state).toBe("loaded");
     expect(await rt.tools.dispatch("search", {})).toBe("owner's");
     expect(rt.tools.get("fresh")!.owner).toBe("shadow");
-    expect(logs.warnings().filter((r) => r.plugin === "shadow").map((r) => r.msg)).toEqual(["tried to shadow tool search (owned by owner) without override=true; not registered"]);
+    expect(
+      logs
+        .warnings()
+        .filter((r) => r.plugin === "shadow")
+        .map((r) => r.msg),
+    ).toEqual(["tried to shadow tool search (owned by owner) without override=true; not registered"]);
   });
 
   it("the positional signature of the original works too (name, toolset, schema, handler, check_fn, requires_env, is_async, description, emoji)", async () => {
     const { rt } = await start([
-      plugin("positional", `ctx.register_tool("pos", "mytools", { name: "pos", description: "d" }, () => "p", () => true, ["HK_TEST_NEVER_SET"], false, "desc", "🔧");`),
+      plugin(
+        "positional",
+        `ctx.register_tool("pos", "mytools", { name: "pos", description: "d" }, () => "p", () => true, ["HK_TEST_NEVER_SET"], false, "desc", "🔧");`,
+      ),
     ]);
-    expect(rt.tools.get("pos")).toMatchObject({ toolset: "mytools", description: "desc", emoji: "🔧", requires_env: ["HK_TEST_NEVER_SET"] });
+    expect(rt.tools.get("pos")).toMatchObject({
+      toolset: "mytools",
+      description: "desc",
+      emoji: "🔧",
+      requires_env: ["HK_TEST_NEVER_SET"],
+    });
     expect(rt.tools.available("pos", {})).toBe(false);
     expect(rt.tools.available("pos", { HK_TEST_NEVER_SET: "1" })).toBe(true);
   });
@@ -112,7 +194,9 @@ describe("register_tool override gate", () => {
 
 describe("ledger: identity-conditional restore (§9)", () => {
   const A = plugin("a-tools", `ctx.register_tool({ name: "fetch", handler: () => "A" });`);
-  const B = plugin("b-tools", `ctx.register_tool({ name: "fetch", handler: () => "B", override: true });`, { granted: ["tools.override"] });
+  const B = plugin("b-tools", `ctx.register_tool({ name: "fetch", handler: () => "B", override: true });`, {
+    granted: ["tools.override"],
+  });
 
   it("B displaces A's tool; unloading A does not clobber B", async () => {
     const { rt } = await start([A, B]);
@@ -186,7 +270,10 @@ describe("register_approval_transport validation (§4.10)", () => {
   it("a duplicate name names the owner; the stored entry is {name, present, plugin_id, profile_home}; unload removes it", async () => {
     const { rt, home } = await start([
       plugin("first", `ctx.register_approval_transport(" Pager ", () => "first");`),
-      plugin("second", `try { ctx.register_approval_transport("pager", () => "second"); } catch (e) { globalThis.__dup = e.message; }`),
+      plugin(
+        "second",
+        `try { ctx.register_approval_transport("pager", () => "second"); } catch (e) { globalThis.__dup = e.message; }`,
+      ),
     ]);
     expect(g.__dup).toBe("approval transport 'pager' is already registered by 'first'");
     expect(rt.approvalTransports.get("pager")).toMatchObject({ name: "pager", plugin_id: "first", profile_home: home });
@@ -196,7 +283,10 @@ describe("register_approval_transport validation (§4.10)", () => {
 
   it("uncaught, a validation error fails that plugin's load", async () => {
     const { rt } = await start([plugin("bad", `ctx.register_approval_transport("builtin", () => {});`)]);
-    expect(rt.status.get("bad")).toMatchObject({ state: "failed", error: "approval transport name 'builtin' is reserved" });
+    expect(rt.status.get("bad")).toMatchObject({
+      state: "failed",
+      error: "approval transport name 'builtin' is reserved",
+    });
   });
 });
 
@@ -216,7 +306,8 @@ describe("get_config / set_config (§4.5)", () => {
       settings:
         secret: theirs
 `;
-  const BAD_KEY = "Expected a plugin-relative config key such as 'endpoint' or 'retry.policy'; global, cross-plugin, and traversal paths are forbidden";
+  const BAD_KEY =
+    "Expected a plugin-relative config key such as 'endpoint' or 'retry.policy'; global, cross-plugin, and traversal paths are forbidden";
 
   async function cfg(config = CONFIG) {
     const { rt, home } = await start([plugin("cfg", `globalThis.__cfg = ctx;`)], { config });
@@ -237,7 +328,22 @@ describe("get_config / set_config (§4.5)", () => {
 
   it("refuses reserved roots, traversal and malformed keys with the exact message", async () => {
     const { ctx } = await cfg();
-    for (const bad of ["model", "Plugins.entries.other.settings.secret", "security.x", "SETTINGS", "../other", "a/b", "a\\b", "a..b", ".a", "a.", "", "-lead", "x".repeat(129), 7])
+    for (const bad of [
+      "model",
+      "Plugins.entries.other.settings.secret",
+      "security.x",
+      "SETTINGS",
+      "../other",
+      "a/b",
+      "a\\b",
+      "a..b",
+      ".a",
+      "a.",
+      "",
+      "-lead",
+      "x".repeat(129),
+      7,
+    ])
       expect(() => ctx.get_config(bad as string), String(bad)).toThrow(BAD_KEY);
     expect(ctx.get_config("models")).toBeNull(); // only the exact root is reserved
   });

@@ -12,12 +12,18 @@ import { cleanupTemp } from "../support/home.js";
 afterEach(() => cleanupTemp());
 
 const page = readFileSync(join(PACKAGE_ROOT, "docs", "plugins.md"), "utf8");
-const examples = [...page.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => /export function register\(ctx\)/.test(b));
+const examples = [...page.matchAll(/```js\n([\s\S]*?)```/g)]
+  .map((m) => m[1]!)
+  .filter((b) => /export function register\(ctx\)/.test(b));
 
 describe("docs/plugins.md examples", () => {
   it("has the register example and the four middleware examples of the seed", () => {
     expect(examples.length).toBeGreaterThanOrEqual(5);
-    for (const kind of ["llm_request", "tool_request", "llm_execution", "tool_execution"]) expect(examples.some((e) => e.includes(`"${kind}"`)), kind).toBe(true);
+    for (const kind of ["llm_request", "tool_request", "llm_execution", "tool_execution"])
+      expect(
+        examples.some((e) => e.includes(`"${kind}"`)),
+        kind,
+      ).toBe(true);
   });
 
   it("every example loads, and the middleware examples behave as described", async () => {
@@ -31,12 +37,22 @@ describe("docs/plugins.md examples", () => {
 
     const term = await rt.middleware.applyRequest("tool_request", { command: "ls" }, { tool_name: "terminal" });
     expect(term.payload).toMatchObject({ command: "ls", workdir: expect.stringContaining("hermes-middleware-demo") });
-    const kept = await rt.middleware.applyRequest("tool_request", { command: "ls", workdir: "/srv" }, { tool_name: "terminal" });
+    const kept = await rt.middleware.applyRequest(
+      "tool_request",
+      { command: "ls", workdir: "/srv" },
+      { tool_name: "terminal" },
+    );
     expect(kept.payload).toEqual({ command: "ls", workdir: "/srv" });
     const other = await rt.middleware.applyRequest("tool_request", { path: "x" }, { tool_name: "read_file" });
     expect(other).toMatchObject({ payload: { path: "x" }, changed: false });
 
-    expect(await rt.middleware.runExecution("llm_execution", { model: "m" }, async (r) => ({ echoed: r }))).toEqual({ echoed: { model: "m" } });
-    expect(await rt.middleware.runExecution("tool_execution", { a: 1 }, async (a) => `ran ${JSON.stringify(a)}`, { tool_name: "t" })).toBe('ran {"a":1}');
+    expect(await rt.middleware.runExecution("llm_execution", { model: "m" }, async (r) => ({ echoed: r }))).toEqual({
+      echoed: { model: "m" },
+    });
+    expect(
+      await rt.middleware.runExecution("tool_execution", { a: 1 }, async (a) => `ran ${JSON.stringify(a)}`, {
+        tool_name: "t",
+      }),
+    ).toBe('ran {"a":1}');
   });
 });

@@ -31,7 +31,10 @@ export interface CapturedLog {
 
 export function captureLog(): CapturedLog {
   const records: LogRecord[] = [];
-  const log = pino({ level: "debug", base: undefined }, { write: (s: string) => void records.push(JSON.parse(s) as LogRecord) });
+  const log = pino(
+    { level: "debug", base: undefined },
+    { write: (s: string) => void records.push(JSON.parse(s) as LogRecord) },
+  );
   return {
     log,
     records,
@@ -130,7 +133,11 @@ export function makeLock(home: string, plugins: TestPlugin[], settings: Partial<
       owned_leaves: [],
       owned_items: {},
       links: [],
-      plugins: Object.fromEntries(plugins.filter((p) => p.granted?.length).map((p) => [p.key, { grants: p.granted!, required: p.required ?? false }])),
+      plugins: Object.fromEntries(
+        plugins
+          .filter((p) => p.granted?.length)
+          .map((p) => [p.key, { grants: p.granted!, required: p.required ?? false }]),
+      ),
     },
     plugins: entries,
   };
@@ -143,7 +150,10 @@ export interface Started {
 }
 
 /** A runtime over a fresh home with these plugins, loaded. */
-export async function start(plugins: TestPlugin[], opts: { settings?: Partial<LockSettings>; config?: string; strict?: boolean; load?: boolean } = {}): Promise<Started> {
+export async function start(
+  plugins: TestPlugin[],
+  opts: { settings?: Partial<LockSettings>; config?: string; strict?: boolean; load?: boolean } = {},
+): Promise<Started> {
   const home = tempDir("hk-rt-");
   if (opts.config !== undefined) writeFileSync(join(home, "config.yaml"), opts.config);
   const logs = captureLog();

@@ -133,9 +133,13 @@ describe("hook catalog", () => {
   });
 
   it("classes follow the seed's grouping", () => {
-    expect(namesWhere((s) => s.class === "directive")).toEqual(
-      ["pre_gateway_dispatch", "pre_llm_call", "pre_tool_call", "pre_tts_synthesis", "pre_verify"],
-    );
+    expect(namesWhere((s) => s.class === "directive")).toEqual([
+      "pre_gateway_dispatch",
+      "pre_llm_call",
+      "pre_tool_call",
+      "pre_tts_synthesis",
+      "pre_verify",
+    ]);
     expect(namesWhere((s) => s.class === "transform")).toEqual([
       "pre_transcription",
       "transform_api_error_classification",

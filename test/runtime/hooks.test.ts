@@ -4,7 +4,13 @@
  * the 3-abandoned cap, and the exact fail-closed block directives.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { FAIL_CLOSED_TIMEOUT_MESSAGE, HookBus, normalizeHookTimeout, OBSERVER_SCHEMA_VERSION, resolveToolDirective } from "../../src/runtime/hooks.js";
+import {
+  FAIL_CLOSED_TIMEOUT_MESSAGE,
+  HookBus,
+  normalizeHookTimeout,
+  OBSERVER_SCHEMA_VERSION,
+  resolveToolDirective,
+} from "../../src/runtime/hooks.js";
 import { FailureReporter } from "../../src/runtime/reporter.js";
 import { captureLog, plugin, start } from "./helpers.js";
 import { cleanupTemp } from "../support/home.js";
@@ -37,9 +43,23 @@ describe("telemetry_schema_version", () => {
   it("is injected into every payload except gateway_platform_event, without touching the caller's object", async () => {
     const { b } = bus();
     const seen: Array<[string, Record<string, unknown>]> = [];
-    for (const h of ["post_tool_call", "pre_llm_call", "on_session_end", "gateway_platform_event", "kanban_task_claimed"]) b.add(h, (p) => void seen.push([h, p]), "p");
+    for (const h of [
+      "post_tool_call",
+      "pre_llm_call",
+      "on_session_end",
+      "gateway_platform_event",
+      "kanban_task_claimed",
+    ])
+      b.add(h, (p) => void seen.push([h, p]), "p");
     const payload = { a: 1 };
-    for (const h of ["post_tool_call", "pre_llm_call", "on_session_end", "gateway_platform_event", "kanban_task_claimed"]) await b.invoke(h, payload);
+    for (const h of [
+      "post_tool_call",
+      "pre_llm_call",
+      "on_session_end",
+      "gateway_platform_event",
+      "kanban_task_claimed",
+    ])
+      await b.invoke(h, payload);
     expect(Object.fromEntries(seen.map(([h, p]) => [h, p.telemetry_schema_version]))).toEqual({
       post_tool_call: OBSERVER_SCHEMA_VERSION,
       pre_llm_call: OBSERVER_SCHEMA_VERSION,
@@ -64,10 +84,14 @@ describe("dispatch", () => {
     const { b } = bus();
     const order: string[] = [];
     b.add("pre_llm_call", () => (order.push("a"), "A"), "a");
-    b.add("pre_llm_call", () => {
-      order.push("b");
-      throw new Error("boom");
-    }, "b");
+    b.add(
+      "pre_llm_call",
+      () => {
+        order.push("b");
+        throw new Error("boom");
+      },
+      "b",
+    );
     b.add("pre_llm_call", async () => (order.push("c"), null), "c");
     b.add("pre_llm_call", async () => (order.push("d"), { context: "D" }), "d");
     expect(await b.invoke("pre_llm_call", {})).toEqual(["A", { context: "D" }]);
@@ -123,7 +147,9 @@ describe("bounded and fail-closed callbacks (§5.3)", () => {
     const t0 = Date.now();
     expect(await b.invoke("post_tool_call", {})).toEqual(["fast"]);
     expect(Date.now() - t0).toBeLessThan(2000);
-    expect(logs.warnings().map((r) => [r.plugin, r.msg])).toEqual([["slow", "hook post_tool_call callback slowObserver timed out after 0.05s — skipping"]]);
+    expect(logs.warnings().map((r) => [r.plugin, r.msg])).toEqual([
+      ["slow", "hook post_tool_call callback slowObserver timed out after 0.05s — skipping"],
+    ]);
   });
 
   it("0 disables the bound: a slow callback is awaited and its result kept", async () => {
@@ -143,7 +169,10 @@ describe("bounded and fail-closed callbacks (§5.3)", () => {
     b.add("pre_tool_call", () => ({ action: "approve", message: "fine" }), "approver");
     b.add("pre_tool_call", hanging().fn, "guard");
     const r = await b.invoke("pre_tool_call", { tool_name: "terminal", tool_call_id: "c1" });
-    expect(r).toEqual([{ action: "approve", message: "fine" }, { action: "block", message: "pre_tool_call plugin callback timed out or is still running" }]);
+    expect(r).toEqual([
+      { action: "approve", message: "fine" },
+      { action: "block", message: "pre_tool_call plugin callback timed out or is still running" },
+    ]);
     expect(FAIL_CLOSED_TIMEOUT_MESSAGE).toBe("pre_tool_call plugin callback timed out or is still running");
     expect(resolveToolDirective(r, {})).toEqual({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
   });
@@ -151,20 +180,34 @@ describe("bounded and fail-closed callbacks (§5.3)", () => {
   it("pre_tts_synthesis uses the same literal timeout message", async () => {
     const { b } = bus(0.05);
     b.add("pre_tts_synthesis", hanging().fn, "guard");
-    expect(await b.invoke("pre_tts_synthesis", { text: "x" })).toEqual([{ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE }]);
+    expect(await b.invoke("pre_tts_synthesis", { text: "x" })).toEqual([
+      { action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE },
+    ]);
   });
 
   it("an exception in a fail-closed hook → '<hook> plugin callback <cb> raised <Type>: <msg[:200]>'", async () => {
     const { b } = bus();
-    b.add("pre_tool_call", function policy() {
-      throw new RangeError("x".repeat(300));
-    }, "p");
-    b.add("pre_tool_call", async function asyncPolicy() {
-      throw new TypeError("nope");
-    }, "q");
-    b.add("pre_tool_call", () => {
-      throw "a string";
-    }, "r");
+    b.add(
+      "pre_tool_call",
+      function policy() {
+        throw new RangeError("x".repeat(300));
+      },
+      "p",
+    );
+    b.add(
+      "pre_tool_call",
+      async function asyncPolicy() {
+        throw new TypeError("nope");
+      },
+      "q",
+    );
+    b.add(
+      "pre_tool_call",
+      () => {
+        throw "a string";
+      },
+      "r",
+    );
     const r = (await b.invoke("pre_tool_call", { tool_name: "t" })) as Array<{ message: string }>;
     expect(r).toEqual([
       { action: "block", message: `pre_tool_call plugin callback policy raised RangeError: ${"x".repeat(200)}` },
@@ -175,9 +218,13 @@ describe("bounded and fail-closed callbacks (§5.3)", () => {
 
   it("an exception in a fail-open hook is reported, not turned into a result", async () => {
     const { b, logs } = bus();
-    b.add("transform_tool_result", () => {
-      throw new Error("bad");
-    }, "p");
+    b.add(
+      "transform_tool_result",
+      () => {
+        throw new Error("bad");
+      },
+      "p",
+    );
     expect(await b.invoke("transform_tool_result", { result: "r" })).toEqual([]);
     expect(logs.warnings()).toHaveLength(1);
   });
@@ -197,7 +244,9 @@ describe("suppression, gate keys and the abandoned cap (fake clock)", () => {
     await vi.advanceTimersByTimeAsync(58_000);
     expect(await b.invoke("post_tool_call", { tool_call_id: "b" })).toEqual([]);
     expect(h.calls).toHaveLength(1);
-    expect(logs.warnings().at(-1)!.msg).toBe("hook post_tool_call callback guard skipped after previous timeout or while still running");
+    expect(logs.warnings().at(-1)!.msg).toBe(
+      "hook post_tool_call callback guard skipped after previous timeout or while still running",
+    );
     await vi.advanceTimersByTimeAsync(2_100); // t = 61.1 s: the window (timeout at 1 s + 60 s) is over
     const third = b.invoke("post_tool_call", { tool_call_id: "c" });
     expect(h.calls).toHaveLength(2);
@@ -214,7 +263,9 @@ describe("suppression, gate keys and the abandoned cap (fake clock)", () => {
     await vi.advanceTimersByTimeAsync(1000);
     await first;
     await vi.advanceTimersByTimeAsync(30_000);
-    expect(await b.invoke("pre_tool_call", { tool_call_id: "b" })).toEqual([{ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE }]);
+    expect(await b.invoke("pre_tool_call", { tool_call_id: "b" })).toEqual([
+      { action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE },
+    ]);
     expect(h.calls).toHaveLength(1);
   });
 
@@ -285,7 +336,10 @@ describe("suppression, gate keys and the abandoned cap (fake clock)", () => {
     expect(h.calls).toHaveLength(3);
     await b.invoke("post_tool_call", { tool_call_id: "d" });
     expect(h.calls).toHaveLength(3);
-    expect(logs.warnings().at(-1)).toMatchObject({ plugin: "p", msg: "hook post_tool_call callback stuck skipped: 3 abandoned call(s) still running — the plugin is hung" });
+    expect(logs.warnings().at(-1)).toMatchObject({
+      plugin: "p",
+      msg: "hook post_tool_call callback stuck skipped: 3 abandoned call(s) still running — the plugin is hung",
+    });
     h.calls[0]!.settle();
     await vi.advanceTimersByTimeAsync(0);
     void b.invoke("post_tool_call", { tool_call_id: "e" });
@@ -309,16 +363,30 @@ describe("suppression, gate keys and the abandoned cap (fake clock)", () => {
 describe("malformed pre_tool_call directives", () => {
   it("are ignored for that call and named once (then DEBUG) with the plugin key", async () => {
     const { b, logs } = bus();
-    b.add("pre_tool_call", function sloppy() {
-      return { action: "block" };
-    }, "sloppy");
+    b.add(
+      "pre_tool_call",
+      function sloppy() {
+        return { action: "block" };
+      },
+      "sloppy",
+    );
     b.add("pre_tool_call", () => "yes", "stringy");
     b.add("pre_tool_call", () => ({ action: "allow" }), "wrongverb");
-    for (let i = 0; i < 3; i++) expect(resolveToolDirective(await b.invoke("pre_tool_call", { tool_name: "t" }), {})).toEqual({});
+    for (let i = 0; i < 3; i++)
+      expect(resolveToolDirective(await b.invoke("pre_tool_call", { tool_name: "t" }), {})).toEqual({});
     expect(logs.warnings().map((r) => [r.plugin, r.msg])).toEqual([
-      ["sloppy", "Hook 'pre_tool_call' callback sloppy returned a malformed result: action 'block' needs a non-empty message; ignored (the call is not blocked by it) (identical problems are logged at DEBUG from now on)"],
-      ["stringy", `Hook 'pre_tool_call' callback <anonymous> returned a malformed result: expected a directive object ({action: "block" | "approve" | "modify", …}), got the string "yes"; ignored (identical problems are logged at DEBUG from now on)`],
-      ["wrongverb", `Hook 'pre_tool_call' callback <anonymous> returned a malformed result: unknown action "allow" (expected block, approve or modify); ignored (identical problems are logged at DEBUG from now on)`],
+      [
+        "sloppy",
+        "Hook 'pre_tool_call' callback sloppy returned a malformed result: action 'block' needs a non-empty message; ignored (the call is not blocked by it) (identical problems are logged at DEBUG from now on)",
+      ],
+      [
+        "stringy",
+        `Hook 'pre_tool_call' callback <anonymous> returned a malformed result: expected a directive object ({action: "block" | "approve" | "modify", …}), got the string "yes"; ignored (identical problems are logged at DEBUG from now on)`,
+      ],
+      [
+        "wrongverb",
+        `Hook 'pre_tool_call' callback <anonymous> returned a malformed result: unknown action "allow" (expected block, approve or modify); ignored (identical problems are logged at DEBUG from now on)`,
+      ],
     ]);
     expect(logs.debugs()).toHaveLength(6);
   });
@@ -328,10 +396,16 @@ describe("pre_tool_call through loaded plugins", () => {
   it("a raising guard plugin blocks even though an earlier plugin approved (fail-closed beats approve)", async () => {
     const { rt } = await start([
       plugin("approver", `ctx.register_hook("pre_tool_call", () => ({ action: "approve", rule_key: "x" }));`),
-      plugin("guard", `ctx.register_hook("pre_tool_call", function guard({ tool_name }) { if (tool_name === "terminal") throw new Error("policy service down"); });`),
+      plugin(
+        "guard",
+        `ctx.register_hook("pre_tool_call", function guard({ tool_name }) { if (tool_name === "terminal") throw new Error("policy service down"); });`,
+      ),
     ]);
     const r = await rt.hooks.invoke("pre_tool_call", { tool_name: "terminal", args: {} });
-    expect(resolveToolDirective(r, {})).toEqual({ action: "block", message: "pre_tool_call plugin callback guard raised Error: policy service down" });
+    expect(resolveToolDirective(r, {})).toEqual({
+      action: "block",
+      message: "pre_tool_call plugin callback guard raised Error: policy service down",
+    });
     const ok = await rt.hooks.invoke("pre_tool_call", { tool_name: "read_file", args: {} });
     expect(resolveToolDirective(ok, {})).toEqual({ action: "approve", message: null, rule_key: "x" });
   });

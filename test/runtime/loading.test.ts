@@ -32,7 +32,10 @@ const EVERYTHING = `
 
 function snapshot(rt: Awaited<ReturnType<typeof start>>["rt"]) {
   return {
-    tools: rt.tools.entries().map(([n, t]) => `${n}:${t.owner}`).sort(),
+    tools: rt.tools
+      .entries()
+      .map(([n, t]) => `${n}:${t.owner}`)
+      .sort(),
     hooks: rt.hooks.names(),
     mw: rt.middleware.kinds(),
     commands: rt.commands.entries().map(([n]) => n),
@@ -48,15 +51,23 @@ describe("failed-load rollback", () => {
   it("a register() that throws after registering disposes every registration (reverse order) and restores what it displaced", async () => {
     (globalThis as Record<string, unknown>).__leaked = undefined;
     (globalThis as Record<string, unknown>).__unloaded = 0;
-    const { rt, logs } = await start(
-      [
-        plugin("first", `ctx.register_tool({ name: "shared_tool", handler: () => "first's" });`),
-        plugin("broken", `${EVERYTHING}\n  throw new Error("register exploded");`, { granted: ["tools.override"] }),
-        plugin("other", `globalThis.__emitter = ctx;`),
-      ],
-    );
+    const { rt, logs } = await start([
+      plugin("first", `ctx.register_tool({ name: "shared_tool", handler: () => "first's" });`),
+      plugin("broken", `${EVERYTHING}\n  throw new Error("register exploded");`, { granted: ["tools.override"] }),
+      plugin("other", `globalThis.__emitter = ctx;`),
+    ]);
     expect(rt.status.get("broken")).toMatchObject({ state: "failed", error: "register exploded" });
-    expect(snapshot(rt)).toEqual({ tools: ["shared_tool:first"], hooks: [], mw: [], commands: [], cli: [], transports: [], memory: [], engines: [], sections: [] });
+    expect(snapshot(rt)).toEqual({
+      tools: ["shared_tool:first"],
+      hooks: [],
+      mw: [],
+      commands: [],
+      cli: [],
+      transports: [],
+      memory: [],
+      engines: [],
+      sections: [],
+    });
     expect(await rt.tools.dispatch("shared_tool", {})).toBe("first's");
     // its subscription is gone too; its on_unload ran as part of the rollback
     ((globalThis as Record<string, unknown>).__emitter as { emit: (e: string, p: object) => number }).emit("evt", {});
@@ -65,7 +76,12 @@ describe("failed-load rollback", () => {
     expect((globalThis as Record<string, unknown>).__unloaded).toBe(1);
     expect(rt.ledger.of("broken")).toEqual([]);
     // one warning line, naming the plugin key
-    expect(logs.warnings().filter((r) => r.plugin === "broken").map((r) => r.msg)).toEqual(["Failed to load plugin 'broken': register exploded"]);
+    expect(
+      logs
+        .warnings()
+        .filter((r) => r.plugin === "broken")
+        .map((r) => r.msg),
+    ).toEqual(["Failed to load plugin 'broken': register exploded"]);
     // the others are unaffected
     expect(rt.status.get("first")!.state).toBe("loaded");
     expect(rt.status.get("other")!.state).toBe("loaded");
@@ -84,13 +100,22 @@ describe("failed-load rollback", () => {
       engines: ["ctxeng"],
       sections: ["house.rules"],
     });
-    expect(rt.status.get("fine")!.registered).toMatchObject({ tool: 2, hook: 1, middleware: 1, subscription: 1, on_unload: 1 });
+    expect(rt.status.get("fine")!.registered).toMatchObject({
+      tool: 2,
+      hook: 1,
+      middleware: 1,
+      subscription: 1,
+      on_unload: 1,
+    });
   });
 
   it("throwing a non-Error, rejecting asynchronously, and failing at import time are all contained", async () => {
     const { rt } = await start([
       plugin("str", `ctx.register_hook("post_tool_call", () => {}); throw "just a string";`),
-      plugin("async", `await new Promise((r) => setTimeout(r, 5)); ctx.register_hook("post_tool_call", () => {}); throw new TypeError("later");`),
+      plugin(
+        "async",
+        `await new Promise((r) => setTimeout(r, 5)); ctx.register_hook("post_tool_call", () => {}); throw new TypeError("later");`,
+      ),
       { key: "importfail", code: `throw new Error("at import");\nexport function register() {}\n` },
       { key: "syntax", code: `export function register(ctx) {\n` },
       plugin("ok", `ctx.register_hook("post_tool_call", () => {});`),
@@ -105,18 +130,34 @@ describe("failed-load rollback", () => {
   it("a module without a register export fails that plugin with a clear error", async () => {
     const { rt, logs } = await start([
       { key: "noexport", code: `export const setup = () => {};\n` },
-      { key: "defaultobj", code: `export default { register(ctx) { ctx.register_hook("post_tool_call", () => {}); } };\n` },
+      {
+        key: "defaultobj",
+        code: `export default { register(ctx) { ctx.register_hook("post_tool_call", () => {}); } };\n`,
+      },
     ]);
     expect(rt.status.get("noexport")).toMatchObject({ state: "failed", error: "no register() export" });
-    expect(logs.warnings().filter((r) => r.plugin === "noexport").map((r) => r.msg)).toEqual(["Failed to load plugin 'noexport': no register() export"]);
+    expect(
+      logs
+        .warnings()
+        .filter((r) => r.plugin === "noexport")
+        .map((r) => r.msg),
+    ).toEqual(["Failed to load plugin 'noexport': no register() export"]);
     expect(rt.status.get("defaultobj")!.state).toBe("loaded");
   });
 
   it("register(ctx) runs strictly in lock order, one after another", async () => {
-    const body = (k: string) => `(globalThis.__order ??= []).push("start ${k}"); await new Promise((r) => setTimeout(r, 10)); globalThis.__order.push("end ${k}");`;
+    const body = (k: string) =>
+      `(globalThis.__order ??= []).push("start ${k}"); await new Promise((r) => setTimeout(r, 10)); globalThis.__order.push("end ${k}");`;
     (globalThis as Record<string, unknown>).__order = [];
     await start([plugin("zz", body("zz")), plugin("aa", body("aa")), plugin("mm", body("mm"))]);
-    expect((globalThis as Record<string, unknown>).__order).toEqual(["start zz", "end zz", "start aa", "end aa", "start mm", "end mm"]);
+    expect((globalThis as Record<string, unknown>).__order).toEqual([
+      "start zz",
+      "end zz",
+      "start aa",
+      "end aa",
+      "start mm",
+      "end mm",
+    ]);
   });
 });
 
@@ -142,18 +183,32 @@ describe("load deadline and the abandoned context", () => {
       ],
       { settings: { load_timeout_seconds: 0.1 } },
     );
-    expect(rt.status.get("slow")).toMatchObject({ state: "timeout", error: "load timed out after 0.1s (import + register() never returned)" });
+    expect(rt.status.get("slow")).toMatchObject({
+      state: "timeout",
+      error: "load timed out after 0.1s (import + register() never returned)",
+    });
     expect(rt.status.get("after")!.state).toBe("loaded");
     expect(rt.hooks.owners("post_tool_call")).toEqual(["after"]);
     await new Promise((r) => setTimeout(r, 500));
-    expect((globalThis as Record<string, unknown>).__late).toEqual({ tool: null, hook: null, mw: null, cmd: null, unload: null });
+    expect((globalThis as Record<string, unknown>).__late).toEqual({
+      tool: null,
+      hook: null,
+      mw: null,
+      cmd: null,
+      unload: null,
+    });
     expect((globalThis as Record<string, unknown>).__lateUnloadRan).toBeUndefined();
     expect(rt.tools.get("late_tool")).toBeUndefined();
     expect(rt.hooks.has("pre_llm_call")).toBe(false);
     expect(rt.commands.get("late")).toBeUndefined();
     expect(((globalThis as Record<string, unknown>).__slowCtx as PluginContext).abandoned).toBe(true);
-    const slow = logs.warnings().filter((r) => r.plugin === "slow").map((r) => r.msg);
-    expect(slow[0]).toBe("Failed to load plugin 'slow': load timed out after 0.1s (import + register() never returned)");
+    const slow = logs
+      .warnings()
+      .filter((r) => r.plugin === "slow")
+      .map((r) => r.msg);
+    expect(slow[0]).toBe(
+      "Failed to load plugin 'slow': load timed out after 0.1s (import + register() never returned)",
+    );
     expect(slow.slice(1)).toEqual([
       "tool 'late_tool' ignored: this plugin's load timed out and its context was abandoned",
       "hook 'pre_llm_call' ignored: this plugin's load timed out and its context was abandoned",
@@ -164,9 +219,17 @@ describe("load deadline and the abandoned context", () => {
   });
 
   it("load_timeout_seconds 0 means no deadline", async () => {
-    const { rt } = await start([plugin("slowish", `await new Promise((r) => setTimeout(r, 150)); ctx.register_hook("post_tool_call", () => {});`)], {
-      settings: { load_timeout_seconds: 0 },
-    });
+    const { rt } = await start(
+      [
+        plugin(
+          "slowish",
+          `await new Promise((r) => setTimeout(r, 150)); ctx.register_hook("post_tool_call", () => {});`,
+        ),
+      ],
+      {
+        settings: { load_timeout_seconds: 0 },
+      },
+    );
     expect(rt.status.get("slowish")!.state).toBe("loaded");
   });
 });
@@ -174,38 +237,60 @@ describe("load deadline and the abandoned context", () => {
 describe("unknown hook and middleware names", () => {
   it("a locked (strict) runtime fails the plugin with the nearest valid name", async () => {
     const { rt, logs } = await start([
-      plugin("typo", `ctx.register_tool({ name: "t1", handler: () => "x" }); ctx.register_hook("post_tool_cal", () => {});`),
+      plugin(
+        "typo",
+        `ctx.register_tool({ name: "t1", handler: () => "x" }); ctx.register_hook("post_tool_cal", () => {});`,
+      ),
       plugin("mwtypo", `ctx.register_middleware("api_request", () => null);`),
     ]);
-    expect(rt.status.get("typo")).toMatchObject({ state: "failed", error: "Plugin 'typo' registered unknown hook 'post_tool_cal'; did you mean 'post_tool_call'?" });
+    expect(rt.status.get("typo")).toMatchObject({
+      state: "failed",
+      error: "Plugin 'typo' registered unknown hook 'post_tool_cal'; did you mean 'post_tool_call'?",
+    });
     expect(rt.tools.get("t1")).toBeUndefined();
-    expect(rt.status.get("mwtypo")!.error).toBe("Plugin 'mwtypo' registered unknown middleware 'api_request'; did you mean 'llm_request'?");
+    expect(rt.status.get("mwtypo")!.error).toBe(
+      "Plugin 'mwtypo' registered unknown middleware 'api_request'; did you mean 'llm_request'?",
+    );
     expect(logs.warnings().filter((r) => r.plugin === "typo")).toHaveLength(1);
   });
 
   it("a non-strict runtime warns and still stores the callback", async () => {
-    const { rt, logs } = await start([plugin("typo", `ctx.register_hook("post_tool_cal", () => "x");`)], { strict: false });
+    const { rt, logs } = await start([plugin("typo", `ctx.register_hook("post_tool_cal", () => "x");`)], {
+      strict: false,
+    });
     expect(rt.status.get("typo")!.state).toBe("loaded");
     expect(rt.hooks.owners("post_tool_cal")).toEqual(["typo"]);
-    expect(logs.warnings()[0]!.msg).toBe("Plugin 'typo' registered unknown hook 'post_tool_cal'; did you mean 'post_tool_call'?");
+    expect(logs.warnings()[0]!.msg).toBe(
+      "Plugin 'typo' registered unknown hook 'post_tool_cal'; did you mean 'post_tool_call'?",
+    );
   });
 });
 
 describe("required plugins fail closed (DESIGN.md deviation 2)", () => {
   it("a required plugin that fails to load stops startup with E_RUNTIME_REQUIRED_FAILED and unloads everything", async () => {
     const { rt } = await start(
-      [plugin("before", `ctx.register_hook("post_tool_call", () => {});`), plugin("needed", `throw new Error("no license");`, { required: true }), plugin("after", "")],
+      [
+        plugin("before", `ctx.register_hook("post_tool_call", () => {});`),
+        plugin("needed", `throw new Error("no license");`, { required: true }),
+        plugin("after", ""),
+      ],
       { load: false },
     );
     const err = await rt.loadAll().catch((e: unknown) => e);
     expect(isHermesError(err)).toBe(true);
-    expect(err).toMatchObject({ code: "E_RUNTIME_REQUIRED_FAILED", message: "required plugin needed did not load: no license" });
+    expect(err).toMatchObject({
+      code: "E_RUNTIME_REQUIRED_FAILED",
+      message: "required plugin needed did not load: no license",
+    });
     expect(rt.hooks.names()).toEqual([]);
     expect(rt.status.size).toBe(0);
   });
 
   it("a required plugin that times out stops startup too", async () => {
-    const { rt } = await start([plugin("needed", `await new Promise(() => {});`, { required: true })], { load: false, settings: { load_timeout_seconds: 0.05 } });
+    const { rt } = await start([plugin("needed", `await new Promise(() => {});`, { required: true })], {
+      load: false,
+      settings: { load_timeout_seconds: 0.05 },
+    });
     await expect(rt.loadAll()).rejects.toMatchObject({ code: "E_RUNTIME_REQUIRED_FAILED" });
   });
 });
@@ -225,7 +310,13 @@ describe("ctx surface", () => {
     ]);
     expect(rt.status.get("camel")!.state).toBe("loaded");
     expect(rt.tools.get("camel_tool")!.owner).toBe("camel");
-    expect((globalThis as Record<string, unknown>).__camel).toEqual({ id: "camel", profile: "default", has: false, cap: false, cfg: "dflt" });
+    expect((globalThis as Record<string, unknown>).__camel).toEqual({
+      id: "camel",
+      profile: "default",
+      has: false,
+      cap: false,
+      cfg: "dflt",
+    });
     const proto = PluginContext.prototype as unknown as Record<string, unknown>;
     for (const name of [
       "registerTool",
@@ -260,16 +351,24 @@ describe("ctx surface", () => {
     await start([
       plugin("base", ""),
       plugin("broken", `throw new Error("x");`),
-      plugin("probe", `globalThis.__probe = [ctx.has_plugin("base"), ctx.has_plugin("broken"), ctx.has_plugin("nope")];`),
+      plugin(
+        "probe",
+        `globalThis.__probe = [ctx.has_plugin("base"), ctx.has_plugin("broken"), ctx.has_plugin("nope")];`,
+      ),
     ]);
     expect((globalThis as Record<string, unknown>).__probe).toEqual([true, false, false]);
   });
 
   it("register_skill is read through skill_view by its plugin:skill name", async () => {
-    const { rt } = await start([plugin("skills", `ctx.register_skill("howto", "SKILL.md", "how to"); globalThis.__skills = ctx;`)], { load: false });
+    const { rt } = await start(
+      [plugin("skills", `ctx.register_skill("howto", "SKILL.md", "how to"); globalThis.__skills = ctx;`)],
+      { load: false },
+    );
     writeFileSync(join(rt.lock.plugins[0]!.target, "SKILL.md"), "# How to\n");
     await rt.loadAll();
-    expect(((globalThis as Record<string, unknown>).__skills as PluginContext).skill_view("skills:howto")).toBe("# How to\n");
+    expect(((globalThis as Record<string, unknown>).__skills as PluginContext).skill_view("skills:howto")).toBe(
+      "# How to\n",
+    );
     expect(rt.skills.get("skills:howto")!.plugin_key).toBe("skills");
   });
 

@@ -3,7 +3,12 @@
  * middleware with deep copies and traces, and the frame rules of nested execution middleware.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { MIDDLEWARE_SCHEMA_VERSION, MiddlewareEngine, RequiredMiddlewareError, type MiddlewareCallback } from "../../src/runtime/middleware.js";
+import {
+  MIDDLEWARE_SCHEMA_VERSION,
+  MiddlewareEngine,
+  RequiredMiddlewareError,
+  type MiddlewareCallback,
+} from "../../src/runtime/middleware.js";
 import { OBSERVER_SCHEMA_VERSION } from "../../src/runtime/hooks.js";
 import { FailureReporter } from "../../src/runtime/reporter.js";
 import { captureLog, plugin, start } from "./helpers.js";
@@ -11,7 +16,9 @@ import { cleanupTemp } from "../support/home.js";
 
 afterEach(() => cleanupTemp());
 
-function engine(...cbs: Array<MiddlewareCallback | [MiddlewareCallback, { kind?: string; owner?: string; required?: boolean }]>) {
+function engine(
+  ...cbs: Array<MiddlewareCallback | [MiddlewareCallback, { kind?: string; owner?: string; required?: boolean }]>
+) {
   const logs = captureLog();
   const m = new MiddlewareEngine(new FailureReporter(logs.log));
   cbs.forEach((c, i) => {
@@ -22,7 +29,9 @@ function engine(...cbs: Array<MiddlewareCallback | [MiddlewareCallback, { kind?:
 }
 
 function req(kind: "tool_request" | "llm_request", ...cbs: MiddlewareCallback[]) {
-  return engine(...cbs.map((cb, i) => [cb, { kind, owner: `p${i}` }] as [MiddlewareCallback, { kind: string; owner: string }]));
+  return engine(
+    ...cbs.map((cb, i) => [cb, { kind, owner: `p${i}` }] as [MiddlewareCallback, { kind: string; owner: string }]),
+  );
 }
 
 describe("request middleware (§6.2, chained per DESIGN.md)", () => {
@@ -111,7 +120,11 @@ describe("request middleware (§6.2, chained per DESIGN.md)", () => {
       ({ args }) => ({ args, source: "", reason: 5, name: "only-name" }),
     );
     const r = await m.applyRequest("tool_request", { a: 1 });
-    expect(r.trace).toEqual([{ source: "relay", reason: "defaulted workdir", name: "wd" }, { source: "plugin" }, { name: "only-name" }]);
+    expect(r.trace).toEqual([
+      { source: "relay", reason: "defaulted workdir", name: "wd" },
+      { source: "plugin" },
+      { name: "only-name" },
+    ]);
     // Identical payload returned with a trace still counts as changed: changed tracks the trace.
     expect(r.payload).toEqual({ a: 1 });
     expect(r.changed).toBe(true);
@@ -141,7 +154,9 @@ describe("request middleware (§6.2, chained per DESIGN.md)", () => {
     m.add({ kind: "tool_request", owner: "policy", required: true, cb: () => Promise.reject(boom) });
     const err = await m.applyRequest("tool_request", {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RequiredMiddlewareError);
-    expect((err as RequiredMiddlewareError).message).toBe("required plugin policy: tool_request middleware failed: policy unavailable");
+    expect((err as RequiredMiddlewareError).message).toBe(
+      "required plugin policy: tool_request middleware failed: policy unavailable",
+    );
     expect((err as RequiredMiddlewareError).causeError).toBe(boom);
   });
 });
@@ -197,7 +212,10 @@ describe("execution middleware frame rules (§6.3)", () => {
 
   it("llm_execution uses request/original_request (original taken from the context when given)", async () => {
     let kw: Record<string, unknown> = {};
-    const { m } = engine([async (k) => ((kw = k), (k.next_call as () => Promise<unknown>)()), { kind: "llm_execution" }]);
+    const { m } = engine([
+      async (k) => ((kw = k), (k.next_call as () => Promise<unknown>)()),
+      { kind: "llm_execution" },
+    ]);
     await m.runExecution("llm_execution", { model: "b" }, async () => "resp", { original_request: { model: "a" } });
     expect(kw).toMatchObject({ request: { model: "b" }, original_request: { model: "a" } });
   });
@@ -216,7 +234,9 @@ describe("execution middleware frame rules (§6.3)", () => {
     });
     const t = counter();
     expect(await m.runExecution("tool_execution", {}, t.terminal)).toBe("tool-result");
-    expect((second as Error).message).toBe("Middleware 'tool_execution' callback twice called next_call() more than once; downstream execution is single-use");
+    expect((second as Error).message).toBe(
+      "Middleware 'tool_execution' callback twice called next_call() more than once; downstream execution is single-use",
+    );
     expect(t.calls).toHaveLength(1);
     expect(logs.warnings()).toHaveLength(0);
   });
@@ -292,7 +312,9 @@ describe("execution middleware frame rules (§6.3)", () => {
       function broken() {
         throw new Error("before next");
       },
-      async ({ args, next_call }) => (log.push(`inner ${JSON.stringify(args)}`), (next_call as () => Promise<unknown>)()),
+      async ({ args, next_call }) => (
+        log.push(`inner ${JSON.stringify(args)}`), (next_call as () => Promise<unknown>)()
+      ),
     );
     const t = counter();
     expect(await m.runExecution("tool_execution", { a: 1 }, t.terminal)).toBe("tool-result");
@@ -310,7 +332,9 @@ describe("execution middleware frame rules (§6.3)", () => {
     expect(await m.runExecution("tool_execution", {}, t.terminal)).toBe("the result");
     expect(t.calls).toHaveLength(1);
     expect(logs.warnings()).toHaveLength(1);
-    expect(logs.warnings()[0]!.msg).toContain("Middleware 'tool_execution' callback post raised: post-processing failed");
+    expect(logs.warnings()[0]!.msg).toContain(
+      "Middleware 'tool_execution' callback post raised: post-processing failed",
+    );
   });
 
   it("a downstream error propagates unchanged (the same object) through frames that do not catch it", async () => {
@@ -343,14 +367,18 @@ describe("execution middleware frame rules (§6.3)", () => {
         return { error: `translated: ${(e as Error).message}` };
       }
     });
-    expect(await m.runExecution("tool_execution", {}, () => Promise.reject(boom))).toEqual({ error: "translated: 429" });
+    expect(await m.runExecution("tool_execution", {}, () => Promise.reject(boom))).toEqual({
+      error: "translated: 429",
+    });
     const other = new TypeError("rate limited");
     const { m: m2 } = engine(async ({ next_call }) => {
       await (next_call as () => Promise<unknown>)().catch(() => {
         throw other;
       });
     });
-    expect(await m2.runExecution("tool_execution", {}, () => Promise.reject(boom)).catch((e: unknown) => e)).toBe(other);
+    expect(await m2.runExecution("tool_execution", {}, () => Promise.reject(boom)).catch((e: unknown) => e)).toBe(
+      other,
+    );
   });
 
   it("a frame that never calls next_call short-circuits: its value is the result; inner frames and the terminal do not run", async () => {
@@ -373,7 +401,9 @@ describe("execution middleware frame rules (§6.3)", () => {
       { owner: "audit", required: true },
     ]);
     const t = counter();
-    const err = (await m.runExecution("tool_execution", {}, t.terminal).catch((e: unknown) => e)) as RequiredMiddlewareError;
+    const err = (await m
+      .runExecution("tool_execution", {}, t.terminal)
+      .catch((e: unknown) => e)) as RequiredMiddlewareError;
     expect(err).toBeInstanceOf(RequiredMiddlewareError);
     expect(err.plugin).toBe("audit");
     expect(err.message).toBe("required plugin audit: tool_execution middleware failed: audit sink down");
@@ -396,7 +426,9 @@ describe("middleware from loaded plugins", () => {
   it("the lock's required flag reaches the engine: a required plugin's failing frame fails the call, a normal one is skipped", async () => {
     const failing = `ctx.register_middleware("tool_execution", () => { throw new Error("down"); });`;
     const { rt } = await start([plugin("optional", failing), plugin("strictly", failing, { required: true })]);
-    await expect(rt.middleware.runExecution("tool_execution", {}, async () => "ran")).rejects.toThrow("required plugin strictly: tool_execution middleware failed: down");
+    await expect(rt.middleware.runExecution("tool_execution", {}, async () => "ran")).rejects.toThrow(
+      "required plugin strictly: tool_execution middleware failed: down",
+    );
     rt.unload("strictly");
     expect(await rt.middleware.runExecution("tool_execution", {}, async () => "ran")).toBe("ran");
   });
@@ -413,12 +445,22 @@ describe("registration during a call", () => {
       required: false,
       cb: ({ args, next_call }) => {
         calls.push("first");
-        m.add({ kind: "tool_execution", owner: "p3", required: false, cb: ({ args: a, next_call: n }) => (calls.push("late"), (n as (x: unknown) => unknown)(a)) });
+        m.add({
+          kind: "tool_execution",
+          owner: "p3",
+          required: false,
+          cb: ({ args: a, next_call: n }) => (calls.push("late"), (n as (x: unknown) => unknown)(a)),
+        });
         removeSecond();
         return (next_call as (x: unknown) => unknown)(args);
       },
     });
-    removeSecond = m.add({ kind: "tool_execution", owner: "p2", required: false, cb: ({ args, next_call }) => (calls.push("second"), (next_call as (x: unknown) => unknown)(args)) });
+    removeSecond = m.add({
+      kind: "tool_execution",
+      owner: "p2",
+      required: false,
+      cb: ({ args, next_call }) => (calls.push("second"), (next_call as (x: unknown) => unknown)(args)),
+    });
     expect(await m.runExecution("tool_execution", {}, () => "done")).toBe("done");
     expect(calls).toEqual(["first", "second"]);
     calls.length = 0;
@@ -432,7 +474,9 @@ describe("registration during a call", () => {
 describe("plain pass-through frames", () => {
   it("a frame that returns next_call's promise as is passes results and downstream errors through unchanged", async () => {
     const seen: string[] = [];
-    const pass = (name: string): MiddlewareCallback => ({ args, next_call }) => (seen.push(name), (next_call as (a: unknown) => unknown)(args));
+    const pass =
+      (name: string): MiddlewareCallback =>
+      ({ args, next_call }) => (seen.push(name), (next_call as (a: unknown) => unknown)(args));
     const { m } = engine(pass("outer"), pass("inner"));
     expect(await m.runExecution("tool_execution", { a: 1 }, (a: unknown) => ({ got: a }))).toEqual({ got: { a: 1 } });
     const boom = new Error("tool failed");

@@ -12,7 +12,12 @@ afterEach(() => cleanupTemp());
 
 describe("warn-once reporter", () => {
   it("the first failure warns with the fields the surface provides; identical repeats go to DEBUG", async () => {
-    const { rt, logs } = await start([plugin("sig", `ctx.register_hook("post_tool_call", function needsResult(p) { if (!p.missing_field) throw new Error("missing_field required"); });`)]);
+    const { rt, logs } = await start([
+      plugin(
+        "sig",
+        `ctx.register_hook("post_tool_call", function needsResult(p) { if (!p.missing_field) throw new Error("missing_field required"); });`,
+      ),
+    ]);
     for (let i = 0; i < 3; i++) await rt.hooks.invoke("post_tool_call", { tool_name: "t", args: {}, result: "r" });
     const w = logs.warnings().filter((r) => r.plugin === "sig");
     expect(w).toHaveLength(1);
@@ -20,7 +25,9 @@ describe("warn-once reporter", () => {
       "Hook 'post_tool_call' callback needsResult raised: missing_field required (hook provides: args, result, telemetry_schema_version, tool_name; identical failures are logged at DEBUG from now on)",
     );
     const d = logs.debugs().filter((r) => r.plugin === "sig" && r.msg.includes("raised again"));
-    expect(d.map((r) => r.msg)).toEqual(Array(2).fill("Hook 'post_tool_call' callback needsResult raised again: missing_field required"));
+    expect(d.map((r) => r.msg)).toEqual(
+      Array(2).fill("Hook 'post_tool_call' callback needsResult raised again: missing_field required"),
+    );
   });
 
   it("a different error (type or message) warns again; the key uses the first 200 characters of the message", () => {
@@ -33,7 +40,9 @@ describe("warn-once reporter", () => {
     r.report("Middleware", "llm_request", "p", "cb", new Error(`${"x".repeat(200)}2`), []);
     r.report("Middleware", "llm_request", "p", "other", new Error("a"), []);
     expect(logs.warnings()).toHaveLength(5);
-    expect(logs.warnings()[0]!.msg).toBe("Middleware 'llm_request' callback cb raised: a (middleware provides: no fields; identical failures are logged at DEBUG from now on)");
+    expect(logs.warnings()[0]!.msg).toBe(
+      "Middleware 'llm_request' callback cb raised: a (middleware provides: no fields; identical failures are logged at DEBUG from now on)",
+    );
   });
 
   it("unload-all resets it (a reload warns again); a targeted unload does not", async () => {
@@ -52,10 +61,14 @@ describe("warn-once reporter", () => {
   });
 
   it("first warnings are kept on the plugin's runtime status (shown by `hermes plugins why --json`)", async () => {
-    const { rt } = await start([plugin("noisy", `ctx.register_middleware("tool_request", function boom() { throw new Error("x"); });`)]);
+    const { rt } = await start([
+      plugin("noisy", `ctx.register_middleware("tool_request", function boom() { throw new Error("x"); });`),
+    ]);
     await rt.middleware.applyRequest("tool_request", {});
     await rt.middleware.applyRequest("tool_request", {});
-    expect(rt.status.get("noisy")!.issues).toEqual([expect.stringContaining("Middleware 'tool_request' callback boom raised: x")]);
+    expect(rt.status.get("noisy")!.issues).toEqual([
+      expect.stringContaining("Middleware 'tool_request' callback boom raised: x"),
+    ]);
   });
 });
 
@@ -67,16 +80,15 @@ function eventBus() {
 describe("event bus", () => {
   it("ctx.emit namespaces bare names as '<key>:<event>'; ':' in the name, empty names and non-object payloads are refused", async () => {
     const { rt } = await start([
-      plugin(
-        "pub",
-        `globalThis.__pub = ctx;`,
-      ),
+      plugin("pub", `globalThis.__pub = ctx;`),
       plugin("sub", `ctx.subscribe("pub:ready", (p) => { (globalThis.__got ??= []).push(p); });`),
     ]);
     const ctx = (globalThis as Record<string, unknown>).__pub as { emit: (e: unknown, p?: unknown) => number };
     expect(ctx.emit("ready", { n: 1 })).toBe(1);
     expect(ctx.emit("other")).toBe(0);
-    expect(() => ctx.emit("pub:ready", {})).toThrow("emit 'pub:ready': plugins emit bare names; the 'pub:' namespace is added for you");
+    expect(() => ctx.emit("pub:ready", {})).toThrow(
+      "emit 'pub:ready': plugins emit bare names; the 'pub:' namespace is added for you",
+    );
     expect(() => ctx.emit("hermes:boot", {})).toThrow(/bare names/);
     expect(() => ctx.emit("", {})).toThrow(/non-empty string/);
     expect(() => ctx.emit("x", [1] as unknown as Record<string, unknown>)).toThrow(TypeError);
@@ -87,10 +99,14 @@ describe("event bus", () => {
   it("delivers after the emitter returns, FIFO, with a fresh deep copy per subscriber", async () => {
     const { bus } = eventBus();
     const got: Array<[string, unknown]> = [];
-    bus.subscribe("p:e", (p) => {
-      got.push(["a", structuredClone(p)]);
-      (p.nested as { v: number }).v = 100;
-    }, "a");
+    bus.subscribe(
+      "p:e",
+      (p) => {
+        got.push(["a", structuredClone(p)]);
+        (p.nested as { v: number }).v = 100;
+      },
+      "a",
+    );
     bus.subscribe("p:e", (p) => void got.push(["b", structuredClone(p)]), "b");
     const payload = { seq: 1, nested: { v: 1 } };
     bus.emit("p:e", payload, "p");
@@ -109,31 +125,47 @@ describe("event bus", () => {
   it("async subscribers are awaited in order; a failing subscriber is reported ('Event') and does not stop delivery", async () => {
     const { bus, logs } = eventBus();
     const order: string[] = [];
-    bus.subscribe("p:e", async () => {
-      await new Promise((r) => setTimeout(r, 20));
-      order.push("slow");
-    }, "a");
-    bus.subscribe("p:e", () => {
-      throw new Error("sub failed");
-    }, "b");
+    bus.subscribe(
+      "p:e",
+      async () => {
+        await new Promise((r) => setTimeout(r, 20));
+        order.push("slow");
+      },
+      "a",
+    );
+    bus.subscribe(
+      "p:e",
+      () => {
+        throw new Error("sub failed");
+      },
+      "b",
+    );
     bus.subscribe("p:e", () => void order.push("fast"), "c");
     bus.emit("p:e", {}, "p");
     await bus.idle();
     expect(order).toEqual(["slow", "fast"]);
-    expect(logs.warnings().map((r) => [r.plugin, r.msg.split(" (")[0]])).toEqual([["b", "Event 'p:e' callback <anonymous> raised: sub failed"]]);
+    expect(logs.warnings().map((r) => [r.plugin, r.msg.split(" (")[0]])).toEqual([
+      ["b", "Event 'p:e' callback <anonymous> raised: sub failed"],
+    ]);
   });
 
   it("recursive emits stop at depth 8 with a warning", async () => {
     const { bus, logs } = eventBus();
     let deliveries = 0;
-    bus.subscribe("p:ping", () => {
-      deliveries++;
-      bus.emit("p:ping", {}, "p");
-    }, "p");
+    bus.subscribe(
+      "p:ping",
+      () => {
+        deliveries++;
+        bus.emit("p:ping", {}, "p");
+      },
+      "p",
+    );
     bus.emit("p:ping", {}, "p");
     await bus.idle();
     expect(deliveries).toBe(8);
-    expect(logs.warnings().map((r) => r.msg)).toEqual(["event p:ping dropped: emit depth 8 reached (recursive emits?)"]);
+    expect(logs.warnings().map((r) => r.msg)).toEqual([
+      "event p:ping dropped: emit depth 8 reached (recursive emits?)",
+    ]);
   });
 
   it("at most 64 deliveries may be pending: beyond that the event is dropped and emit returns 0", async () => {
@@ -150,7 +182,10 @@ describe("event bus", () => {
   });
 
   it("unload bumps the generation: events queued before it are dropped", async () => {
-    const { rt } = await start([plugin("pub", `globalThis.__pub2 = ctx;`), plugin("sub", `ctx.subscribe("pub:e", () => { globalThis.__n2 = (globalThis.__n2 ?? 0) + 1; });`)]);
+    const { rt } = await start([
+      plugin("pub", `globalThis.__pub2 = ctx;`),
+      plugin("sub", `ctx.subscribe("pub:e", () => { globalThis.__n2 = (globalThis.__n2 ?? 0) + 1; });`),
+    ]);
     const ctx = (globalThis as Record<string, unknown>).__pub2 as { emit: (e: string, p?: unknown) => number };
     expect(ctx.emit("e", {})).toBe(1);
     await rt.unloadAll();
@@ -159,7 +194,10 @@ describe("event bus", () => {
   });
 
   it("a subscription removed after queueing is skipped; a targeted unload removes the plugin's subscriptions", async () => {
-    const { rt } = await start([plugin("pub", `globalThis.__pub3 = ctx;`), plugin("sub", `ctx.subscribe("pub:e", () => { globalThis.__n3 = (globalThis.__n3 ?? 0) + 1; });`)]);
+    const { rt } = await start([
+      plugin("pub", `globalThis.__pub3 = ctx;`),
+      plugin("sub", `ctx.subscribe("pub:e", () => { globalThis.__n3 = (globalThis.__n3 ?? 0) + 1; });`),
+    ]);
     const ctx = (globalThis as Record<string, unknown>).__pub3 as { emit: (e: string, p?: unknown) => number };
     ctx.emit("e", {});
     rt.unload("sub");

@@ -76,7 +76,11 @@ export interface SpawnOptions extends Omit<RunOptions, "timeoutMs"> {
 export function spawnCli(args: readonly string[], opts: SpawnOptions = {}): Spawned {
   const input = opts.input;
   const output = opts.ignoreOutput ? "ignore" : "pipe";
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv(opts), stdio: [input === undefined ? "ignore" : "pipe", output, output] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: cliEnv(opts),
+    stdio: [input === undefined ? "ignore" : "pipe", output, output],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout?.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -100,7 +104,11 @@ export function runCli(args: readonly string[], opts: RunOptions = {}): Promise<
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       s.child.kill("SIGKILL");
-      reject(new CliTimeout(`hermes ${args.join(" ")} did not exit within ${ms} ms\nstdout: ${s.stdout()}\nstderr: ${s.stderr()}`));
+      reject(
+        new CliTimeout(
+          `hermes ${args.join(" ")} did not exit within ${ms} ms\nstdout: ${s.stdout()}\nstderr: ${s.stderr()}`,
+        ),
+      );
     }, ms);
     s.done.then(
       ({ code, signal }) => {
@@ -133,7 +141,11 @@ export interface Tty {
 /** Run the CLI on a pseudo-terminal (util-linux `script`), to answer its prompts as a user would. */
 export function ttyCli(args: readonly string[], opts: Pick<RunOptions, "env" | "home" | "cwd"> = {}): Tty {
   const cmd = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-  const child = spawn("script", ["-qfec", cmd, "/dev/null"], { cwd: opts.cwd ?? ROOT, env: cliEnv(opts), stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn("script", ["-qfec", cmd, "/dev/null"], {
+    cwd: opts.cwd ?? ROOT,
+    env: cliEnv(opts),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -151,13 +163,17 @@ export function ttyCli(args: readonly string[], opts: Pick<RunOptions, "env" | "
       const t0 = Date.now();
       for (;;) {
         const rest = out.slice(from);
-        const at = typeof what === "string" ? { index: rest.indexOf(what), length: what.length } : ((m) => (m ? { index: m.index, length: m[0].length } : { index: -1, length: 0 }))(what.exec(rest));
+        const at =
+          typeof what === "string"
+            ? { index: rest.indexOf(what), length: what.length }
+            : ((m) => (m ? { index: m.index, length: m[0].length } : { index: -1, length: 0 }))(what.exec(rest));
         if (at.index >= 0) {
           // Only text after this match counts for the next one.
           from += at.index + at.length;
           return;
         }
-        if (closed || Date.now() - t0 > ms) throw new Error(`no ${String(what)}${closed ? " before the exit" : ""} in:\n${out}\n${err}`);
+        if (closed || Date.now() - t0 > ms)
+          throw new Error(`no ${String(what)}${closed ? " before the exit" : ""} in:\n${out}\n${err}`);
         await new Promise((r) => setTimeout(r, 25));
       }
     },

@@ -18,9 +18,21 @@ export const HARDLINE_PATTERNS: readonly CommandPattern[] = [
     re: /\brm\s+(?=(?:[^;&|]*\s)?-(?:[A-Za-z]*[rR]|-recursive))(?:[^;&|]*\s)?(?:\/|\/\*|~\/?|\$HOME\/?)(?=\s|;|&|\||$)/,
   },
   { key: "rm_no_preserve_root", description: "rm --no-preserve-root", re: /\brm\b[^;&|]*--no-preserve-root/ },
-  { key: "mkfs_device", description: "format a disk device (mkfs on /dev/…)", re: /\bmkfs(?:\.\w+)?\b[^;&|]*\/dev\/(?!null\b)/ },
-  { key: "dd_device", description: "dd onto a disk device", re: /\bdd\b[^;&|]*\bof=\/dev\/(?:sd|hd|vd|xvd|nvme|disk|mmcblk)\w*/ },
-  { key: "redirect_device", description: "overwrite a disk device with a redirect", re: />\s*\/dev\/(?:sd|hd|vd|xvd|nvme|disk|mmcblk)\w*/ },
+  {
+    key: "mkfs_device",
+    description: "format a disk device (mkfs on /dev/…)",
+    re: /\bmkfs(?:\.\w+)?\b[^;&|]*\/dev\/(?!null\b)/,
+  },
+  {
+    key: "dd_device",
+    description: "dd onto a disk device",
+    re: /\bdd\b[^;&|]*\bof=\/dev\/(?:sd|hd|vd|xvd|nvme|disk|mmcblk)\w*/,
+  },
+  {
+    key: "redirect_device",
+    description: "overwrite a disk device with a redirect",
+    re: />\s*\/dev\/(?:sd|hd|vd|xvd|nvme|disk|mmcblk)\w*/,
+  },
   { key: "fork_bomb", description: "fork bomb", re: /:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/ },
 ];
 
@@ -30,15 +42,35 @@ export const DANGEROUS_PATTERNS: readonly CommandPattern[] = [
   { key: "rm_recursive_long", description: "recursive delete", re: /\brm\b[^;&|]*--recursive\b/ },
   { key: "mkfs", description: "create a file system (mkfs)", re: /\bmkfs(?:\.\w+)?\b/ },
   { key: "dd_write_device", description: "dd writing to a device", re: /\bdd\b[^;&|]*\bof=\/dev\/(?!null\b)/ },
-  { key: "shutdown", description: "shut down or reboot the machine", re: /(?:^|[;&|]\s*|\bsudo\s+)(?:shutdown|reboot|halt|poweroff|init\s+[06])\b/ },
-  { key: "pipe_to_shell", description: "download and run a script (curl|sh)", re: /\b(?:curl|wget)\b[^;&]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/ },
-  { key: "chmod_777_recursive", description: "recursive chmod 777", re: /\bchmod\s+(?:-[A-Za-z]*R[A-Za-z]*\s+777|777\s+-[A-Za-z]*R)/ },
-  { key: "chown_recursive_root", description: "recursive chown of a system path", re: /\bchown\s+-[A-Za-z]*R[A-Za-z]*\s+\S+\s+\/(?:\s|$|etc|usr|var|bin|lib)/ },
+  {
+    key: "shutdown",
+    description: "shut down or reboot the machine",
+    re: /(?:^|[;&|]\s*|\bsudo\s+)(?:shutdown|reboot|halt|poweroff|init\s+[06])\b/,
+  },
+  {
+    key: "pipe_to_shell",
+    description: "download and run a script (curl|sh)",
+    re: /\b(?:curl|wget)\b[^;&]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/,
+  },
+  {
+    key: "chmod_777_recursive",
+    description: "recursive chmod 777",
+    re: /\bchmod\s+(?:-[A-Za-z]*R[A-Za-z]*\s+777|777\s+-[A-Za-z]*R)/,
+  },
+  {
+    key: "chown_recursive_root",
+    description: "recursive chown of a system path",
+    re: /\bchown\s+-[A-Za-z]*R[A-Za-z]*\s+\S+\s+\/(?:\s|$|etc|usr|var|bin|lib)/,
+  },
   { key: "kill_all", description: "kill every process", re: /\bkill\s+-9\s+-1\b|\bkillall\b|\bpkill\s+-9\b/ },
   { key: "git_force_push", description: "git push --force", re: /\bgit\s+push\b[^;&|]*(?:--force\b|-f\b)/ },
   { key: "git_reset_hard", description: "git reset --hard", re: /\bgit\s+reset\s+--hard\b/ },
   { key: "git_clean", description: "git clean -f (deletes untracked files)", re: /\bgit\s+clean\s+-[A-Za-z]*f/ },
-  { key: "sql_drop", description: "SQL DROP / TRUNCATE", re: /\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA)|TRUNCATE\s+TABLE)\b/i },
+  {
+    key: "sql_drop",
+    description: "SQL DROP / TRUNCATE",
+    re: /\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA)|TRUNCATE\s+TABLE)\b/i,
+  },
   { key: "write_etc", description: "overwrite a file in /etc", re: />\s*\/etc\// },
   { key: "sudo", description: "run as root (sudo)", re: /(?:^|[;&|]\s*)sudo\b/ },
 ];
@@ -66,6 +98,7 @@ export function checkCommand(command: string): CommandVerdict {
 export function checkWritePath(path: string): CommandPattern | undefined {
   if (/^\/etc\//.test(path)) return { key: "write_etc", description: "overwrite a file in /etc", re: /./ };
   if (/(?:^|\/)\.ssh\//.test(path)) return { key: "write_ssh", description: "write into ~/.ssh", re: /./ };
-  if (/(?:^|\/)\.(?:bashrc|zshrc|profile|bash_profile)$/.test(path)) return { key: "write_shell_rc", description: "change a shell start-up file", re: /./ };
+  if (/(?:^|\/)\.(?:bashrc|zshrc|profile|bash_profile)$/.test(path))
+    return { key: "write_shell_rc", description: "change a shell start-up file", re: /./ };
   return undefined;
 }

@@ -82,7 +82,9 @@ export class PermanentApprovals {
 
   async add(keys: readonly string[]): Promise<void> {
     for (const k of keys) this.keys.add(k);
-    await writeFileAtomic(this.file, `${JSON.stringify({ always: [...this.keys].sort() }, null, 2)}\n`, { mode: 0o600 });
+    await writeFileAtomic(this.file, `${JSON.stringify({ always: [...this.keys].sort() }, null, 2)}\n`, {
+      mode: 0o600,
+    });
   }
 }
 
@@ -117,28 +119,55 @@ export class ApprovalGate {
     const s = this.settings();
     const keys = ask.pattern_keys.length ? ask.pattern_keys : [ask.pattern_key];
     if (s.mode === "off") return this.done(ask, { approved: true, choice: "once", decided_by: "approvals.mode=off" });
-    if (keys.every((k) => ask.session.sessionApprovals.has(k))) return this.done(ask, { approved: true, choice: "session", decided_by: "approved earlier in this session" });
-    if (keys.every((k) => this.deps.permanent.has(k))) return this.done(ask, { approved: true, choice: "always", decided_by: "approved always" });
+    if (keys.every((k) => ask.session.sessionApprovals.has(k)))
+      return this.done(ask, { approved: true, choice: "session", decided_by: "approved earlier in this session" });
+    if (keys.every((k) => this.deps.permanent.has(k)))
+      return this.done(ask, { approved: true, choice: "always", decided_by: "approved always" });
     if (s.transport !== "builtin") {
       const r = await this.viaTransport(s, ask);
       if (!r.failure) return this.apply(ask, r.choice, `transport:${s.transport}`);
       if (s.fallbackToBuiltin && r.failure !== "error_construct") {
-        this.deps.log.warn({ code: "E_APPROVAL_TRANSPORT" }, `approval transport '${s.transport}' failed (${r.failure}${r.detail ? `: ${r.detail}` : ""}); falling back to the built-in prompt (transport_fallback: builtin)`);
+        this.deps.log.warn(
+          { code: "E_APPROVAL_TRANSPORT" },
+          `approval transport '${s.transport}' failed (${r.failure}${r.detail ? `: ${r.detail}` : ""}); falling back to the built-in prompt (transport_fallback: builtin)`,
+        );
       } else {
-        this.deps.log.warn({ code: "E_APPROVAL_TRANSPORT" }, `approval transport '${s.transport}' failed (${r.failure}${r.detail ? `: ${r.detail}` : ""}); denied: ${ask.description}`);
+        this.deps.log.warn(
+          { code: "E_APPROVAL_TRANSPORT" },
+          `approval transport '${s.transport}' failed (${r.failure}${r.detail ? `: ${r.detail}` : ""}); denied: ${ask.description}`,
+        );
         const failure = r.failure === "error_construct" ? "error" : r.failure;
-        return this.done(ask, { approved: false, choice: `transport_${failure}`, decided_by: `transport:${s.transport}`, message: TRANSPORT_BLOCKED(failure), code: "E_APPROVAL_TRANSPORT" });
+        return this.done(ask, {
+          approved: false,
+          choice: `transport_${failure}`,
+          decided_by: `transport:${s.transport}`,
+          message: TRANSPORT_BLOCKED(failure),
+          code: "E_APPROVAL_TRANSPORT",
+        });
       }
     }
     return this.builtin(s, ask);
   }
 
-  private async viaTransport(s: ApprovalSettings, ask: ApprovalAsk): Promise<Omit<TransportResult, "failure"> & { failure: TransportResult["failure"] | "error_construct" }> {
+  private async viaTransport(
+    s: ApprovalSettings,
+    ask: ApprovalAsk,
+  ): Promise<Omit<TransportResult, "failure"> & { failure: TransportResult["failure"] | "error_construct" }> {
     const entry = this.deps.transports.get(s.transport);
     const base = this.observerPayload(ask, `transport:${s.transport}`);
     if (!entry || entry.profile_home !== this.deps.home) {
-      const result = { choice: "deny", failure: "unavailable" as const, detail: `no approval transport named '${s.transport}' is registered in this profile` };
-      await this.deps.hooks.observe("post_approval_response", { ...base, request_id: null, request_digest: null, choice: "transport_unavailable", decided_by: `transport:${s.transport}` });
+      const result = {
+        choice: "deny",
+        failure: "unavailable" as const,
+        detail: `no approval transport named '${s.transport}' is registered in this profile`,
+      };
+      await this.deps.hooks.observe("post_approval_response", {
+        ...base,
+        request_id: null,
+        request_digest: null,
+        choice: "transport_unavailable",
+        decided_by: `transport:${s.transport}`,
+      });
       this.deps.emit({ type: "approval", outcome: "transport_unavailable", detail: result.detail });
       return result;
     }
@@ -160,11 +189,34 @@ export class ApprovalGate {
       return { choice: "deny", failure: "error_construct", detail: (e as Error).message };
     }
     const ids = { request_id: request.request_id, request_digest: request.digest };
-    await this.deps.hooks.observe("pre_approval_request", { ...base, command: request.command, description: request.description, ...ids });
-    const r = await invokeApprovalTransport(entry.present as (req: ApprovalRequest) => unknown, request, { timeout_seconds: s.timeoutSeconds, signal: ask.signal });
+    await this.deps.hooks.observe("pre_approval_request", {
+      ...base,
+      command: request.command,
+      description: request.description,
+      ...ids,
+    });
+    const r = await invokeApprovalTransport(entry.present as (req: ApprovalRequest) => unknown, request, {
+      timeout_seconds: s.timeoutSeconds,
+      signal: ask.signal,
+    });
     const choice = r.failure ? `transport_${r.failure}` : r.choice;
-    await this.deps.hooks.observe("post_approval_response", { ...base, command: request.command, description: request.description, ...ids, choice, decided_by: `transport:${s.transport}` }, `choice=${choice}`);
-    this.deps.emit({ type: "approval", outcome: choice, detail: `transport ${s.transport}${r.detail ? `: ${r.detail}` : ""}` });
+    await this.deps.hooks.observe(
+      "post_approval_response",
+      {
+        ...base,
+        command: request.command,
+        description: request.description,
+        ...ids,
+        choice,
+        decided_by: `transport:${s.transport}`,
+      },
+      `choice=${choice}`,
+    );
+    this.deps.emit({
+      type: "approval",
+      outcome: choice,
+      detail: `transport ${s.transport}${r.detail ? `: ${r.detail}` : ""}`,
+    });
     return r;
   }
 
@@ -178,14 +230,21 @@ export class ApprovalGate {
       choice = "deny";
       decided_by = "no_tty";
     } else {
-      choice = await this.deps.prompter.ask(`⚠ approval needed (${ask.tool_name}: ${ask.description})\n    ${ask.command}`, choices, {
-        signal: ask.signal,
-        timeoutMs: s.timeoutSeconds * 1000,
-      });
+      choice = await this.deps.prompter.ask(
+        `⚠ approval needed (${ask.tool_name}: ${ask.description})\n    ${ask.command}`,
+        choices,
+        {
+          signal: ask.signal,
+          timeoutMs: s.timeoutSeconds * 1000,
+        },
+      );
     }
     await this.deps.hooks.observe("post_approval_response", { ...base, choice, decided_by }, `choice=${choice}`);
     if (decided_by === "no_tty") {
-      this.deps.log.warn({ code: "E_APPROVAL_DENIED" }, `denied without asking: no terminal to ask for approval of '${ask.command}' (${ask.description})`);
+      this.deps.log.warn(
+        { code: "E_APPROVAL_DENIED" },
+        `denied without asking: no terminal to ask for approval of '${ask.command}' (${ask.description})`,
+      );
       return this.done(ask, {
         approved: false,
         choice,
@@ -202,10 +261,16 @@ export class ApprovalGate {
     if (choice === "once") return this.done(ask, { approved: true, choice, decided_by });
     if (choice === "session" || choice === "always") {
       for (const k of keys) ask.session.sessionApprovals.add(k);
-      if (choice === "always") await this.deps.permanent.add(keys).catch((e) => this.deps.log.warn(`could not save the "always" approval: ${(e as Error).message}`));
+      if (choice === "always")
+        await this.deps.permanent
+          .add(keys)
+          .catch((e) => this.deps.log.warn(`could not save the "always" approval: ${(e as Error).message}`));
       return this.done(ask, { approved: true, choice, decided_by });
     }
-    this.deps.log.warn({ code: "E_APPROVAL_DENIED" }, `not approved (${choice}): '${ask.command}' (${ask.description})`);
+    this.deps.log.warn(
+      { code: "E_APPROVAL_DENIED" },
+      `not approved (${choice}): '${ask.command}' (${ask.description})`,
+    );
     return this.done(ask, {
       approved: false,
       choice,
@@ -216,8 +281,10 @@ export class ApprovalGate {
   }
 
   private done(ask: ApprovalAsk, o: ApprovalOutcome): ApprovalOutcome {
-    if (o.decided_by !== "user" && o.decided_by !== "no_tty" && !o.decided_by.startsWith("transport:")) this.deps.emit({ type: "approval", outcome: o.approved ? "approved" : "denied", detail: o.decided_by });
-    else if (o.decided_by === "user" || o.decided_by === "no_tty") this.deps.emit({ type: "approval", outcome: o.choice, detail: `${o.decided_by}: ${ask.description}` });
+    if (o.decided_by !== "user" && o.decided_by !== "no_tty" && !o.decided_by.startsWith("transport:"))
+      this.deps.emit({ type: "approval", outcome: o.approved ? "approved" : "denied", detail: o.decided_by });
+    else if (o.decided_by === "user" || o.decided_by === "no_tty")
+      this.deps.emit({ type: "approval", outcome: o.choice, detail: `${o.decided_by}: ${ask.description}` });
     return o;
   }
 

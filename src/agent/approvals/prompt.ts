@@ -25,7 +25,11 @@ export class ReadlinePrompter implements ApprovalPrompter {
     private readonly write: (s: string) => void = (s) => process.stderr.write(s),
   ) {}
 
-  async ask(question: string, choices: readonly string[], opts: { signal: AbortSignal; timeoutMs: number }): Promise<string> {
+  async ask(
+    question: string,
+    choices: readonly string[],
+    opts: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<string> {
     const labels = choices.map((c) => `[${c[0]}]${c.slice(1)}`).join("  ");
     this.write(`\n${question}\n`);
     const timeout = AbortSignal.timeout(Math.max(1, opts.timeoutMs));

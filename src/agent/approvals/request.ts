@@ -45,7 +45,12 @@ export function isApprovalDecision(v: unknown): v is ApprovalDecision {
 }
 
 export function createApprovalRequest(init: ApprovalRequestInit): ApprovalRequest {
-  const allowed_choices = Object.freeze(["once", ...(init.allow_session ? ["session"] : []), ...(init.allow_permanent ? ["always"] : []), "deny"]);
+  const allowed_choices = Object.freeze([
+    "once",
+    ...(init.allow_session ? ["session"] : []),
+    ...(init.allow_permanent ? ["always"] : []),
+    "deny",
+  ]);
   const request_id = randomUUID().replace(/-/g, "");
   const pattern_keys = Object.freeze([...init.pattern_keys]);
   const timeout_seconds = init.timeout_seconds ?? 300;

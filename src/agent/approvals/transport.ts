@@ -30,8 +30,13 @@ export async function invokeApprovalTransport(
   request: ApprovalRequest,
   opts: { timeout_seconds: number; signal?: AbortSignal },
 ): Promise<TransportResult> {
-  const deny = (failure: TransportFailure, detail?: string): TransportResult => ({ choice: "deny", failure, ...(detail ? { detail } : {}) });
-  if (inFlight >= TRANSPORT_POOL_SIZE) return deny("busy", `${TRANSPORT_POOL_SIZE} approval transport calls are already running`);
+  const deny = (failure: TransportFailure, detail?: string): TransportResult => ({
+    choice: "deny",
+    failure,
+    ...(detail ? { detail } : {}),
+  });
+  if (inFlight >= TRANSPORT_POOL_SIZE)
+    return deny("busy", `${TRANSPORT_POOL_SIZE} approval transport calls are already running`);
   if (opts.signal?.aborted) return deny("interrupted");
   const deadline = Date.now() + Math.max(opts.timeout_seconds, 0) * 1000;
   inFlight++;
@@ -69,7 +74,9 @@ export async function invokeApprovalTransport(
   }
   const d = raced.value;
   if (!isApprovalDecision(d)) return deny("invalid", "the transport did not return request.respond(choice)");
-  if (d.request_id !== request.request_id || d.request_digest !== request.digest) return deny("stale", "the decision is bound to another request (id or digest differs)");
-  if (!request.allowed_choices.includes(d.choice)) return deny("invalid", `choice '${d.choice}' was not offered (offered: ${request.allowed_choices.join(", ")})`);
+  if (d.request_id !== request.request_id || d.request_digest !== request.digest)
+    return deny("stale", "the decision is bound to another request (id or digest differs)");
+  if (!request.allowed_choices.includes(d.choice))
+    return deny("invalid", `choice '${d.choice}' was not offered (offered: ${request.allowed_choices.join(", ")})`);
   return { choice: d.choice, failure: null };
 }

@@ -35,7 +35,11 @@ export async function attachMcp(runtime: Runtime, opts: AttachMcpOptions = {}): 
   const log = (opts.log ?? runtime.log).child({ component: "mcp" });
   if (runtime.mcp) await runtime.mcp.close().catch(() => undefined);
   const config = opts.config ?? (await loadConfig(runtime.configFile)).value;
-  const parsed = parseMcpServers(config as Record<string, unknown>, { baseDir: runtime.home, env: opts.env, file: runtime.configFile });
+  const parsed = parseMcpServers(config as Record<string, unknown>, {
+    baseDir: runtime.home,
+    env: opts.env,
+    file: runtime.configFile,
+  });
   for (const d of parsed.diagnostics) log.warn({ code: d.code }, formatDiagnostic(d, { hint: false }));
   const manager = new McpManager(parsed.servers, {
     log,

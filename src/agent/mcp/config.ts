@@ -54,7 +54,18 @@ export interface ParseMcpOptions {
 }
 
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const KNOWN = new Set(["command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout", "enabled", "tools"]);
+const KNOWN = new Set([
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "timeout",
+  "connect_timeout",
+  "enabled",
+  "tools",
+]);
 /** Keys of the original's server settings that hermes-kit accepts without acting on them (see the schema). */
 const ACCEPTED = new Set(["ssl_verify", "supports_parallel_tool_calls", "sampling", "elicitation"]);
 
@@ -85,14 +96,22 @@ export function parseMcpServers(config: Record<string, unknown>, opts: ParseMcpO
   if (raw === undefined || raw === null) return { servers, diagnostics };
   const where = (path: string) => ({ file: opts.file, path });
   if (!isMap(raw)) {
-    diagnostics.push(diagnostic("E_MCP_CONFIG_INVALID", "mcp_servers must be a mapping of server name to server settings; no MCP server is started", where("mcp_servers")));
+    diagnostics.push(
+      diagnostic(
+        "E_MCP_CONFIG_INVALID",
+        "mcp_servers must be a mapping of server name to server settings; no MCP server is started",
+        where("mcp_servers"),
+      ),
+    );
     return { servers, diagnostics };
   }
   const sanitized = new Map<string, string>();
   for (const [name, value] of Object.entries(raw)) {
     const at = `mcp_servers.${name}`;
-    const bad = (msg: string, path = at) => void diagnostics.push(diagnostic("E_MCP_CONFIG_INVALID", `${msg}; server '${name}' is skipped`, where(path)));
-    const adjusted = (msg: string, path: string) => void diagnostics.push(diagnostic("W_MCP_CONFIG_ADJUSTED", msg, where(path)));
+    const bad = (msg: string, path = at) =>
+      void diagnostics.push(diagnostic("E_MCP_CONFIG_INVALID", `${msg}; server '${name}' is skipped`, where(path)));
+    const adjusted = (msg: string, path: string) =>
+      void diagnostics.push(diagnostic("W_MCP_CONFIG_ADJUSTED", msg, where(path)));
     if (!SERVER_NAME.test(name)) {
       bad(`server name '${name}' must be 1–64 letters, digits, '_', '-' or '.', starting with a letter or digit`);
       continue;
@@ -137,18 +156,32 @@ function parseServer(s: ServerInput): McpServerSpec | undefined {
   const hasCommand = s.value.command !== undefined;
   const hasUrl = s.value.url !== undefined;
   if (hasCommand === hasUrl) {
-    s.bad(hasCommand ? "give either command (stdio) or url (HTTP), not both" : "missing command (a stdio server) or url (an HTTP server)");
+    s.bad(
+      hasCommand
+        ? "give either command (stdio) or url (HTTP), not both"
+        : "missing command (a stdio server) or url (an HTTP server)",
+    );
     return undefined;
   }
   return hasCommand ? parseStdioServer(s, base) : parseHttpServer(s, base);
 }
 
 function warnIgnoredFields({ name, at, value, adjusted }: ServerInput): void {
-  for (const k of Object.keys(value)) if (!KNOWN.has(k) && !ACCEPTED.has(k)) adjusted(`unknown field '${k}' of MCP server '${name}' is ignored`, `${at}.${k}`);
-  if (value.ssl_verify === false) adjusted(`ssl_verify: false is not supported; TLS certificates of '${name}' are always verified`, `${at}.ssl_verify`);
+  for (const k of Object.keys(value))
+    if (!KNOWN.has(k) && !ACCEPTED.has(k))
+      adjusted(`unknown field '${k}' of MCP server '${name}' is ignored`, `${at}.${k}`);
+  if (value.ssl_verify === false)
+    adjusted(
+      `ssl_verify: false is not supported; TLS certificates of '${name}' are always verified`,
+      `${at}.ssl_verify`,
+    );
   for (const k of ["sampling", "elicitation"] as const) {
     const v = value[k];
-    if (isMap(v) && v.enabled === true) adjusted(`${k} is not offered to MCP servers by hermes-kit; ${k}.enabled of '${name}' is ignored`, `${at}.${k}.enabled`);
+    if (isMap(v) && v.enabled === true)
+      adjusted(
+        `${k} is not offered to MCP servers by hermes-kit; ${k}.enabled of '${name}' is ignored`,
+        `${at}.${k}.enabled`,
+      );
   }
 }
 
@@ -156,7 +189,8 @@ function warnIgnoredFields({ name, at, value, adjusted }: ServerInput): void {
 function interpolate(s: ServerInput, text: string, path: string): string {
   return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, v: string) => {
     const got = s.env[v];
-    if (got === undefined) s.adjusted(`\${${v}} is not set in the environment; it is replaced by an empty string`, path);
+    if (got === undefined)
+      s.adjusted(`\${${v}} is not set in the environment; it is replaced by an empty string`, path);
     return got ?? "";
   });
 }
@@ -189,7 +223,8 @@ function parseServerBase(s: ServerInput): ServerBase | undefined {
   const timeout = seconds(s, "timeout", MCP_TOOL_TIMEOUT_DEFAULT);
   if (timeout === undefined) return void bad("timeout must be a positive number of seconds", `${at}.timeout`);
   const connect_timeout = seconds(s, "connect_timeout", MCP_CONNECT_TIMEOUT_DEFAULT);
-  if (connect_timeout === undefined) return void bad("connect_timeout must be a positive number of seconds", `${at}.connect_timeout`);
+  if (connect_timeout === undefined)
+    return void bad("connect_timeout must be a positive number of seconds", `${at}.connect_timeout`);
   const enabled = value.enabled ?? true;
   if (typeof enabled !== "boolean") return void bad("enabled must be true or false", `${at}.enabled`);
   const filter = parseToolFilter(s);
@@ -197,35 +232,49 @@ function parseServerBase(s: ServerInput): ServerBase | undefined {
   return { name: s.name, timeout, connect_timeout, enabled, include: filter.include, exclude: filter.exclude };
 }
 
-function parseToolFilter({ at, value, bad, adjusted }: ServerInput): { include: string[] | undefined; exclude: string[] } | undefined {
+function parseToolFilter({
+  at,
+  value,
+  bad,
+  adjusted,
+}: ServerInput): { include: string[] | undefined; exclude: string[] } | undefined {
   if (value.tools === undefined || value.tools === null) return { include: undefined, exclude: [] };
   const t = value.tools;
-  const list = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : undefined);
+  const list = (v: unknown) =>
+    Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : undefined;
   if (!isMap(t) || (t.include !== undefined && !list(t.include)) || (t.exclude !== undefined && !list(t.exclude))) {
     return void bad("tools must be a mapping with optional include and exclude lists of tool names", `${at}.tools`);
   }
   const include = t.include === undefined ? undefined : list(t.include);
   const exclude = list(t.exclude) ?? [];
   for (const k of ["resources", "prompts"] as const) {
-    if (t[k] === true) adjusted(`tools.${k}: true is not supported (hermes-kit registers the server's tools only); ignored`, `${at}.tools.${k}`);
+    if (t[k] === true)
+      adjusted(
+        `tools.${k}: true is not supported (hermes-kit registers the server's tools only); ignored`,
+        `${at}.tools.${k}`,
+      );
   }
   return { include, exclude };
 }
 
 function parseStdioServer(s: ServerInput, base: ServerBase): McpStdioServer | undefined {
   const { name, at, value, bad, adjusted } = s;
-  if (typeof value.command !== "string" || !value.command.trim()) return void bad("command must be a non-empty string", `${at}.command`);
+  if (typeof value.command !== "string" || !value.command.trim())
+    return void bad("command must be a non-empty string", `${at}.command`);
   const args = value.args ?? [];
-  if (!Array.isArray(args) || args.some((a) => scalar(a) === undefined)) return void bad("args must be a list of strings", `${at}.args`);
+  if (!Array.isArray(args) || args.some((a) => scalar(a) === undefined))
+    return void bad("args must be a list of strings", `${at}.args`);
   const envMap = stringMap(s, "env");
   if (!envMap) return void bad("env must be a mapping of names to string values", `${at}.env`);
   let cwd: string | undefined;
   if (value.cwd !== undefined && value.cwd !== null) {
-    if (typeof value.cwd !== "string" || !value.cwd.trim()) return void bad("cwd must be a non-empty string", `${at}.cwd`);
+    if (typeof value.cwd !== "string" || !value.cwd.trim())
+      return void bad("cwd must be a non-empty string", `${at}.cwd`);
     const c = interpolate(s, value.cwd, `${at}.cwd`);
     cwd = isAbsolute(c) ? c : resolve(s.baseDir, c);
   }
-  if (value.headers !== undefined) adjusted(`headers apply to HTTP servers only; ignored for the stdio server '${name}'`, `${at}.headers`);
+  if (value.headers !== undefined)
+    adjusted(`headers apply to HTTP servers only; ignored for the stdio server '${name}'`, `${at}.headers`);
   return {
     ...base,
     transport: "stdio",
@@ -249,6 +298,8 @@ function parseHttpServer(s: ServerInput, base: ServerBase): McpHttpServer | unde
   if (!ok) return void bad("url must be an http:// or https:// URL", `${at}.url`);
   const headers = stringMap(s, "headers");
   if (!headers) return void bad("headers must be a mapping of names to string values", `${at}.headers`);
-  for (const k of ["args", "env", "cwd"]) if (value[k] !== undefined) adjusted(`${k} applies to stdio servers only; ignored for the HTTP server '${name}'`, `${at}.${k}`);
+  for (const k of ["args", "env", "cwd"])
+    if (value[k] !== undefined)
+      adjusted(`${k} applies to stdio servers only; ignored for the HTTP server '${name}'`, `${at}.${k}`);
   return { ...base, transport: "http", url, headers };
 }

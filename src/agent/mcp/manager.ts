@@ -64,7 +64,10 @@ export interface McpServerStatus {
  * resolves with the raw result (a tool-level error included, as `{"error": …}`) and rejects with
  * McpCallFailure when the server crashed, hung, refused or the signal aborted the call.
  */
-export type McpToolSink = (info: McpToolInfo, call: (args: Record<string, unknown>, signal?: AbortSignal) => Promise<string>) => (() => void) | undefined;
+export type McpToolSink = (
+  info: McpToolInfo,
+  call: (args: Record<string, unknown>, signal?: AbortSignal) => Promise<string>,
+) => (() => void) | undefined;
 
 export interface McpCallMeta {
   /** Who called: a plugin key (ctx.call_mcp) or "model"; logged. */
@@ -117,11 +120,17 @@ export function rawFromCallResult(res: Record<string, unknown>): string {
         break;
       case "image":
       case "audio":
-        parts.push(`[${String(c.type)}: ${String(c.mimeType ?? "unknown type")}, ${String(c.data ?? "").length} base64 chars]`);
+        parts.push(
+          `[${String(c.type)}: ${String(c.mimeType ?? "unknown type")}, ${String(c.data ?? "").length} base64 chars]`,
+        );
         break;
       case "resource": {
         const r = (c.resource ?? {}) as Record<string, unknown>;
-        parts.push(typeof r.text === "string" ? r.text : `[resource: ${String(r.uri ?? "")}${r.mimeType ? ` (${String(r.mimeType)})` : ""}]`);
+        parts.push(
+          typeof r.text === "string"
+            ? r.text
+            : `[resource: ${String(r.uri ?? "")}${r.mimeType ? ` (${String(r.mimeType)})` : ""}]`,
+        );
         break;
       }
       case "resource_link":
@@ -132,9 +141,11 @@ export function rawFromCallResult(res: Record<string, unknown>): string {
     }
   }
   const text = parts.join("\n");
-  if (res.isError === true) return JSON.stringify({ error: text || "the MCP tool reported an error without a message" });
+  if (res.isError === true)
+    return JSON.stringify({ error: text || "the MCP tool reported an error without a message" });
   const out: Record<string, unknown> = { result: text };
-  if (res.structuredContent !== undefined && res.structuredContent !== null) out.structuredContent = res.structuredContent;
+  if (res.structuredContent !== undefined && res.structuredContent !== null)
+    out.structuredContent = res.structuredContent;
   return JSON.stringify(out);
 }
 
@@ -171,7 +182,15 @@ export class McpManager implements McpDispatcher {
     this.log = opts.log;
     this.onTool = opts.onTool;
     for (const spec of specs) {
-      this.conns.set(spec.name, { spec, connections: 0, failures: 0, restUntil: 0, timeouts: 0, stderr: [], releases: [] });
+      this.conns.set(spec.name, {
+        spec,
+        connections: 0,
+        failures: 0,
+        restUntil: 0,
+        timeouts: 0,
+        stderr: [],
+        releases: [],
+      });
     }
   }
 
@@ -213,7 +232,10 @@ export class McpManager implements McpDispatcher {
           } catch (e) {
             const f = this.asFailure(c, e, "listing tools", c.spec.connect_timeout);
             c.lastError = f.message;
-            this.log.warn({ code: f.code, mcp_server: c.spec.name }, `MCP server '${c.spec.name}' is not available: ${f.message}; its tools are registered when it can be reached`);
+            this.log.warn(
+              { code: f.code, mcp_server: c.spec.name },
+              `MCP server '${c.spec.name}' is not available: ${f.message}; its tools are registered when it can be reached`,
+            );
           }
         }),
     );
@@ -221,7 +243,13 @@ export class McpManager implements McpDispatcher {
   }
 
   /** The native MCP tool handler (what `ctx.call_mcp` uses): never rejects; a failure is `{"error": message}`. */
-  async callRaw(server: string, tool: string, args: Record<string, unknown>, timeoutSeconds: number, meta: McpCallMeta = {}): Promise<string> {
+  async callRaw(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutSeconds: number,
+    meta: McpCallMeta = {},
+  ): Promise<string> {
     try {
       return await this.callLogged(server, tool, args, timeoutSeconds, meta);
     } catch (e) {
@@ -230,21 +258,45 @@ export class McpManager implements McpDispatcher {
   }
 
   /** One call, logged with its outcome; rejects with McpCallFailure when the call itself failed. */
-  async callLogged(server: string, tool: string, args: Record<string, unknown>, timeoutSeconds: number, meta: McpCallMeta = {}): Promise<string> {
+  async callLogged(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutSeconds: number,
+    meta: McpCallMeta = {},
+  ): Promise<string> {
     const started = Date.now();
     const caller = meta.caller ?? "model";
     try {
       const raw = await this.call(server, tool, args, timeoutSeconds, meta.signal);
-      this.log.info({ mcp_server: server, tool, caller, ms: Date.now() - started, outcome: raw.startsWith('{"error"') ? "tool_error" : "ok" }, "mcp call");
+      this.log.info(
+        {
+          mcp_server: server,
+          tool,
+          caller,
+          ms: Date.now() - started,
+          outcome: raw.startsWith('{"error"') ? "tool_error" : "ok",
+        },
+        "mcp call",
+      );
       return raw;
     } catch (e) {
       const f = e instanceof McpCallFailure ? e : new McpCallFailure("E_MCP_CALL_FAILED", errMessage(e));
-      this.log.warn({ code: f.code, mcp_server: server, tool, caller, ms: Date.now() - started, outcome: "failed" }, f.message);
+      this.log.warn(
+        { code: f.code, mcp_server: server, tool, caller, ms: Date.now() - started, outcome: "failed" },
+        f.message,
+      );
       throw f;
     }
   }
 
-  private async call(server: string, tool: string, args: Record<string, unknown>, timeoutSeconds: number, signal?: AbortSignal): Promise<string> {
+  private async call(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<string> {
     if (this.closed) throw new McpCallFailure("E_MCP_UNKNOWN_SERVER", "MCP is shut down; no call is made");
     const c = this.conns.get(server);
     if (!c) {
@@ -254,15 +306,24 @@ export class McpManager implements McpDispatcher {
         `MCP server '${server}' is not configured (mcp_servers in config.yaml${known.length ? `; configured: ${known.join(", ")}` : ""})`,
       );
     }
-    if (!c.spec.enabled) throw new McpCallFailure("E_MCP_UNKNOWN_SERVER", `MCP server '${server}' is disabled (mcp_servers.${server}.enabled: false)`);
-    const interrupted = () => new McpCallFailure("E_MCP_CALL_FAILED", `the call of MCP tool '${tool}' of server '${server}' was interrupted`);
+    if (!c.spec.enabled)
+      throw new McpCallFailure(
+        "E_MCP_UNKNOWN_SERVER",
+        `MCP server '${server}' is disabled (mcp_servers.${server}.enabled: false)`,
+      );
+    const interrupted = () =>
+      new McpCallFailure("E_MCP_CALL_FAILED", `the call of MCP tool '${tool}' of server '${server}' was interrupted`);
     if (signal?.aborted) throw interrupted();
     const budget = Math.round(timeoutSeconds * 1000);
     const started = Date.now();
     const client = await withDeadline(
       abortable(this.ensureConnected(c), signal, interrupted),
       budget,
-      () => new McpCallFailure("E_MCP_TIMEOUT", `MCP server '${server}' did not finish starting within the call's ${timeoutSeconds}s timeout (it keeps starting in the background, up to ${c.spec.connect_timeout}s)`),
+      () =>
+        new McpCallFailure(
+          "E_MCP_TIMEOUT",
+          `MCP server '${server}' did not finish starting within the call's ${timeoutSeconds}s timeout (it keeps starting in the background, up to ${c.spec.connect_timeout}s)`,
+        ),
     ).catch((e: unknown) => {
       throw this.asFailure(c, e, "connecting", timeoutSeconds);
     });
@@ -271,9 +332,16 @@ export class McpManager implements McpDispatcher {
     const remaining = Math.max(1, budget - (Date.now() - started));
     try {
       const res = await withDeadline(
-        client.callTool({ name: tool, arguments: args }, undefined, { timeout: remaining, ...(signal ? { signal } : {}) }),
+        client.callTool({ name: tool, arguments: args }, undefined, {
+          timeout: remaining,
+          ...(signal ? { signal } : {}),
+        }),
         remaining + 1000,
-        () => new McpCallFailure("E_MCP_TIMEOUT", `MCP tool '${tool}' of server '${server}' did not answer within ${timeoutSeconds}s; the call was abandoned`),
+        () =>
+          new McpCallFailure(
+            "E_MCP_TIMEOUT",
+            `MCP tool '${tool}' of server '${server}' did not answer within ${timeoutSeconds}s; the call was abandoned`,
+          ),
       );
       c.timeouts = 0;
       return rawFromCallResult(res as Record<string, unknown>);
@@ -281,7 +349,10 @@ export class McpManager implements McpDispatcher {
       if (signal?.aborted) throw interrupted();
       const f = this.asFailure(c, e, `calling '${tool}'`, timeoutSeconds, client);
       if (f.code === "E_MCP_TIMEOUT" && ++c.timeouts >= RECYCLE_AFTER_TIMEOUTS && c.client === client) {
-        this.log.warn({ code: f.code, mcp_server: server }, `MCP server '${server}' timed out ${c.timeouts} times in a row; restarting it on the next call`);
+        this.log.warn(
+          { code: f.code, mcp_server: server },
+          `MCP server '${server}' timed out ${c.timeouts} times in a row; restarting it on the next call`,
+        );
         c.timeouts = 0;
         this.drop(c, client);
       }
@@ -295,7 +366,11 @@ export class McpManager implements McpDispatcher {
     const name = c.spec.name;
     const code = rpcCode(e);
     const msg = errMessage(e);
-    if (code === RPC_REQUEST_TIMEOUT) return new McpCallFailure("E_MCP_TIMEOUT", `MCP server '${name}' did not answer within ${timeoutSeconds}s while ${doing}; the request was cancelled`);
+    if (code === RPC_REQUEST_TIMEOUT)
+      return new McpCallFailure(
+        "E_MCP_TIMEOUT",
+        `MCP server '${name}' did not answer within ${timeoutSeconds}s while ${doing}; the request was cancelled`,
+      );
     const closed = code === RPC_CONNECTION_CLOSED || (client !== undefined && c.client !== client);
     if (closed) {
       const tail = c.stderr.length ? ` (last stderr: ${c.stderr[c.stderr.length - 1]})` : "";
@@ -332,25 +407,37 @@ export class McpManager implements McpDispatcher {
 
   private async connect(c: Conn): Promise<Client> {
     const spec = c.spec;
-    const [{ Client }, transport] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), this.makeTransport(c)]);
+    const [{ Client }, transport] = await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      this.makeTransport(c),
+    ]);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     client.onerror = (e) => this.log.debug({ mcp_server: spec.name, err: errMessage(e) }, "mcp transport error");
     client.onclose = () => {
       if (c.client !== client) return;
       c.client = undefined;
       c.transport = undefined;
-      if (!this.closed) this.log.warn({ code: "E_MCP_SERVER_CLOSED", mcp_server: spec.name }, `MCP server '${spec.name}' closed the connection; it is restarted on the next call`);
+      if (!this.closed)
+        this.log.warn(
+          { code: "E_MCP_SERVER_CLOSED", mcp_server: spec.name },
+          `MCP server '${spec.name}' closed the connection; it is restarted on the next call`,
+        );
     };
     const ms = spec.connect_timeout * 1000;
     try {
-      await withDeadline(client.connect(transport, { timeout: ms }), ms + 1000, () => new Error(`no MCP handshake within ${spec.connect_timeout}s`));
+      await withDeadline(
+        client.connect(transport, { timeout: ms }),
+        ms + 1000,
+        () => new Error(`no MCP handshake within ${spec.connect_timeout}s`),
+      );
     } catch (e) {
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
       c.failures++;
       if (c.failures >= BREAKER_THRESHOLD) c.restUntil = Date.now() + BREAKER_COOLDOWN_MS;
       const tail = c.stderr.length ? `; stderr: ${c.stderr.slice(-3).join(" | ")}` : "";
-      const what = spec.transport === "stdio" ? `start '${[spec.command, ...spec.args].join(" ")}'` : `connect to ${spec.url}`;
+      const what =
+        spec.transport === "stdio" ? `start '${[spec.command, ...spec.args].join(" ")}'` : `connect to ${spec.url}`;
       c.lastError = `could not ${what}: ${rpcCode(e) === RPC_REQUEST_TIMEOUT ? `no MCP handshake within ${spec.connect_timeout}s` : errMessage(e)}${tail}`;
       throw new McpCallFailure("E_MCP_CONNECT_FAILED", `MCP server '${spec.name}': ${c.lastError}`);
     }
@@ -365,7 +452,10 @@ export class McpManager implements McpDispatcher {
     c.connections++;
     c.client = client;
     c.transport = transport;
-    this.log.info({ mcp_server: spec.name, connection: c.connections }, c.connections > 1 ? `MCP server '${spec.name}' reconnected` : `MCP server '${spec.name}' connected`);
+    this.log.info(
+      { mcp_server: spec.name, connection: c.connections },
+      c.connections > 1 ? `MCP server '${spec.name}' reconnected` : `MCP server '${spec.name}' connected`,
+    );
     return client;
   }
 
@@ -373,7 +463,13 @@ export class McpManager implements McpDispatcher {
     const spec = c.spec;
     if (spec.transport === "stdio") {
       const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
-      const t = new StdioClientTransport({ command: spec.command, args: spec.args, env: Object.keys(spec.env).length ? spec.env : undefined, cwd: spec.cwd, stderr: "pipe" });
+      const t = new StdioClientTransport({
+        command: spec.command,
+        args: spec.args,
+        env: Object.keys(spec.env).length ? spec.env : undefined,
+        cwd: spec.cwd,
+        stderr: "pipe",
+      });
       const stream = t.stderr as Readable | null;
       if (stream) {
         let buf = "";
@@ -402,7 +498,15 @@ export class McpManager implements McpDispatcher {
     if (c.tools) return Promise.resolve(c.tools);
     if (c.listing) return c.listing;
     const p = (async () => {
-      const client = await withDeadline(this.ensureConnected(c), budgetMs, () => new McpCallFailure("E_MCP_CONNECT_FAILED", `MCP server '${c.spec.name}' did not start within ${budgetMs / 1000}s`));
+      const client = await withDeadline(
+        this.ensureConnected(c),
+        budgetMs,
+        () =>
+          new McpCallFailure(
+            "E_MCP_CONNECT_FAILED",
+            `MCP server '${c.spec.name}' did not start within ${budgetMs / 1000}s`,
+          ),
+      );
       const listed: Tool[] = [];
       let cursor: string | undefined;
       do {
@@ -436,18 +540,26 @@ export class McpManager implements McpDispatcher {
         inputSchema: (t.inputSchema as Record<string, unknown>) ?? { type: "object", properties: {} },
       };
       if (seen.has(info.name)) {
-        this.log.warn({ code: "W_MCP_TOOL_SKIPPED", mcp_server: spec.name, tool: t.name }, `MCP tool '${t.name}' of server '${spec.name}' maps to ${info.name}, already taken by another tool of that server; not registered`);
+        this.log.warn(
+          { code: "W_MCP_TOOL_SKIPPED", mcp_server: spec.name, tool: t.name },
+          `MCP tool '${t.name}' of server '${spec.name}' maps to ${info.name}, already taken by another tool of that server; not registered`,
+        );
         continue;
       }
       seen.add(info.name);
       if (this.onTool) {
-        const release = this.onTool(info, (args, signal) => this.callLogged(spec.name, t.name, args, spec.timeout, { caller: "model", ...(signal ? { signal } : {}) }));
+        const release = this.onTool(info, (args, signal) =>
+          this.callLogged(spec.name, t.name, args, spec.timeout, { caller: "model", ...(signal ? { signal } : {}) }),
+        );
         if (!release) continue;
         c.releases.push(release);
       }
       out.push(info);
     }
-    this.log.info({ mcp_server: spec.name, tools: out.map((i) => i.name) }, `MCP server '${spec.name}': ${out.length} tool(s) registered`);
+    this.log.info(
+      { mcp_server: spec.name, tools: out.map((i) => i.name) },
+      `MCP server '${spec.name}': ${out.length} tool(s) registered`,
+    );
     return out;
   }
 

@@ -23,7 +23,17 @@ export class ProviderError extends Error {
   /** How long the server asked to wait before the next attempt (its Retry-After header), if it said. */
   readonly retry_after_ms: number | null;
 
-  constructor(kind: ProviderErrorKind, message: string, init: { status_code?: number | null; error_code?: string | null; body?: unknown; cause?: unknown; retry_after_ms?: number | null } = {}) {
+  constructor(
+    kind: ProviderErrorKind,
+    message: string,
+    init: {
+      status_code?: number | null;
+      error_code?: string | null;
+      body?: unknown;
+      cause?: unknown;
+      retry_after_ms?: number | null;
+    } = {},
+  ) {
     // Servers echo request headers in error bodies: the key must not reach stderr, logs or hooks.
     super(redactText(message), init.cause === undefined ? undefined : { cause: init.cause });
     this.name = "ProviderError";

@@ -53,7 +53,8 @@ export class OpenAiCompatibleProvider implements Provider {
   }
 
   async complete(request: LlmRequest, opts: ProviderCallOptions): Promise<LlmResponse> {
-    const timeoutS = typeof request.timeout === "number" && request.timeout > 0 ? request.timeout : (this.opts.timeoutSeconds ?? 120);
+    const timeoutS =
+      typeof request.timeout === "number" && request.timeout > 0 ? request.timeout : (this.opts.timeoutSeconds ?? 120);
     const ctl = new AbortController();
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
@@ -70,21 +71,30 @@ export class OpenAiCompatibleProvider implements Provider {
     const failure = (e: unknown, during: string): ProviderError => {
       if (e instanceof ProviderError) return e;
       if (opts.signal.aborted) return new ProviderError("interrupted", `interrupted ${during}`);
-      if (timedOut) return new ProviderError("timeout", `no answer from ${this.endpoint} within ${timeoutS}s ${during}`);
+      if (timedOut)
+        return new ProviderError("timeout", `no answer from ${this.endpoint} within ${timeoutS}s ${during}`);
       const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
       const detail = cause?.code ?? cause?.message ?? (e as Error)?.message ?? String(e);
       return during === "while connecting"
         ? new ProviderError("network", `cannot reach ${this.endpoint}: ${detail}`, { cause: e })
         : new ProviderError("stream", `the connection dropped ${during}: ${detail}`, { cause: e });
     };
-    const headers: Record<string, string> = { "content-type": "application/json", accept: request.stream ? "text/event-stream" : "application/json" };
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: request.stream ? "text/event-stream" : "application/json",
+    };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     const doFetch = this.opts.fetch ?? fetch;
     arm();
     try {
       let res: Response;
       try {
-        res = await doFetch(this.endpoint, { method: "POST", headers, body: JSON.stringify(OpenAiCompatibleProvider.body(request)), signal: ctl.signal });
+        res = await doFetch(this.endpoint, {
+          method: "POST",
+          headers,
+          body: JSON.stringify(OpenAiCompatibleProvider.body(request)),
+          signal: ctl.signal,
+        });
       } catch (e) {
         throw failure(e, "while connecting");
       }
@@ -109,7 +119,12 @@ export class OpenAiCompatibleProvider implements Provider {
         } catch {
           /* not JSON: keep the text */
         }
-        throw new ProviderError("http", `HTTP ${res.status} from ${this.endpoint}: ${message}`, { status_code: res.status, error_code: code, body, retry_after_ms: parseRetryAfter(res.headers.get("retry-after")) });
+        throw new ProviderError("http", `HTTP ${res.status} from ${this.endpoint}: ${message}`, {
+          status_code: res.status,
+          error_code: code,
+          body,
+          retry_after_ms: parseRetryAfter(res.headers.get("retry-after")),
+        });
       }
       const type = res.headers.get("content-type") ?? "";
       if (request.stream && !/application\/json/i.test(type)) return await this.readStream(res, opts, arm, failure);
@@ -123,7 +138,11 @@ export class OpenAiCompatibleProvider implements Provider {
       try {
         parsed = JSON.parse(text);
       } catch {
-        throw new ProviderError("malformed", `the response from ${this.endpoint} is not JSON: ${JSON.stringify(text.slice(0, 120))}`, { status_code: res.status, body: text.slice(0, 2000) });
+        throw new ProviderError(
+          "malformed",
+          `the response from ${this.endpoint} is not JSON: ${JSON.stringify(text.slice(0, 120))}`,
+          { status_code: res.status, body: text.slice(0, 2000) },
+        );
       }
       return checkResponse(parsed, this.endpoint);
     } finally {
@@ -132,7 +151,12 @@ export class OpenAiCompatibleProvider implements Provider {
     }
   }
 
-  private async readStream(res: Response, opts: ProviderCallOptions, arm: () => void, failure: (e: unknown, during: string) => ProviderError): Promise<LlmResponse> {
+  private async readStream(
+    res: Response,
+    opts: ProviderCallOptions,
+    arm: () => void,
+    failure: (e: unknown, during: string) => ProviderError,
+  ): Promise<LlmResponse> {
     const parser = new SseParser();
     const acc = new ChunkAssembler();
     let done = false;
@@ -172,7 +196,10 @@ export class OpenAiCompatibleProvider implements Provider {
       }
       if (!done) handle(parser.end());
       if (!done && !acc.finishReason) {
-        throw new ProviderError("stream", `the stream from ${this.endpoint} ended after ${acc.chunks} chunk(s) without a finish_reason or [DONE]`);
+        throw new ProviderError(
+          "stream",
+          `the stream from ${this.endpoint} ended after ${acc.chunks} chunk(s) without a finish_reason or [DONE]`,
+        );
       }
     } catch (e) {
       if (started) emit({ type: "end", final_text: acc.text, finished: false, error: (e as Error).message });

@@ -55,36 +55,72 @@ export function modelSettings(config: Record<string, unknown>): ModelSettings {
  * alone means scripted, `--base-url` alone means openai-compatible. Every missing or wrong
  * setting is a refusal naming the flag and the config key.
  */
-export async function resolveProvider(flags: ProviderFlags, config: Record<string, unknown>, opts: { home: string; env?: NodeJS.ProcessEnv }): Promise<Provider> {
+export async function resolveProvider(
+  flags: ProviderFlags,
+  config: Record<string, unknown>,
+  opts: { home: string; env?: NodeJS.ProcessEnv },
+): Promise<Provider> {
   const env = opts.env ?? process.env;
   const m = modelSettings(config);
-  const name = (str(flags.provider) ?? (flags.script ? "scripted" : flags.baseUrl ? "openai-compatible" : m.provider) ?? (m.script ? "scripted" : m.base_url ? "openai-compatible" : undefined))?.toLowerCase();
+  const name = (
+    str(flags.provider) ??
+    (flags.script ? "scripted" : flags.baseUrl ? "openai-compatible" : m.provider) ??
+    (m.script ? "scripted" : m.base_url ? "openai-compatible" : undefined)
+  )?.toLowerCase();
   if (!name) throw new HermesError("E_AGENT_NO_PROVIDER");
   const stream = flags.stream === false ? false : (m.stream ?? true);
   if (name === "scripted") {
-    const file = flags.script ?? (m.script ? (isAbsolute(m.script) ? m.script : resolve(opts.home, m.script)) : undefined);
-    if (!file) throw new HermesError("E_PROVIDER_CONFIG", { message: "the scripted provider needs a script: pass --script FILE (or set model.script in config.yaml)", path: "model.script" });
+    const file =
+      flags.script ?? (m.script ? (isAbsolute(m.script) ? m.script : resolve(opts.home, m.script)) : undefined);
+    if (!file)
+      throw new HermesError("E_PROVIDER_CONFIG", {
+        message: "the scripted provider needs a script: pass --script FILE (or set model.script in config.yaml)",
+        path: "model.script",
+      });
     const script = await loadScript(file);
     return new ScriptedProvider(script, str(flags.model) ?? script.model, { stream });
   }
   if (name === "openai-compatible" || name === "openai" || name === "custom") {
     const baseUrl = str(flags.baseUrl) ?? m.base_url;
-    if (!baseUrl) throw new HermesError("E_PROVIDER_CONFIG", { message: "openai-compatible needs a base URL: pass --base-url URL (e.g. http://127.0.0.1:8080/v1) or set model.base_url", path: "model.base_url" });
+    if (!baseUrl)
+      throw new HermesError("E_PROVIDER_CONFIG", {
+        message:
+          "openai-compatible needs a base URL: pass --base-url URL (e.g. http://127.0.0.1:8080/v1) or set model.base_url",
+        path: "model.base_url",
+      });
     let url: URL;
     try {
       url = new URL(baseUrl);
     } catch {
-      throw new HermesError("E_PROVIDER_CONFIG", { message: `the base URL ${JSON.stringify(baseUrl)} is not a URL`, path: "model.base_url" });
+      throw new HermesError("E_PROVIDER_CONFIG", {
+        message: `the base URL ${JSON.stringify(baseUrl)} is not a URL`,
+        path: "model.base_url",
+      });
     }
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new HermesError("E_PROVIDER_CONFIG", { message: `the base URL must be http:// or https:// (got ${url.protocol})`, path: "model.base_url" });
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      throw new HermesError("E_PROVIDER_CONFIG", {
+        message: `the base URL must be http:// or https:// (got ${url.protocol})`,
+        path: "model.base_url",
+      });
     const model = str(flags.model) ?? m.default;
-    if (!model) throw new HermesError("E_PROVIDER_CONFIG", { message: "openai-compatible needs a model name: pass --model NAME or set model.default", path: "model.default" });
+    if (!model)
+      throw new HermesError("E_PROVIDER_CONFIG", {
+        message: "openai-compatible needs a model name: pass --model NAME or set model.default",
+        path: "model.default",
+      });
     let apiKey: string | undefined;
     if (m.api_key_env) {
       apiKey = env[m.api_key_env];
-      if (!apiKey) throw new HermesError("E_PROVIDER_NO_KEY", { message: `model.api_key_env names ${m.api_key_env}, which is not set`, path: "model.api_key_env" });
+      if (!apiKey)
+        throw new HermesError("E_PROVIDER_NO_KEY", {
+          message: `model.api_key_env names ${m.api_key_env}, which is not set`,
+          path: "model.api_key_env",
+        });
     } else apiKey = env.OPENAI_API_KEY || undefined;
     return new OpenAiCompatibleProvider({ baseUrl, model, apiKey, timeoutSeconds: flags.timeout ?? m.timeout, stream });
   }
-  throw new HermesError("E_PROVIDER_CONFIG", { message: `unknown provider '${name}'${didYouMean(name, PROVIDER_NAMES)} (available: ${PROVIDER_NAMES.join(", ")})`, path: "model.provider" });
+  throw new HermesError("E_PROVIDER_CONFIG", {
+    message: `unknown provider '${name}'${didYouMean(name, PROVIDER_NAMES)} (available: ${PROVIDER_NAMES.join(", ")})`,
+    path: "model.provider",
+  });
 }

@@ -34,14 +34,21 @@ export function parseScript(text: string, file = "script"): Script {
   }
   const model = isObject(doc) && typeof doc.model === "string" ? doc.model : "scripted";
   const list = Array.isArray(doc) ? doc : isObject(doc) && Array.isArray(doc.turns) ? doc.turns : undefined;
-  if (!list) throw new HermesError("E_AGENT_SCRIPT", { message: `${file}: expected a list of turns (or a mapping with turns:)`, file });
+  if (!list)
+    throw new HermesError("E_AGENT_SCRIPT", {
+      message: `${file}: expected a list of turns (or a mapping with turns:)`,
+      file,
+    });
   const problems: string[] = [];
   const turns: ScriptTurn[] = [];
   list.forEach((t: unknown, i: number) => {
     const at = `turns[${i}]`;
     if (!isObject(t)) return problems.push(`${at}: expected a mapping with say:, call: or fail:`);
     const keys = Object.keys(t).filter((k) => ["say", "call", "fail"].includes(k));
-    if (keys.length !== 1) return problems.push(`${at}: give exactly one of say:, call:, fail: (got ${Object.keys(t).join(", ") || "nothing"})`);
+    if (keys.length !== 1)
+      return problems.push(
+        `${at}: give exactly one of say:, call:, fail: (got ${Object.keys(t).join(", ") || "nothing"})`,
+      );
     if ("say" in t) {
       if (typeof t.say !== "string") return problems.push(`${at}.say: expected text`);
       return turns.push({ say: t.say });
@@ -49,16 +56,24 @@ export function parseScript(text: string, file = "script"): Script {
     if ("fail" in t) {
       const f = isObject(t.fail) ? t.fail : {};
       const status = typeof f.status === "number" ? f.status : 500;
-      return turns.push({ fail: { status, message: typeof f.message === "string" ? f.message : `scripted failure ${status}` } });
+      return turns.push({
+        fail: { status, message: typeof f.message === "string" ? f.message : `scripted failure ${status}` },
+      });
     }
     const calls = Array.isArray(t.call) ? t.call : [t.call];
     const out: Array<{ tool: string; args?: Record<string, unknown>; arguments?: string }> = [];
     calls.forEach((c: unknown, j: number) => {
       const cat = Array.isArray(t.call) ? `${at}.call[${j}]` : `${at}.call`;
-      if (!isObject(c) || typeof c.tool !== "string" || !c.tool) return problems.push(`${cat}: expected {tool: NAME, args: {...}}`);
+      if (!isObject(c) || typeof c.tool !== "string" || !c.tool)
+        return problems.push(`${cat}: expected {tool: NAME, args: {...}}`);
       if (c.args !== undefined && !isObject(c.args)) return problems.push(`${cat}.args: expected a mapping`);
-      if (c.arguments !== undefined && typeof c.arguments !== "string") return problems.push(`${cat}.arguments: expected text`);
-      out.push({ tool: c.tool, ...(c.args ? { args: c.args } : {}), ...(typeof c.arguments === "string" ? { arguments: c.arguments } : {}) });
+      if (c.arguments !== undefined && typeof c.arguments !== "string")
+        return problems.push(`${cat}.arguments: expected text`);
+      out.push({
+        tool: c.tool,
+        ...(c.args ? { args: c.args } : {}),
+        ...(typeof c.arguments === "string" ? { arguments: c.arguments } : {}),
+      });
     });
     if (out.length) turns.push({ call: out });
   });
@@ -72,7 +87,10 @@ export async function loadScript(file: string): Promise<Script> {
   try {
     text = await readFile(file, "utf8");
   } catch (e) {
-    throw new HermesError("E_AGENT_SCRIPT", { message: `cannot read the script ${file}: ${(e as Error).message}`, file });
+    throw new HermesError("E_AGENT_SCRIPT", {
+      message: `cannot read the script ${file}: ${(e as Error).message}`,
+      file,
+    });
   }
   return parseScript(text, file);
 }
@@ -111,12 +129,20 @@ export class ScriptedProvider implements Provider {
     if (opts.signal.aborted) throw new ProviderError("interrupted", "the request was interrupted before it was sent");
     const i = this.state.next;
     const turn = this.script.turns[i];
-    if (!turn) throw new ProviderError("script", `the script has ${this.script.turns.length} turn(s) and all were used; add a say: turn to end the conversation`);
+    if (!turn)
+      throw new ProviderError(
+        "script",
+        `the script has ${this.script.turns.length} turn(s) and all were used; add a say: turn to end the conversation`,
+      );
     this.state.next++;
     this.state.calls++;
     const id = `scripted-${this.state.calls}`;
     const model = typeof request.model === "string" && request.model ? request.model : this.model;
-    if ("fail" in turn) throw new ProviderError("http", `HTTP ${turn.fail.status} (scripted): ${turn.fail.message}`, { status_code: turn.fail.status, body: { error: { message: turn.fail.message } } });
+    if ("fail" in turn)
+      throw new ProviderError("http", `HTTP ${turn.fail.status} (scripted): ${turn.fail.message}`, {
+        status_code: turn.fail.status,
+        body: { error: { message: turn.fail.message } },
+      });
     if ("call" in turn) {
       const tool_calls: ToolCall[] = turn.call.map((c, j) => ({
         id: `call_${this.state.calls}_${j + 1}`,
@@ -127,14 +153,27 @@ export class ScriptedProvider implements Provider {
         opts.onStream?.({ type: "start" });
         opts.onStream?.({ type: "end", final_text: "", finished: true });
       }
-      return { id, object: "chat.completion", model, choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls }, finish_reason: "tool_calls" }], usage: usage(request, "") };
+      return {
+        id,
+        object: "chat.completion",
+        model,
+        choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls }, finish_reason: "tool_calls" }],
+        usage: usage(request, ""),
+      };
     }
     if (request.stream) {
       opts.onStream?.({ type: "start" });
-      for (const piece of turn.say.match(/\S+\s*|\s+/g) ?? []) opts.onStream?.({ type: "delta", text: piece, kind: "text" });
+      for (const piece of turn.say.match(/\S+\s*|\s+/g) ?? [])
+        opts.onStream?.({ type: "delta", text: piece, kind: "text" });
       opts.onStream?.({ type: "end", final_text: turn.say, finished: true });
     }
-    return { id, object: "chat.completion", model, choices: [{ index: 0, message: { role: "assistant", content: turn.say }, finish_reason: "stop" }], usage: usage(request, turn.say) };
+    return {
+      id,
+      object: "chat.completion",
+      model,
+      choices: [{ index: 0, message: { role: "assistant", content: turn.say }, finish_reason: "stop" }],
+      usage: usage(request, turn.say),
+    };
   }
 }
 

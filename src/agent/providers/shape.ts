@@ -11,13 +11,26 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * response: a clear error, never a crash deeper in the loop.
  */
 export function checkResponse(value: unknown, where = "the provider"): LlmResponse {
-  if (!isObject(value)) throw new ProviderError("malformed", `${where} returned ${value === null ? "null" : typeof value}, not a chat.completion object`);
+  if (!isObject(value))
+    throw new ProviderError(
+      "malformed",
+      `${where} returned ${value === null ? "null" : typeof value}, not a chat.completion object`,
+    );
   const choices = value.choices;
   if (!Array.isArray(choices) || !choices.length || !isObject(choices[0]) || !isObject(choices[0].message)) {
-    throw new ProviderError("malformed", `${where} returned an object without choices[0].message (keys: ${Object.keys(value).slice(0, 8).join(", ") || "none"})`, { body: value });
+    throw new ProviderError(
+      "malformed",
+      `${where} returned an object without choices[0].message (keys: ${Object.keys(value).slice(0, 8).join(", ") || "none"})`,
+      { body: value },
+    );
   }
   const raw = choices[0].message as Record<string, unknown>;
-  const content = typeof raw.content === "string" ? raw.content : Array.isArray(raw.content) ? raw.content.map((p) => (isObject(p) && typeof p.text === "string" ? p.text : "")).join("") : null;
+  const content =
+    typeof raw.content === "string"
+      ? raw.content
+      : Array.isArray(raw.content)
+        ? raw.content.map((p) => (isObject(p) && typeof p.text === "string" ? p.text : "")).join("")
+        : null;
   let toolCalls: ToolCall[] | undefined;
   if (Array.isArray(raw.tool_calls) && raw.tool_calls.length) {
     toolCalls = raw.tool_calls.map((tc, i) => {
@@ -41,6 +54,14 @@ export function checkResponse(value: unknown, where = "the provider"): LlmRespon
     ...(value as object),
     id: typeof value.id === "string" ? value.id : "",
     model: typeof value.model === "string" ? value.model : "",
-    choices: [{ index: 0, message, finish_reason: typeof first.finish_reason === "string" ? first.finish_reason : toolCalls ? "tool_calls" : "stop" }, ...choices.slice(1)],
+    choices: [
+      {
+        index: 0,
+        message,
+        finish_reason:
+          typeof first.finish_reason === "string" ? first.finish_reason : toolCalls ? "tool_calls" : "stop",
+      },
+      ...choices.slice(1),
+    ],
   } as LlmResponse;
 }

@@ -39,7 +39,11 @@ interface ChunkToolCall {
 interface Chunk {
   id?: string;
   model?: string;
-  choices?: Array<{ index?: number; delta?: { role?: string; content?: string | null; reasoning_content?: string | null; tool_calls?: ChunkToolCall[] }; finish_reason?: string | null }>;
+  choices?: Array<{
+    index?: number;
+    delta?: { role?: string; content?: string | null; reasoning_content?: string | null; tool_calls?: ChunkToolCall[] };
+    finish_reason?: string | null;
+  }>;
   usage?: Usage | null;
   error?: { message?: string; code?: unknown; type?: string };
 }
@@ -63,10 +67,18 @@ export class ChunkAssembler {
     } catch {
       throw new ProviderError("malformed", `the provider streamed a chunk that is not JSON: ${data.slice(0, 120)}`);
     }
-    if (!chunk || typeof chunk !== "object") throw new ProviderError("malformed", `the provider streamed a chunk that is not an object: ${data.slice(0, 120)}`);
+    if (!chunk || typeof chunk !== "object")
+      throw new ProviderError(
+        "malformed",
+        `the provider streamed a chunk that is not an object: ${data.slice(0, 120)}`,
+      );
     if (chunk.error) {
       const status = typeof chunk.error.code === "number" ? chunk.error.code : null;
-      throw new ProviderError("stream", `the provider reported an error mid-stream: ${chunk.error.message ?? JSON.stringify(chunk.error).slice(0, 200)}`, { status_code: status, body: chunk });
+      throw new ProviderError(
+        "stream",
+        `the provider reported an error mid-stream: ${chunk.error.message ?? JSON.stringify(chunk.error).slice(0, 200)}`,
+        { status_code: status, body: chunk },
+      );
     }
     this.chunks++;
     if (chunk.id) this.id = chunk.id;
@@ -96,7 +108,11 @@ export class ChunkAssembler {
   response(fallbackModel: string): LlmResponse {
     const toolCalls: ToolCall[] = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([i, c]) => ({ id: c.id || `call_${i}`, type: "function", function: { name: c.name, arguments: c.arguments } }));
+      .map(([i, c]) => ({
+        id: c.id || `call_${i}`,
+        type: "function",
+        function: { name: c.name, arguments: c.arguments },
+      }));
     return {
       id: this.id || "stream",
       object: "chat.completion",
@@ -104,7 +120,11 @@ export class ChunkAssembler {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: this.text || (toolCalls.length ? null : ""), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+          message: {
+            role: "assistant",
+            content: this.text || (toolCalls.length ? null : ""),
+            ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+          },
           finish_reason: this.finishReason ?? (toolCalls.length ? "tool_calls" : "stop"),
         },
       ],

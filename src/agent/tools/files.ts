@@ -10,11 +10,18 @@ const MAX_ENTRIES = 1000;
 
 function pathArg(args: Record<string, unknown>): string {
   const p = args.path;
-  if (typeof p !== "string" || !p.trim()) throw new HermesError("E_AGENT_TOOL_ARGS", { message: "a non-empty 'path' string is required" });
+  if (typeof p !== "string" || !p.trim())
+    throw new HermesError("E_AGENT_TOOL_ARGS", { message: "a non-empty 'path' string is required" });
   return resolve(p);
 }
 
-function tool(name: string, description: string, properties: Record<string, unknown>, required: string[], handler: ToolEntry["handler"]): Omit<ToolEntry, "owner"> {
+function tool(
+  name: string,
+  description: string,
+  properties: Record<string, unknown>,
+  required: string[],
+  handler: ToolEntry["handler"],
+): Omit<ToolEntry, "owner"> {
   return {
     name,
     toolset: "file",
@@ -38,8 +45,10 @@ export const readFileTool = tool(
   async (args) => {
     const file = pathArg(args);
     const st = await stat(file);
-    if (st.isDirectory()) throw new HermesError("E_AGENT_TOOL_FAILED", { message: `${file} is a directory; use list_dir` });
-    if (st.size > MAX_READ_BYTES * 16) throw new HermesError("E_AGENT_TOOL_FAILED", { message: `${file} is ${st.size} bytes; too large to read` });
+    if (st.isDirectory())
+      throw new HermesError("E_AGENT_TOOL_FAILED", { message: `${file} is a directory; use list_dir` });
+    if (st.size > MAX_READ_BYTES * 16)
+      throw new HermesError("E_AGENT_TOOL_FAILED", { message: `${file} is ${st.size} bytes; too large to read` });
     const text = await readFile(file, "utf8");
     const lines = text.split("\n");
     const offset = typeof args.offset === "number" && args.offset >= 1 ? Math.floor(args.offset) : 1;
@@ -57,11 +66,15 @@ export const readFileTool = tool(
 export const writeFileTool = tool(
   "write_file",
   "Write a text file (created or replaced atomically; parent folders are created).",
-  { path: { type: "string", description: "File path" }, content: { type: "string", description: "The whole new content" } },
+  {
+    path: { type: "string", description: "File path" },
+    content: { type: "string", description: "The whole new content" },
+  },
   ["path", "content"],
   async (args) => {
     const file = pathArg(args);
-    if (typeof args.content !== "string") throw new HermesError("E_AGENT_TOOL_ARGS", { message: "'content' must be a string" });
+    if (typeof args.content !== "string")
+      throw new HermesError("E_AGENT_TOOL_ARGS", { message: "'content' must be a string" });
     await writeFileAtomic(file, args.content);
     return JSON.stringify({ path: file, bytes_written: Buffer.byteLength(args.content) });
   },
@@ -76,7 +89,10 @@ export const listDirTool = tool(
     const dir = typeof args.path === "string" && args.path.trim() ? resolve(args.path) : process.cwd();
     const entries = await readdir(dir, { withFileTypes: true });
     const list = entries
-      .map((e) => ({ name: e.name, type: e.isDirectory() ? "dir" : e.isSymbolicLink() ? "link" : e.isFile() ? "file" : "other" }))
+      .map((e) => ({
+        name: e.name,
+        type: e.isDirectory() ? "dir" : e.isSymbolicLink() ? "link" : e.isFile() ? "file" : "other",
+      }))
       .sort((a, b) => (a.name < b.name ? -1 : 1));
     return JSON.stringify({ path: dir, entries: list.slice(0, MAX_ENTRIES), truncated: list.length > MAX_ENTRIES });
   },

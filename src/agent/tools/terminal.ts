@@ -16,7 +16,11 @@ export function terminalSettings(config: Record<string, unknown>): TerminalSetti
   const t = (config.terminal ?? {}) as Record<string, unknown>;
   const num = (v: unknown, d: number) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : d);
   const max = num(t.max_timeout, 600);
-  return { timeoutSeconds: Math.min(num(t.timeout, 180), max), maxTimeoutSeconds: max, outputLimit: Math.floor(num(t.output_limit, 50_000)) };
+  return {
+    timeoutSeconds: Math.min(num(t.timeout, 180), max),
+    maxTimeoutSeconds: max,
+    outputLimit: Math.floor(num(t.output_limit, 50_000)),
+  };
 }
 
 /** Keep the head and the tail (where errors usually are) of an over-long output. */
@@ -29,13 +33,17 @@ export function limitOutput(output: string, limit: number): string {
 
 export const TERMINAL_SCHEMA = {
   name: "terminal",
-  description: "Run a shell command and return its combined output and exit code. Commands that could destroy data need the user's approval.",
+  description:
+    "Run a shell command and return its combined output and exit code. Commands that could destroy data need the user's approval.",
   parameters: {
     type: "object",
     properties: {
       command: { type: "string", description: "The shell command to run" },
       workdir: { type: "string", description: "Working directory (default: the current directory)" },
-      timeout: { type: "integer", description: "Seconds before the command is killed (default 180, at most terminal.max_timeout)" },
+      timeout: {
+        type: "integer",
+        description: "Seconds before the command is killed (default 180, at most terminal.max_timeout)",
+      },
     },
     required: ["command"],
   },
@@ -64,7 +72,8 @@ export function terminalTool(deps: TerminalDeps): Omit<ToolEntry, "owner"> {
     handler: async (args, extra) => {
       const s = terminalSettings(deps.config());
       const command = args.command;
-      if (typeof command !== "string" || !command.trim()) throw new HermesError("E_AGENT_TOOL_ARGS", { message: "terminal needs a non-empty 'command' string" });
+      if (typeof command !== "string" || !command.trim())
+        throw new HermesError("E_AGENT_TOOL_ARGS", { message: "terminal needs a non-empty 'command' string" });
       const workdir = resolve(typeof args.workdir === "string" && args.workdir.trim() ? args.workdir : process.cwd());
       let isDir = false;
       try {
@@ -72,7 +81,10 @@ export function terminalTool(deps: TerminalDeps): Omit<ToolEntry, "owner"> {
       } catch {
         /* reported below */
       }
-      if (!isDir) throw new HermesError("E_AGENT_TOOL_FAILED", { message: `workdir ${workdir} does not exist or is not a directory` });
+      if (!isDir)
+        throw new HermesError("E_AGENT_TOOL_FAILED", {
+          message: `workdir ${workdir} does not exist or is not a directory`,
+        });
       const requested = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : s.timeoutSeconds;
       const timeoutS = Math.min(requested, s.maxTimeoutSeconds);
       const signal = extra.signal instanceof AbortSignal ? extra.signal : undefined;
@@ -119,13 +131,24 @@ export function terminalTool(deps: TerminalDeps): Omit<ToolEntry, "owner"> {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
       }
-      if (canceled) throw new HermesError("E_AGENT_INTERRUPTED", { message: `interrupted; the command was killed (${command})` });
+      if (canceled)
+        throw new HermesError("E_AGENT_INTERRUPTED", { message: `interrupted; the command was killed (${command})` });
       let output = typeof r.all === "string" ? r.all : "";
       const returncode = typeof r.exitCode === "number" ? r.exitCode : null;
-      const replaced = await deps.transformOutput({ command, output, returncode, task_id: extra.task_id ?? null, env_type: "local" });
+      const replaced = await deps.transformOutput({
+        command,
+        output,
+        returncode,
+        task_id: extra.task_id ?? null,
+        env_type: "local",
+      });
       if (replaced !== undefined) output = replaced;
       output = limitOutput(output, s.outputLimit);
-      const error = timedOut ? `timed out after ${timeoutS}s; the command was killed` : r.failed && returncode === null ? (r.shortMessage ?? "failed") : null;
+      const error = timedOut
+        ? `timed out after ${timeoutS}s; the command was killed`
+        : r.failed && returncode === null
+          ? (r.shortMessage ?? "failed")
+          : null;
       return JSON.stringify({ output, exit_code: timedOut ? 124 : returncode, error });
     },
   };

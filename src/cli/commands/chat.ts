@@ -40,7 +40,11 @@ export function chatCommand(): Command {
     .option("--base-url <url>", "openai-compatible base URL, e.g. http://127.0.0.1:8080/v1")
     .option("--model <name>", "model name (default: config.yaml model.default)")
     .option("--script <file>", "YAML script for the scripted provider (implies --provider scripted)")
-    .option("--max-turns <n>", "model calls per turn before the agent stops (default: agent.max_turns, 90)", positiveInt)
+    .option(
+      "--max-turns <n>",
+      "model calls per turn before the agent stops (default: agent.max_turns, 90)",
+      positiveInt,
+    )
     .option("--timeout <seconds>", "seconds to wait for the provider (default: model.timeout, 120)", seconds)
     .option("--no-stream", "do not stream responses")
     .option("--timeline", "print every hook and middleware call to stderr as it happens")
@@ -50,7 +54,14 @@ export function chatCommand(): Command {
       process.exitCode = await chatInHome({
         home: resolveHome({ home: g.home, profile: g.profile }),
         warn: err,
-        flags: { provider: o.provider, baseUrl: o.baseUrl, model: o.model, script: o.script, ...(o.stream === false ? { stream: false } : {}), ...(o.timeout ? { timeout: o.timeout } : {}) },
+        flags: {
+          provider: o.provider,
+          baseUrl: o.baseUrl,
+          model: o.model,
+          script: o.script,
+          ...(o.stream === false ? { stream: false } : {}),
+          ...(o.timeout ? { timeout: o.timeout } : {}),
+        },
         ...(o.query !== undefined ? { query: o.query } : {}),
         ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),
         json: Boolean(o.json),
@@ -62,7 +73,9 @@ export function chatCommand(): Command {
 /** `hermes demo`: the whole pipeline, offline, in a throwaway home. */
 export function demoCommand(): Command {
   return new Command("demo")
-    .description("run a scripted conversation with the bundled example plugins in a throwaway home and print the hook and middleware timeline (offline)")
+    .description(
+      "run a scripted conversation with the bundled example plugins in a throwaway home and print the hook and middleware timeline (offline)",
+    )
     .option("--keep", "keep the throwaway home and print its path")
     .option("--json", "print the turn's result as JSON on stdout (the timeline goes to stderr)")
     .action(async (o: { keep?: boolean; json?: boolean }) => {
@@ -70,11 +83,17 @@ export function demoCommand(): Command {
       const restore = o.json ? consoleToStderr(process.stderr) : () => undefined;
       let r: Awaited<ReturnType<typeof runDemo>>;
       try {
-        r = await runDemo({ keep: Boolean(o.keep), ...(o.json ? { write: (l: string) => process.stderr.write(`${l}\n`) } : {}) });
+        r = await runDemo({
+          keep: Boolean(o.keep),
+          ...(o.json ? { write: (l: string) => process.stderr.write(`${l}\n`) } : {}),
+        });
       } finally {
         restore();
       }
-      if (o.json) process.stdout.write(`${JSON.stringify({ home: r.home, kept: r.kept, api_requests: r.requests.length, ...turnJson(r.result) }, null, 2)}\n`);
+      if (o.json)
+        process.stdout.write(
+          `${JSON.stringify({ home: r.home, kept: r.kept, api_requests: r.requests.length, ...turnJson(r.result) }, null, 2)}\n`,
+        );
       else if (o.keep) process.stdout.write(`kept: ${r.home}\n`);
       process.exitCode = r.result.completed ? 0 : 1;
     });

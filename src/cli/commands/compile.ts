@@ -37,27 +37,48 @@ export function compileCommand(): Command {
         if (o.json) return json(gens);
         if (!gens.length) return out("no generations yet: run hermes compile");
         for (const g of gens) {
-          out(`${g.current ? style.green("*") : " "} ${String(g.generation).padStart(4)}  ${g.created_at}  ${g.reason.padEnd(8)}  ${g.loading}/${g.plugins} loading${g.kind ? `  ${g.kind}` : ""}${g.spec ? `  ${g.spec}` : ""}${g.current_reason ? `  (current: ${g.current_reason})` : ""}`);
+          out(
+            `${g.current ? style.green("*") : " "} ${String(g.generation).padStart(4)}  ${g.created_at}  ${g.reason.padEnd(8)}  ${g.loading}/${g.plugins} loading${g.kind ? `  ${g.kind}` : ""}${g.spec ? `  ${g.spec}` : ""}${g.current_reason ? `  (current: ${g.current_reason})` : ""}`,
+          );
         }
         return;
       }
       if (o.rollback !== undefined) {
         const to = typeof o.rollback === "string" ? Number(o.rollback) : undefined;
-        if (to !== undefined && (!Number.isInteger(to) || to < 1)) throw new HermesError("E_USAGE", { message: `--rollback takes a generation number (got ${String(o.rollback)})` });
+        if (to !== undefined && (!Number.isInteger(to) || to < 1))
+          throw new HermesError("E_USAGE", {
+            message: `--rollback takes a generation number (got ${String(o.rollback)})`,
+          });
         const r = await rollbackHome({ home, to, warn: err });
         if (o.json) return json(r);
-        out(`rolled back to generation ${r.to}${r.from !== undefined ? ` (from ${r.from})` : ""}${r.recompiled ? `; the home changed since, recompiled as generation ${r.generation}` : ""}`);
+        out(
+          `rolled back to generation ${r.to}${r.from !== undefined ? ` (from ${r.from})` : ""}${r.recompiled ? `; the home changed since, recompiled as generation ${r.generation}` : ""}`,
+        );
         for (const d of r.diagnostics) err(formatDiagnostic(d));
         return;
       }
-      const res = await compileHome({ home, spec: o.spec, managed: o.managed, dryRun: o.dryRun, check: o.check, fullHash: o.fullHash, warn: err });
+      const res = await compileHome({
+        home,
+        spec: o.spec,
+        managed: o.managed,
+        dryRun: o.dryRun,
+        check: o.check,
+        fullHash: o.fullHash,
+        warn: err,
+      });
       const warnings = res.plan.diagnostics.filter((d) => d.severity === "warning");
       if (o.json) json({ ...planToJson(res.plan), applied: res.applied, generation: res.generation ?? null, home });
       else {
         for (const d of warnings) err(formatDiagnostic(d, { hint: false }));
         out(renderPlan(res.plan));
-        if (res.applied) out(style.green(`applied: generation ${res.generation} is current (${res.plan.lock.load_order.length} plugin(s) load)`));
-        else if (!o.dryRun && !o.check && !res.plan.changed) out(style.dim(`generation ${res.generation ?? "-"} is current`));
+        if (res.applied)
+          out(
+            style.green(
+              `applied: generation ${res.generation} is current (${res.plan.lock.load_order.length} plugin(s) load)`,
+            ),
+          );
+        else if (!o.dryRun && !o.check && !res.plan.changed)
+          out(style.dim(`generation ${res.generation ?? "-"} is current`));
       }
       if (o.check && res.plan.changed) process.exitCode = 1;
     });
@@ -74,12 +95,24 @@ export function lockCommand(): Command {
     .action(async (o: { full?: boolean; all?: boolean; json?: boolean }, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const { verifyLock } = await import("../../compile/verify.js");
-      const report = await verifyLock(homePaths(resolveHome({ home: g.home, profile: g.profile })), { full: o.full, all: o.all });
+      const report = await verifyLock(homePaths(resolveHome({ home: g.home, profile: g.profile })), {
+        full: o.full,
+        all: o.all,
+      });
       if (o.json) json(report);
       else {
-        for (const p of report.plugins) out(`${p.status === "ok" || p.status === "trusted" ? style.green(p.status.padEnd(12)) : style.red(p.status.padEnd(12))} ${p.key}`);
+        for (const p of report.plugins)
+          out(
+            `${p.status === "ok" || p.status === "trusted" ? style.green(p.status.padEnd(12)) : style.red(p.status.padEnd(12))} ${p.key}`,
+          );
         for (const d of report.diagnostics) err(formatDiagnostic(d));
-        const summary = { ok: "lock verified: no drift", drift: `drift in ${report.diagnostics.length} plugin(s)`, missing: "no lock to verify", invalid: "the lock is not valid", tampered: "the lock itself was changed since it was compiled; plugins were not checked" };
+        const summary = {
+          ok: "lock verified: no drift",
+          drift: `drift in ${report.diagnostics.length} plugin(s)`,
+          missing: "no lock to verify",
+          invalid: "the lock is not valid",
+          tampered: "the lock itself was changed since it was compiled; plugins were not checked",
+        };
         out(summary[report.state]);
       }
       if (!report.ok) process.exitCode = 1;

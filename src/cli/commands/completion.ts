@@ -11,8 +11,14 @@ interface Node {
 /** Every command of the program, read from commander itself so completion never drifts from the CLI. */
 function walk(cmd: Command, globals: Node["flags"], path: string[] = []): Node[] {
   const visible = cmd.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden);
-  const own = cmd.options.filter((o) => !o.hidden).map((o) => ({ long: o.long, short: o.short, description: o.description }));
-  const node: Node = { path: path.join(" "), subs: visible.flatMap((c) => [c.name(), ...c.aliases()]), flags: path.length ? [...own, ...globals] : own };
+  const own = cmd.options
+    .filter((o) => !o.hidden)
+    .map((o) => ({ long: o.long, short: o.short, description: o.description }));
+  const node: Node = {
+    path: path.join(" "),
+    subs: visible.flatMap((c) => [c.name(), ...c.aliases()]),
+    flags: path.length ? [...own, ...globals] : own,
+  };
   return [node, ...visible.flatMap((c) => walk(c, globals, [...path, c.name()]))];
 }
 
@@ -75,7 +81,9 @@ function fish(nodes: Node[]): string {
     const cond = `-n ${q(`__hermes_at "${n.path}"`)}`;
     for (const s of n.subs) lines.push(`complete -c hermes ${cond} -a ${q(s)}`);
     for (const f of n.flags) {
-      const parts = [f.long ? `-l ${f.long.replace(/^--/, "")}` : "", f.short ? `-s ${f.short.replace(/^-/, "")}` : ""].filter(Boolean).join(" ");
+      const parts = [f.long ? `-l ${f.long.replace(/^--/, "")}` : "", f.short ? `-s ${f.short.replace(/^-/, "")}` : ""]
+        .filter(Boolean)
+        .join(" ");
       lines.push(`complete -c hermes ${cond} ${parts} -d ${q(f.description)}`);
     }
   }
@@ -88,7 +96,9 @@ export function completionCommand(program: Command): Command {
     .description("print a shell completion script (bash, zsh or fish)")
     .addArgument(new Argument("<shell>", "the shell").choices(["bash", "zsh", "fish"]))
     .action((shell: "bash" | "zsh" | "fish") => {
-      const root = program.options.filter((o) => !o.hidden && o.long !== "--version").map((o) => ({ long: o.long, short: o.short, description: o.description }));
+      const root = program.options
+        .filter((o) => !o.hidden && o.long !== "--version")
+        .map((o) => ({ long: o.long, short: o.short, description: o.description }));
       const nodes = walk(program, root);
       process.stdout.write(shell === "bash" ? bash(nodes) : shell === "zsh" ? zsh(nodes) : fish(nodes));
     });

@@ -7,7 +7,9 @@ export function configCommand(): Command {
   const config = new Command("config").description("inspect and validate config.yaml");
   const validate = config
     .command("validate [file]")
-    .description("validate a config.yaml (default: the home's) for CI; exit 1 on any error (--strict: on any warning too)")
+    .description(
+      "validate a config.yaml (default: the home's) for CI; exit 1 on any error (--strict: on any warning too)",
+    )
     .action(async (file: string | undefined, o: ValidatorOptions, cmd: Command) => {
       const target = file ?? homeOf(cmd).config;
       finishValidation(target, await validateConfigFile(target), o);

@@ -10,7 +10,10 @@ const collect = (v: string, prev: string[]) => [...prev, v];
 
 export function installCommand(): Command {
   return new Command("install")
-    .argument("<identifier>", "owner/repo[/subdir], a git URL (https, ssh, git@, file://, #subdir, GitHub /tree/<branch>/<path>), a local path (git repository or folder) or an exact index name")
+    .argument(
+      "<identifier>",
+      "owner/repo[/subdir], a git URL (https, ssh, git@, file://, #subdir, GitHub /tree/<branch>/<path>), a local path (git repository or folder) or an exact index name",
+    )
     .description("install a plugin from git into the home's plugins folder (scanned, staged, atomic)")
     .option("--ref <sha>", "install exactly this 40-character commit SHA (pins the plugin)")
     .option("-f, --force", "replace an installed plugin of the same name; accept a 'caution' scan verdict")
@@ -18,21 +21,27 @@ export function installCommand(): Command {
     .option("--no-enable", "do not enable the plugin (the default without a terminal)")
     .option("--grant <caps>", "grant declared capabilities without a prompt (comma-separated; repeatable)", collect, [])
     .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
-    .action(async (identifier: string, o: { ref?: string; force?: boolean; enable?: boolean; grant: string[]; json?: boolean }, cmd: Command) => {
-      // commander sets enable=true by default for a --no-enable pair; only an explicit flag counts.
-      const src = cmd.getOptionValueSource("enable");
-      const enable = src === "cli" ? o.enable : undefined;
-      const res = await installIntoHome({
-        paths: homeOf(cmd),
-        identifier,
-        ref: o.ref,
-        force: o.force,
-        enable,
-        grants: o.grant,
-        io: terminalIo({ toStderr: o.json }),
-      });
-      if (o.json) json(resultJson(res));
-    });
+    .action(
+      async (
+        identifier: string,
+        o: { ref?: string; force?: boolean; enable?: boolean; grant: string[]; json?: boolean },
+        cmd: Command,
+      ) => {
+        // commander sets enable=true by default for a --no-enable pair; only an explicit flag counts.
+        const src = cmd.getOptionValueSource("enable");
+        const enable = src === "cli" ? o.enable : undefined;
+        const res = await installIntoHome({
+          paths: homeOf(cmd),
+          identifier,
+          ref: o.ref,
+          force: o.force,
+          enable,
+          grants: o.grant,
+          io: terminalIo({ toStderr: o.json }),
+        });
+        if (o.json) json(resultJson(res));
+      },
+    );
 }
 
 export function updateCommand(): Command {
@@ -69,10 +78,14 @@ function printRow(r: CapabilityRow): void {
   out(`${r.key} (${r.source})`);
   if (!r.declared.length) out("  declared: (none)");
   for (const d of r.declared) {
-    out(`  ${d.capability}: ${d.state === "legacy only" ? `${LABEL[d.state]} via ${legacyKeyOf(d.capability)}` : LABEL[d.state]}`);
+    out(
+      `  ${d.capability}: ${d.state === "legacy only" ? `${LABEL[d.state]} via ${legacyKeyOf(d.capability)}` : LABEL[d.state]}`,
+    );
   }
   for (const u of r.undeclared) {
-    out(`  ${u.capability}: granted (not declared in manifest)${u.via === "legacy key" ? ` via legacy key ${legacyKeyOf(u.capability)}` : ""}`);
+    out(
+      `  ${u.capability}: granted (not declared in manifest)${u.via === "legacy key" ? ` via legacy key ${legacyKeyOf(u.capability)}` : ""}`,
+    );
   }
 }
 

@@ -23,7 +23,13 @@ export function searchCommand(): Command {
     .option("--json", "print {source, query, results, note} as JSON")
     .option("--refresh", "fetch the index now instead of using a cache younger than 24 h")
     .action(async (term: string, o: { capability?: string; json?: boolean; refresh?: boolean }, cmd: Command) => {
-      const { index: idx, hits } = await searchPlugins({ paths: homeOf(cmd), term, capability: o.capability, refresh: o.refresh, warn: (l) => err(style.yellow(l)) });
+      const { index: idx, hits } = await searchPlugins({
+        paths: homeOf(cmd),
+        term,
+        capability: o.capability,
+        refresh: o.refresh,
+        warn: (l) => err(style.yellow(l)),
+      });
       if (o.json) {
         return json({
           source: idx.source,
@@ -40,15 +46,32 @@ export function searchCommand(): Command {
         return;
       }
       out(style.bold(`Community plugins (${hits.length} ${hits.length === 1 ? "match" : "matches"})`));
-      out(table(["Name", "Description", "Author", "Tags"], hits.map((h) => [style.bold(h.entry.name), cut(h.entry.description), h.entry.author, style.dim(h.entry.tags.join(", "))]), 70));
-      out(style.dim(`Index source: ${idx.source}${idx.source === "seed" ? " (offline seed copy)" : idx.stale ? " (stale cache)" : ""}. Install: hermes plugins install <name>`));
+      out(
+        table(
+          ["Name", "Description", "Author", "Tags"],
+          hits.map((h) => [
+            style.bold(h.entry.name),
+            cut(h.entry.description),
+            h.entry.author,
+            style.dim(h.entry.tags.join(", ")),
+          ]),
+          70,
+        ),
+      );
+      out(
+        style.dim(
+          `Index source: ${idx.source}${idx.source === "seed" ? " (offline seed copy)" : idx.stale ? " (stale cache)" : ""}. Install: hermes plugins install <name>`,
+        ),
+      );
       out(style.dim(INDEX_TRUST_NOTE));
     });
 }
 
 /** `hermes plugins pack show|install|export`. */
 export function packCommand(): Command {
-  const pack = new Command("pack").description("plugin packs: review, install and export sets of pinned plugins (hermes-pack.yaml, bundles)");
+  const pack = new Command("pack").description(
+    "plugin packs: review, install and export sets of pinned plugins (hermes-pack.yaml, bundles)",
+  );
 
   pack
     .command("show <src>")
@@ -69,7 +92,17 @@ export function packCommand(): Command {
             suggestions: e.suggestions ?? [],
           })),
           index_source: r.resolved.indexSource ?? null,
-          bundle: r.bundle ? { sha256: r.bundle.sha256, plugins: r.bundle.plugins.map((p) => ({ name: p.meta.name, revision: p.meta.revision, tree: p.meta.tree, integrity: p.meta.integrity })) } : null,
+          bundle: r.bundle
+            ? {
+                sha256: r.bundle.sha256,
+                plugins: r.bundle.plugins.map((p) => ({
+                  name: p.meta.name,
+                  revision: p.meta.revision,
+                  tree: p.meta.tree,
+                  integrity: p.meta.integrity,
+                })),
+              }
+            : null,
         });
       }
     });
@@ -80,7 +113,12 @@ export function packCommand(): Command {
     .option("-f, --force", "reinstall plugins that already exist; accept 'caution' scan verdicts")
     .option("--json", "print {pack, installed, failed} as JSON on stdout (the review and progress go to stderr)")
     .action(async (src: string, o: { force?: boolean; json?: boolean }, cmd: Command) => {
-      const summary = await installPackIntoHome({ paths: homeOf(cmd), src, force: o.force, io: terminalIo({ toStderr: o.json }) });
+      const summary = await installPackIntoHome({
+        paths: homeOf(cmd),
+        src,
+        force: o.force,
+        io: terminalIo({ toStderr: o.json }),
+      });
       if (o.json) json(resultJson(summary));
     });
 
@@ -90,13 +128,23 @@ export function packCommand(): Command {
     .option("--enabled-only", "only plugins that are enabled")
     .option("--name <name>", "pack name", "my-hermes-pack")
     .option("--bundle <file>", "write a reproducible .tar.gz with the pack and every plugin tree, for offline installs")
-    .option("--json", "print the pack document (or, with --bundle, {file, bytes, sha256, plugins}) as JSON; warnings go to stderr")
+    .option(
+      "--json",
+      "print the pack document (or, with --bundle, {file, bytes, sha256, plugins}) as JSON; warnings go to stderr",
+    )
     .action(async (o: { enabledOnly?: boolean; name: string; bundle?: string; json?: boolean }, cmd: Command) => {
       const paths = homeOf(cmd);
       if (o.bundle) {
         const r = await exportBundle({ paths, enabledOnly: o.enabledOnly, name: o.name, out: o.bundle });
         for (const w of r.warnings) err(`Warning: ${w}`);
-        if (o.json) return json({ file: r.file, bytes: r.bytes, sha256: r.sha256, plugins: r.plugins.length, warnings: r.warnings });
+        if (o.json)
+          return json({
+            file: r.file,
+            bytes: r.bytes,
+            sha256: r.sha256,
+            plugins: r.plugins.length,
+            warnings: r.warnings,
+          });
         out(`Wrote ${r.file}: ${r.plugins.length} plugin(s), ${r.bytes} bytes`);
         out(`sha256 ${r.sha256}`);
         return;

@@ -11,7 +11,17 @@ import { packCommand, searchCommand } from "./pack.js";
 import { capabilitiesCommand, installCommand, removeCommand, updateCommand } from "./install.js";
 import { homeOf, inspectOptions, reportConfigProblems } from "../context.js";
 import { terminalIo } from "../io.js";
-import { err, finishValidation, json, out, resultJson, style, table, validatorOptions, type ValidatorOptions } from "../output.js";
+import {
+  err,
+  finishValidation,
+  json,
+  out,
+  resultJson,
+  style,
+  table,
+  validatorOptions,
+  type ValidatorOptions,
+} from "../output.js";
 
 const STATUS_LABEL = { enabled: "enabled", disabled: "disabled", "not-enabled": "not enabled" } as const;
 
@@ -43,7 +53,10 @@ function listRow(v: PluginView) {
 }
 
 function printExplanation(x: Explanation): void {
-  const label = x.action === "skip" ? style.yellow("does not load") : style.green(x.action === "defer" ? "loads on first use" : "loads");
+  const label =
+    x.action === "skip"
+      ? style.yellow("does not load")
+      : style.green(x.action === "defer" ? "loads on first use" : "loads");
   out(`${style.bold(x.key)}${x.version ? style.dim(` v${x.version}`) : ""}: ${label}`);
   out(`  why:       ${x.reason}`);
   out(`  state:     ${STATUS_LABEL[x.state as keyof typeof STATUS_LABEL] ?? x.state}`);
@@ -55,12 +68,18 @@ function printExplanation(x: Explanation): void {
   if (x.entry) out(`  entry:     ${x.entry}`);
   if (x.load_position) out(`  order:     #${x.load_position} in load order`);
   if (x.requires.length) out(`  requires:  ${x.requires.join(", ")}`);
-  if (x.requires_hermes) out(`  hermes:    requires ${x.requires_hermes.spec}; running ${x.requires_hermes.running}${x.requires_hermes.met ? "" : " (not met: not loaded)"}`);
+  if (x.requires_hermes)
+    out(
+      `  hermes:    requires ${x.requires_hermes.spec}; running ${x.requires_hermes.running}${x.requires_hermes.met ? "" : " (not met: not loaded)"}`,
+    );
   if (x.capabilities.declared.length || x.capabilities.granted.length) {
-    out(`  capabilities declared: ${x.capabilities.declared.join(", ") || "(none)"}; granted: ${x.capabilities.granted.join(", ") || "(none)"}`);
+    out(
+      `  capabilities declared: ${x.capabilities.declared.join(", ") || "(none)"}; granted: ${x.capabilities.granted.join(", ") || "(none)"}`,
+    );
   }
   if (x.shadowed_by) out(`  shadowed by: ${x.shadowed_by.source} plugin at ${x.shadowed_by.path}`);
-  for (const s of x.shadows) out(`  shadows:   ${s.source} plugin at ${s.path}${s.reason === "impostor" ? " (impostor, ignored)" : ""}`);
+  for (const s of x.shadows)
+    out(`  shadows:   ${s.source} plugin at ${s.path}${s.reason === "impostor" ? " (impostor, ignored)" : ""}`);
   if (x.diagnostics.length) {
     out("  problems:");
     for (const d of x.diagnostics) out(`    ${formatDiagnostic(d, { hint: true }).replace(/\n/g, "\n    ")}`);
@@ -78,40 +97,52 @@ function addListCommand(parent: Command): void {
     .option("--enabled", "only plugins that are enabled")
     .option("--user", "leave out bundled plugins")
     .option("--no-bundled", "leave out bundled plugins")
-    .action(async (o: { json?: boolean; plain?: boolean; enabled?: boolean; user?: boolean; bundled?: boolean }, cmd: Command) => {
-      const { views, config } = await listPlugins({ ...inspectOptions(cmd), bundled: !(o.user || o.bundled === false), enabledOnly: o.enabled });
-      if (o.json) return json(views.map(listRow));
-      reportConfigProblems(config.diagnostics);
-      if (o.plain) {
-        for (const v of views) {
-          // Each field keeps at least one space, so long values never run into the next column.
-          const col = (s: string, w: number) => `${s} `.padEnd(w);
-          out(`${col(STATUS_LABEL[v.verdict.state], 12)}${col(v.candidate.source, 8)}${col(v.candidate.manifest?.version ?? "", 8)}${v.candidate.key}`);
+    .action(
+      async (
+        o: { json?: boolean; plain?: boolean; enabled?: boolean; user?: boolean; bundled?: boolean },
+        cmd: Command,
+      ) => {
+        const { views, config } = await listPlugins({
+          ...inspectOptions(cmd),
+          bundled: !(o.user || o.bundled === false),
+          enabledOnly: o.enabled,
+        });
+        if (o.json) return json(views.map(listRow));
+        reportConfigProblems(config.diagnostics);
+        if (o.plain) {
+          for (const v of views) {
+            // Each field keeps at least one space, so long values never run into the next column.
+            const col = (s: string, w: number) => `${s} `.padEnd(w);
+            out(
+              `${col(STATUS_LABEL[v.verdict.state], 12)}${col(v.candidate.source, 8)}${col(v.candidate.manifest?.version ?? "", 8)}${v.candidate.key}`,
+            );
+          }
+          return;
         }
-        return;
-      }
-      if (views.length === 0) {
-        out("No plugins installed.");
-        out(style.dim("Install with: hermes plugins install owner/repo"));
-        return;
-      }
-      out(
-        table(
-          ["Key", "Status", "Version", "Source", "Description"],
-          views.map((v) => [
-            style.bold(v.candidate.key) + (broken(v) ? style.red(" !") : ""),
-            statusText(v),
-            v.candidate.manifest?.version ?? "",
-            v.candidate.origin,
-            v.candidate.manifest?.description.split("\n")[0] ?? "",
-          ]),
-        ),
-      );
-      const bad = views.filter(broken);
-      if (bad.length) out(style.red(`! ${bad.length} plugin(s) cannot load: hermes plugins why ${bad[0]!.candidate.key}`));
-      out(style.dim("Enable/disable: hermes plugins enable/disable <name> · Explain: hermes plugins why <name>"));
-      out(style.dim("Plugins are opt-in: only 'enabled' plugins load."));
-    });
+        if (views.length === 0) {
+          out("No plugins installed.");
+          out(style.dim("Install with: hermes plugins install owner/repo"));
+          return;
+        }
+        out(
+          table(
+            ["Key", "Status", "Version", "Source", "Description"],
+            views.map((v) => [
+              style.bold(v.candidate.key) + (broken(v) ? style.red(" !") : ""),
+              statusText(v),
+              v.candidate.manifest?.version ?? "",
+              v.candidate.origin,
+              v.candidate.manifest?.description.split("\n")[0] ?? "",
+            ]),
+          ),
+        );
+        const bad = views.filter(broken);
+        if (bad.length)
+          out(style.red(`! ${bad.length} plugin(s) cannot load: hermes plugins why ${bad[0]!.candidate.key}`));
+        out(style.dim("Enable/disable: hermes plugins enable/disable <name> · Explain: hermes plugins why <name>"));
+        out(style.dim("Plugins are opt-in: only 'enabled' plugins load."));
+      },
+    );
 }
 
 /** `plugins enable|disable <name>`: the edit's lines, any consent question, then the compile. */
@@ -127,14 +158,29 @@ function addToggleCommands(parent: Command): void {
           out(res.message + (res.changed ? " Takes effect on next session." : ""));
           if (!grants?.length) return;
           out(`✓ Granted: ${grants.join(", ")} (plugins.entries.${res.key}.granted_capabilities, via --grant)`);
-          if (pending.length) out(`  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${res.key} --grant ${pending.join(",")}`);
+          if (pending.length)
+            out(
+              `  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${res.key} --grant ${pending.join(",")}`,
+            );
         };
-        const r = await togglePlugin({ paths: homeOf(cmd), verb, name, grant: o.grant, io: terminalIo({ toStderr: o.json }), ...(o.json ? {} : { onEdited: printEdit }) });
+        const r = await togglePlugin({
+          paths: homeOf(cmd),
+          verb,
+          name,
+          grant: o.grant,
+          io: terminalIo({ toStderr: o.json }),
+          ...(o.json ? {} : { onEdited: printEdit }),
+        });
         if (o.json) return json({ ...r.res, generation: r.compiled?.generation ?? null });
         if (r.compiled?.applied) out(style.dim(`lock updated: generation ${r.compiled.generation}`));
         if (r.cannotLoad !== undefined) err(`warning: ${r.view.candidate.key} cannot load: ${r.cannotLoad}`);
       });
-  toggle("enable").option("--grant <caps>", "grant declared capabilities without a prompt (comma-separated; repeatable)", (v: string, p: string[]) => [...p, v], []);
+  toggle("enable").option(
+    "--grant <caps>",
+    "grant declared capabilities without a prompt (comma-separated; repeatable)",
+    (v: string, p: string[]) => [...p, v],
+    [],
+  );
   toggle("disable");
 }
 
@@ -149,7 +195,13 @@ function addShowCommand(parent: Command): void {
       const v = await showPlugin({ ...inspectOptions(cmd), name });
       const c = v.candidate;
       const m = c.manifest;
-      if (o.json) return json({ ...listRow(v), manifest: m ? resultJson(m) : null, manifest_file: c.manifestFile ?? null, diagnostics: c.diagnostics });
+      if (o.json)
+        return json({
+          ...listRow(v),
+          manifest: m ? resultJson(m) : null,
+          manifest_file: c.manifestFile ?? null,
+          diagnostics: c.diagnostics,
+        });
       out(`${style.bold(c.name)}${m?.version ? style.dim(` v${m.version}`) : ""}`);
       if (m?.description) out(m.description.trim());
       out();
@@ -168,7 +220,8 @@ function addShowCommand(parent: Command): void {
         out(`Emits:        ${m.emits.join(", ") || "(none)"}`);
         out(`Listens:      ${m.listens.join(", ") || "(none)"}`);
       }
-      if (c.diagnostics.length) out(style.yellow(`${c.diagnostics.length} manifest problem(s): hermes plugins why ${c.key}`));
+      if (c.diagnostics.length)
+        out(style.yellow(`${c.diagnostics.length} manifest problem(s): hermes plugins why ${c.key}`));
     });
 }
 

@@ -8,7 +8,10 @@ import { HermesError } from "../../core/errors.js";
 import { didYouMean } from "../../core/suggest.js";
 import { err, json, out, style } from "../output.js";
 
-export const verifyOption = () => new Option("--verify <mode>", "how startup re-checks the lock: full, fast or off").choices(["full", "fast", "off"]).default("fast");
+export const verifyOption = () =>
+  new Option("--verify <mode>", "how startup re-checks the lock: full, fast or off")
+    .choices(["full", "fast", "off"])
+    .default("fast");
 
 /** `hermes plugins chain [kind]`: every hook and middleware chain in the order it runs, with owners. */
 export function chainCommand(): Command {
@@ -26,11 +29,22 @@ export function chainCommand(): Command {
         });
       }
       const g = cmd.optsWithGlobals<GlobalOptions>();
-      const rt = await openRuntime({ home: resolveHome({ home: g.home, profile: g.profile }), verify: o.verify, mustExist: true, warn: err });
+      const rt = await openRuntime({
+        home: resolveHome({ home: g.home, profile: g.profile }),
+        verify: o.verify,
+        mustExist: true,
+        warn: err,
+      });
       const hooks = Object.fromEntries(rt.hooks.names().map((n) => [n, rt.hooks.owners(n)]));
       const middleware = Object.fromEntries(MIDDLEWARE_KINDS.map((k) => [k, rt.middleware.owners(k)]));
-      const pick = <T extends Record<string, string[]>>(m: T) => (kind ? Object.fromEntries(Object.entries(m).filter(([k]) => k === kind)) : m);
-      const data = { load_order: rt.lock.load_order, hooks: pick(hooks), middleware: pick(middleware), issues: rt.orderIssues };
+      const pick = <T extends Record<string, string[]>>(m: T) =>
+        kind ? Object.fromEntries(Object.entries(m).filter(([k]) => k === kind)) : m;
+      const data = {
+        load_order: rt.lock.load_order,
+        hooks: pick(hooks),
+        middleware: pick(middleware),
+        issues: rt.orderIssues,
+      };
       if (o.json) return json(data);
       out(`${style.bold("load order")}: ${rt.lock.load_order.join(" → ") || "(no plugins load)"}`);
       for (const [section, chains] of [
@@ -41,7 +55,11 @@ export function chainCommand(): Command {
         if (!rows.length) continue;
         out(style.bold(section));
         for (const [name, owners] of rows) {
-          const marked = owners.map((o2) => (rt.orderIssues.some((i) => i.plugin === o2 && i.name === name) ? `${o2} ${style.yellow("(no slot in lock)")}` : o2));
+          const marked = owners.map((o2) =>
+            rt.orderIssues.some((i) => i.plugin === o2 && i.name === name)
+              ? `${o2} ${style.yellow("(no slot in lock)")}`
+              : o2,
+          );
           out(`  ${name}: ${marked.join(" → ") || style.dim("(none)")}`);
         }
       }

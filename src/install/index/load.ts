@@ -33,7 +33,8 @@ export const INDEX_TIMEOUT_MS = 10_000;
 /** The seed copy shipped in the package (NousResearch seed index, plugin_index.json@015d866e). */
 export const SEED_INDEX = join(PACKAGE_ROOT, "data", "plugin_index.json");
 
-export const INDEX_TRUST_NOTE = "Indexed ≠ audited: inclusion in the index is a metadata review only, not a code audit. Review a plugin before enabling it.";
+export const INDEX_TRUST_NOTE =
+  "Indexed ≠ audited: inclusion in the index is a metadata review only, not a code audit. Review a plugin before enabling it.";
 
 export type IndexSource = "remote" | "cache" | "seed";
 
@@ -91,10 +92,16 @@ export function parseIndexText(text: string, source: string): Parsed {
   try {
     doc = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (e) {
-    throw new HermesError("E_INDEX_INVALID", { message: `plugin index ${source} is not valid JSON: ${(e as Error).message}`, file: source });
+    throw new HermesError("E_INDEX_INVALID", {
+      message: `plugin index ${source} is not valid JSON: ${(e as Error).message}`,
+      file: source,
+    });
   }
   const r = parseIndexDocument(doc, source);
-  const g = doc && typeof doc === "object" && !Array.isArray(doc) ? (doc as { generated_at?: unknown }).generated_at : undefined;
+  const g =
+    doc && typeof doc === "object" && !Array.isArray(doc)
+      ? (doc as { generated_at?: unknown }).generated_at
+      : undefined;
   return { ...r, generatedAt: typeof g === "string" ? g : undefined };
 }
 
@@ -118,17 +125,26 @@ function timeoutOf(env: NodeJS.ProcessEnv): number {
  * body read in chunks so an oversized payload is cut off at `max` bytes instead of buffered.
  * Throws plain Errors: each caller wraps the message in its own code (index or pack).
  */
-export async function fetchCapped(url: string, opts: { timeoutMs: number; maxBytes: number; what: string; httpsOnly?: boolean }): Promise<string> {
+export async function fetchCapped(
+  url: string,
+  opts: { timeoutMs: number; maxBytes: number; what: string; httpsOnly?: boolean },
+): Promise<string> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), opts.timeoutMs);
   try {
     let res: Response;
     try {
-      res = await fetch(url, { redirect: "follow", signal: ac.signal, headers: { accept: "application/json, application/yaml, text/plain, */*" } });
+      res = await fetch(url, {
+        redirect: "follow",
+        signal: ac.signal,
+        headers: { accept: "application/json, application/yaml, text/plain, */*" },
+      });
     } catch (e) {
       if (ac.signal.aborted) throw new Error(`no answer within ${Math.round(opts.timeoutMs / 100) / 10} s`);
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const detail = cause?.code ? `${cause.code}${cause.message && !cause.message.includes(cause.code) ? ` (${cause.message})` : ""}` : cause?.message;
+      const detail = cause?.code
+        ? `${cause.code}${cause.message && !cause.message.includes(cause.code) ? ` (${cause.message})` : ""}`
+        : cause?.message;
       throw new Error(detail ? `${(e as Error).message}: ${detail}` : (e as Error).message);
     }
     if (opts.httpsOnly && !res.url.toLowerCase().startsWith("https://")) {
@@ -183,17 +199,27 @@ export function formatAge(ms: number): string {
 }
 
 function droppedWarnings(ds: readonly Diagnostic[]): string[] {
-  return ds.filter((d) => d.code === "W_INDEX_ENTRY_DROPPED").map((d) => `warning: ${formatDiagnostic(d, { hint: false }).replace(/^warning /, "")}`);
+  return ds
+    .filter((d) => d.code === "W_INDEX_ENTRY_DROPPED")
+    .map((d) => `warning: ${formatDiagnostic(d, { hint: false }).replace(/^warning /, "")}`);
 }
 
-export async function loadIndex(paths: HomePaths, config: ConfigValue, opts: LoadIndexOptions = {}): Promise<LoadedIndex> {
+export async function loadIndex(
+  paths: HomePaths,
+  config: ConfigValue,
+  opts: LoadIndexOptions = {},
+): Promise<LoadedIndex> {
   const warn = opts.warn ?? ((l: string) => process.stderr.write(`${l}\n`));
   const env = opts.env ?? process.env;
   const now = opts.now ?? Date.now;
   const cacheFile = cacheFileOf(paths);
   const url = indexUrl(config);
   const problems: string[] = [];
-  const finish = (p: Parsed, rest: Omit<LoadedIndex, "entries" | "diagnostics" | "warnings" | "url" | "generatedAt">, sourceWarnings: Diagnostic[]): LoadedIndex => {
+  const finish = (
+    p: Parsed,
+    rest: Omit<LoadedIndex, "entries" | "diagnostics" | "warnings" | "url" | "generatedAt">,
+    sourceWarnings: Diagnostic[],
+  ): LoadedIndex => {
     const diagnostics = [...sourceWarnings, ...p.diagnostics];
     const warnings = [...sourceWarnings.map((d) => `WARNING: ${d.message}`), ...droppedWarnings(p.diagnostics)];
     for (const w of warnings) warn(w);
@@ -201,8 +227,16 @@ export async function loadIndex(paths: HomePaths, config: ConfigValue, opts: Loa
   };
 
   // The cache is a file anyone with the home can write: it gets the same cap as a download.
-  const cached = await readTextCappedIfExists(cacheFile, INDEX_MAX_BYTES, "E_INDEX_INVALID").catch((e: Error) => void problems.push(e.message));
-  const age = cached === undefined ? undefined : await fsp.stat(cacheFile).then((s) => Math.max(0, now() - s.mtimeMs), () => undefined);
+  const cached = await readTextCappedIfExists(cacheFile, INDEX_MAX_BYTES, "E_INDEX_INVALID").catch(
+    (e: Error) => void problems.push(e.message),
+  );
+  const age =
+    cached === undefined
+      ? undefined
+      : await fsp.stat(cacheFile).then(
+          (s) => Math.max(0, now() - s.mtimeMs),
+          () => undefined,
+        );
   let cacheParsed: Parsed | undefined;
   if (!opts.refresh && cached !== undefined && age !== undefined && age <= INDEX_TTL_MS) {
     cacheParsed = tryParse(cached, cacheFile, problems);
@@ -215,13 +249,17 @@ export async function loadIndex(paths: HomePaths, config: ConfigValue, opts: Loa
       const text = await fetchCapped(url, { timeoutMs: timeoutOf(env), maxBytes: INDEX_MAX_BYTES, what: "the index" });
       const parsed = parseIndexText(text, url);
       await fsp.mkdir(paths.cache, { recursive: true }).catch(() => undefined);
-      await writeFileAtomic(cacheFile, text).catch((e: Error) => warn(`warning: could not cache the index at ${cacheFile}: ${e.message}`));
+      await writeFileAtomic(cacheFile, text).catch((e: Error) =>
+        warn(`warning: could not cache the index at ${cacheFile}: ${e.message}`),
+      );
       return finish(parsed, { source: "remote", from: url, stale: false }, []);
     } catch (e) {
       why = e instanceof HermesError ? e.message : `${url}: ${(e as Error).message}`;
     }
   }
-  const failed = diagnostic("W_INDEX_FETCH_FAILED", `the community plugin index could not be fetched (${why})`, { file: url });
+  const failed = diagnostic("W_INDEX_FETCH_FAILED", `the community plugin index could not be fetched (${why})`, {
+    file: url,
+  });
 
   if (cached !== undefined) {
     cacheParsed ??= tryParse(cached, cacheFile, problems);
@@ -279,7 +317,14 @@ export function installIdentifierOf(e: IndexEntry): string {
 
 /** Serialization for JSON output: fixed keys, optional ones only when set. */
 export function entryToJson(e: IndexEntry): Record<string, unknown> {
-  const o: Record<string, unknown> = { name: e.name, description: e.description, author: e.author, tags: e.tags, repo: e.repo, ref: e.ref };
+  const o: Record<string, unknown> = {
+    name: e.name,
+    description: e.description,
+    author: e.author,
+    tags: e.tags,
+    repo: e.repo,
+    ref: e.ref,
+  };
   if (e.subdir) o.subdir = e.subdir;
   if (e.homepage) o.homepage = e.homepage;
   if (e.capabilities.length) o.capabilities = e.capabilities;

@@ -30,7 +30,12 @@ function str(v: unknown): string {
 
 function normalize(o: Record<string, unknown>): IndexEntry {
   const subdir = typeof o.subdir === "string" ? o.subdir.trim().replace(/^\/+|\/+$/g, "") : "";
-  const api = typeof o.api_version === "number" ? o.api_version : typeof o.api_version === "string" && /^\d+$/.test(o.api_version.trim()) ? Number(o.api_version) : null;
+  const api =
+    typeof o.api_version === "number"
+      ? o.api_version
+      : typeof o.api_version === "string" && /^\d+$/.test(o.api_version.trim())
+        ? Number(o.api_version)
+        : null;
   return {
     name: str(o.name).trim(),
     description: str(o.description),
@@ -57,24 +62,40 @@ export function parseIndexDocument(doc: unknown, source: string): IndexParse {
   else if (doc && typeof doc === "object") {
     const plugins = (doc as Record<string, unknown>).plugins;
     if (!Array.isArray(plugins)) {
-      throw new HermesError("E_INDEX_INVALID", { message: `plugin index ${source}: 'plugins' must be a list`, file: source, path: "plugins" });
+      throw new HermesError("E_INDEX_INVALID", {
+        message: `plugin index ${source}: 'plugins' must be a list`,
+        file: source,
+        path: "plugins",
+      });
     }
     items = plugins;
   } else {
-    throw new HermesError("E_INDEX_INVALID", { message: `plugin index ${source} must be a JSON object or list`, file: source });
+    throw new HermesError("E_INDEX_INVALID", {
+      message: `plugin index ${source} must be a JSON object or list`,
+      file: source,
+    });
   }
   const entries: IndexEntry[] = [];
   const diagnostics: Diagnostic[] = [];
   items.forEach((item, i) => {
     const base = Array.isArray(doc) ? [i] : ["plugins", i];
-    const problems = validateSchema(ENTRY, item, { file: source, basePath: base }).filter((d) => d.severity === "error");
+    const problems = validateSchema(ENTRY, item, { file: source, basePath: base }).filter(
+      (d) => d.severity === "error",
+    );
     if (problems.length) {
-      const label = item && typeof item === "object" && typeof (item as { name?: unknown }).name === "string" ? `'${(item as { name: string }).name}'` : `#${i + 1}`;
+      const label =
+        item && typeof item === "object" && typeof (item as { name?: unknown }).name === "string"
+          ? `'${(item as { name: string }).name}'`
+          : `#${i + 1}`;
       diagnostics.push(
-        diagnostic("W_INDEX_ENTRY_DROPPED", `index entry ${label} dropped: ${problems.map((p) => `${p.path} ${p.message}`).join("; ")}`, {
-          file: source,
-          path: problems[0]!.path,
-        }),
+        diagnostic(
+          "W_INDEX_ENTRY_DROPPED",
+          `index entry ${label} dropped: ${problems.map((p) => `${p.path} ${p.message}`).join("; ")}`,
+          {
+            file: source,
+            path: problems[0]!.path,
+          },
+        ),
       );
       return;
     }
@@ -87,7 +108,11 @@ export function parseIndexDocument(doc: unknown, source: string): IndexParse {
 export function catalogEntryToIndex(doc: unknown, source: string): IndexEntry {
   const problems = validateSchema(CATALOG_ENTRY, doc, { file: source }).filter((d) => d.severity === "error");
   if (problems.length) {
-    throw new HermesError("E_INDEX_INVALID", { message: `catalog entry ${source}: ${problems.map((p) => `${p.path} ${p.message}`).join("; ")}`, file: source, diagnostics: problems });
+    throw new HermesError("E_INDEX_INVALID", {
+      message: `catalog entry ${source}: ${problems.map((p) => `${p.path} ${p.message}`).join("; ")}`,
+      file: source,
+      diagnostics: problems,
+    });
   }
   const o = doc as Record<string, unknown>;
   const url = str(o.repo).trim();

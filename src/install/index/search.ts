@@ -1,5 +1,12 @@
 import type { IndexEntry } from "./parse.js";
-import { codePoints, lcsLength, matchingSizeQ, prepareQuery, type CodePoints, type PreparedQuery } from "./sequence-matcher.js";
+import {
+  codePoints,
+  lcsLength,
+  matchingSizeQ,
+  prepareQuery,
+  type CodePoints,
+  type PreparedQuery,
+} from "./sequence-matcher.js";
 
 /**
  * Community index search. Documented in docs/index-and-packs.md.
@@ -210,7 +217,16 @@ export function prepareIndex(entries: readonly IndexEntry[]): PreparedIndex {
 }
 
 const KINDS: MatchKind[] = ["typo", "exact", "prefix", "word", "name", "tag", "description", "author"];
-const K: Record<MatchKind, number> = { typo: 0, exact: 1, prefix: 2, word: 3, name: 4, tag: 5, description: 6, author: 7 };
+const K: Record<MatchKind, number> = {
+  typo: 0,
+  exact: 1,
+  prefix: 2,
+  word: 3,
+  name: 4,
+  tag: 5,
+  description: 6,
+  author: 7,
+};
 
 interface Query {
   text: string;
@@ -241,7 +257,14 @@ function vocabRatio(q: PreparedQuery, v: VocabWord, min: number): number {
  * Every hit of `needle` in a corpus, as (entry, score): `classify` gets the characters before
  * and after the hit and returns the rule's score.
  */
-function scan(c: Corpus, needle: string, classify: (before: number, after: number) => number, kind: number, score: Float32Array, kinds: Uint8Array): void {
+function scan(
+  c: Corpus,
+  needle: string,
+  classify: (before: number, after: number) => number,
+  kind: number,
+  score: Float32Array,
+  kinds: Uint8Array,
+): void {
   if (!needle || HAS_DELIM.test(needle)) return;
   const text = c.text;
   const len = needle.length;
@@ -284,7 +307,14 @@ function query(text: string, index: PreparedIndex): Query {
   }
   // Normalized comparisons (a raw hit is always a normalized hit too); a term that normalizes
   // to nothing ("--") matches no name, tag or description.
-  scan(index.names, norm, (b, a) => (b === O ? 90 : b === SP ? (a === SP || a === C ? 86 : 82) : 76), K.name, strScore, strKind);
+  scan(
+    index.names,
+    norm,
+    (b, a) => (b === O ? 90 : b === SP ? (a === SP || a === C ? 86 : 82) : 76),
+    K.name,
+    strScore,
+    strKind,
+  );
   scan(index.tags, norm, (b, a) => (b === O ? (a === C ? 70 : 60) : 55), K.tag, strScore, strKind);
   scan(index.descriptions, norm, (b, a) => (b === SP && a === SP ? 50 : 45), K.description, strScore, strKind);
   scan(index.authors, text, () => 40, K.author, strScore, strKind);
@@ -412,7 +442,11 @@ function isPrepared(x: PreparedIndex | readonly IndexEntry[]): x is PreparedInde
  * Search (see the module comment for the scoring). An empty term browses: every entry that
  * passes the capability filter, sorted by name.
  */
-export function searchIndex(index: PreparedIndex | readonly IndexEntry[], term: string, opts: SearchOptions = {}): SearchHit[] {
+export function searchIndex(
+  index: PreparedIndex | readonly IndexEntry[],
+  term: string,
+  opts: SearchOptions = {},
+): SearchHit[] {
   const prepared = isPrepared(index) ? index : prepareIndex(index);
   const cap = opts.capability?.trim().toLowerCase();
   const all = prepared.entries;
@@ -441,7 +475,8 @@ export function searchIndex(index: PreparedIndex | readonly IndexEntry[], term: 
   }
   const n = all.length;
   const keys = new Float64Array(found.length);
-  for (let k = 0; k < found.length; k++) keys[k] = (10_000 - Math.round(scores[k]! * 100)) * n + prepared.rank[found[k]!]!;
+  for (let k = 0; k < found.length; k++)
+    keys[k] = (10_000 - Math.round(scores[k]! * 100)) * n + prepared.rank[found[k]!]!;
   const idx = Array.from(found.keys()).sort((x, y) => keys[x]! - keys[y]!);
   return idx.map((k) => ({ entry: all[found[k]!]!.entry, score: scores[k]!, match: KINDS[kinds[k]!]! }));
 }
@@ -452,7 +487,14 @@ export function searchIndex(index: PreparedIndex | readonly IndexEntry[], term: 
  */
 export function closestNames(index: PreparedIndex | readonly IndexEntry[], name: string, limit = 5): IndexEntry[] {
   return searchIndex(index, name)
-    .filter((h) => h.match === "prefix" || h.match === "word" || h.match === "name" || h.match === "exact" || (h.match === "typo" && h.score >= 36))
+    .filter(
+      (h) =>
+        h.match === "prefix" ||
+        h.match === "word" ||
+        h.match === "name" ||
+        h.match === "exact" ||
+        (h.match === "typo" && h.score >= 36),
+    )
     .slice(0, limit)
     .map((h) => h.entry);
 }

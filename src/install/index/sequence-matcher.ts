@@ -199,7 +199,13 @@ export function matchingSize(a: CodePoints, b: PreparedSeq | CodePoints): number
 export interface PreparedQuery {
   cps: CodePoints;
   /** Bit-parallel LCS masks, built on first use (see lcsLength). */
-  lcs?: { words: number; ascii: Array<Int32Array | undefined>; other: Map<number, Int32Array>; v: Int32Array; u: Int32Array };
+  lcs?: {
+    words: number;
+    ascii: Array<Int32Array | undefined>;
+    other: Map<number, Int32Array>;
+    v: Int32Array;
+    u: Int32Array;
+  };
   /** Small id of each position's element (equal elements share an id). */
   ids: Int32Array;
   distinct: number;
@@ -249,7 +255,7 @@ export function lcsLength(q: PreparedQuery, b: CodePoints): number {
         if (c < 128) ascii[c] = mask;
         else other.set(c, mask);
       }
-      mask[(i / LCS_BITS) | 0]! |= 1 << i % LCS_BITS;
+      mask[(i / LCS_BITS) | 0]! |= 1 << (i % LCS_BITS);
     });
     q.lcs = { words, ascii, other, v: new Int32Array(words), u: new Int32Array(words) };
   }
@@ -331,7 +337,8 @@ function calc(matches: number, length: number): number {
 /** `SequenceMatcher(None, a, b).ratio()`. */
 export function ratio(a: string | CodePoints, b: string | CodePoints | PreparedSeq): number {
   const ca = typeof a === "string" ? codePoints(a) : a;
-  const pb = typeof b === "string" ? prepareSeq(b) : Array.isArray(b) ? prepareSeq(b as CodePoints) : (b as PreparedSeq);
+  const pb =
+    typeof b === "string" ? prepareSeq(b) : Array.isArray(b) ? prepareSeq(b as CodePoints) : (b as PreparedSeq);
   return calc(matchingSize(ca, pb), ca.length + pb.cps.length);
 }
 

@@ -123,7 +123,8 @@ export function looksLikeRealSecret(value: string): boolean {
 
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: matches one code point at a time; skin tones and VS16 are listed alone on purpose
 const EMOJI_NEAR_RE = /[\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F\u20E3]/u;
-const JOINING_SCRIPT_RE = /[\p{Script=Arabic}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Syriac}\p{Script=Hebrew}\p{Script=Mongolian}]/u;
+const JOINING_SCRIPT_RE =
+  /[\p{Script=Arabic}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Syriac}\p{Script=Hebrew}\p{Script=Mongolian}]/u;
 
 /** Whether the invisible character at `index` is one ordinary text needs (emoji ZWJ, script joiners, a leading BOM). */
 export function invisibleExcused(line: string, index: number, lineNo: number): boolean {
@@ -181,7 +182,9 @@ export function applyRule(spec: PatternSpec, f: Finding, ctx: HitContext): Findi
       return envExfil(f, ctx);
     case "command-mention":
       // Reported, never deciding: a message naming a command may still be run from elsewhere.
-      return commandMentioned(ctx) && f.severity !== "medium" && f.severity !== "low" ? lowerSeverity(f, "medium", "plugin adjustment: a string that only mentions the command") : f;
+      return commandMentioned(ctx) && f.severity !== "medium" && f.severity !== "low"
+        ? lowerSeverity(f, "medium", "plugin adjustment: a string that only mentions the command")
+        : f;
     case "joined-module":
       return joinedModule(ctx.match[0]) ? f : null;
   }
@@ -189,7 +192,8 @@ export function applyRule(spec: PatternSpec, f: Finding, ctx: HitContext): Findi
 
 // ── commands named in prose strings ───────────────────────────────────────────────────────────
 
-const EXEC_CALL_RE = /\b(?:exec|execSync|execFile|execFileSync|spawn|spawnSync|execa\w*|system|popen|Popen|run|call|check_output|check_call|getoutput)\s*\(|(?<![\w$])\$`/;
+const EXEC_CALL_RE =
+  /\b(?:exec|execSync|execFile|execFileSync|spawn|spawnSync|execa\w*|system|popen|Popen|run|call|check_output|check_call|getoutput)\s*\(|(?<![\w$])\$`/;
 
 /**
  * In JavaScript and Python a command word inside a string literal is a mention ("no sudo here")
@@ -212,7 +216,18 @@ function commandMentioned(ctx: HitContext): boolean {
 // ── module names spelled in pieces ────────────────────────────────────────────────────────────
 
 /** Modules whose name is never built from pieces by honest code. */
-const GUARDED_MODULES = new Set(["child_process", "vm", "net", "dgram", "worker_threads", "subprocess", "socket", "pty", "ctypes", "os"]);
+const GUARDED_MODULES = new Set([
+  "child_process",
+  "vm",
+  "net",
+  "dgram",
+  "worker_threads",
+  "subprocess",
+  "socket",
+  "pty",
+  "ctypes",
+  "os",
+]);
 
 /** Whether the concatenated string literals of `text` spell a guarded module name. */
 export function joinedModule(text: string): boolean {
@@ -241,7 +256,9 @@ function envExfil(f: Finding, ctx: HitContext): Finding | null {
     severity: sent.severity,
     category: sent.category,
     description: `${sent.description}: ${undeclared.join(", ")}`,
-    adjusted: { from: f.severity, why: `plugin adjustment: ${f.id} to a regular API with a secret the manifest does not declare` },
+    adjusted: {
+      from: f.severity,
+      why: `plugin adjustment: ${f.id} to a regular API with a secret the manifest does not declare`,
+    },
   };
 }
-

@@ -44,45 +44,161 @@ export const SKIPPED_DIRS: Readonly<Record<string, { reason: "vcs" | "cache"; de
 export const TEST_DIRS: ReadonlySet<string> = new Set(["test", "tests", "__tests__"]);
 
 /** Repository metadata folders: CI and editor configuration, never loaded by the runtime. */
-export const REPO_META_DIRS: ReadonlySet<string> = new Set([".github", ".gitlab", ".circleci", ".husky", ".vscode", ".idea", ".devcontainer"]);
+export const REPO_META_DIRS: ReadonlySet<string> = new Set([
+  ".github",
+  ".gitlab",
+  ".circleci",
+  ".husky",
+  ".vscode",
+  ".idea",
+  ".devcontainer",
+]);
 
 const TEST_FILE_RE = /(?:\.(?:test|spec)\.[cm]?[jt]sx?$|^test_[^/]*\.py$|_test\.py$|^conftest\.py$)/;
 
 /** Binaries that can run (or be loaded as native code): reported as `binary_file`. */
 export const EXECUTABLE_BINARY_EXTS: ReadonlySet<string> = new Set([
-  ".exe", ".dll", ".so", ".dylib", ".bin", ".dat", ".com", ".msi", ".dmg", ".app", ".deb", ".rpm",
-  ".node", ".wasm", ".pyc", ".pyo", ".pyd", ".jar", ".class", ".a", ".o", ".elf", ".apk", ".scr", ".sys",
+  ".exe",
+  ".dll",
+  ".so",
+  ".dylib",
+  ".bin",
+  ".dat",
+  ".com",
+  ".msi",
+  ".dmg",
+  ".app",
+  ".deb",
+  ".rpm",
+  ".node",
+  ".wasm",
+  ".pyc",
+  ".pyo",
+  ".pyd",
+  ".jar",
+  ".class",
+  ".a",
+  ".o",
+  ".elf",
+  ".apk",
+  ".scr",
+  ".sys",
 ]);
 
 /** Known non-text formats: not read, listed as skipped (no finding). */
 const DATA_BINARY_EXTS: ReadonlySet<string> = new Set([
-  ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico", ".bmp", ".tif", ".tiff", ".avif", ".heic",
-  ".woff", ".woff2", ".ttf", ".otf", ".eot",
-  ".mp3", ".mp4", ".m4a", ".wav", ".ogg", ".oga", ".flac", ".webm", ".mov", ".avi", ".mkv",
-  ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".whl", ".egg",
-  ".pdf", ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".odt",
-  ".sqlite", ".sqlite3", ".db", ".parquet", ".npy", ".npz", ".pt", ".onnx", ".safetensors", ".gguf",
+  ".png",
+  ".jpg",
+  ".jpeg",
+  ".gif",
+  ".webp",
+  ".ico",
+  ".bmp",
+  ".tif",
+  ".tiff",
+  ".avif",
+  ".heic",
+  ".woff",
+  ".woff2",
+  ".ttf",
+  ".otf",
+  ".eot",
+  ".mp3",
+  ".mp4",
+  ".m4a",
+  ".wav",
+  ".ogg",
+  ".oga",
+  ".flac",
+  ".webm",
+  ".mov",
+  ".avi",
+  ".mkv",
+  ".zip",
+  ".tar",
+  ".gz",
+  ".tgz",
+  ".bz2",
+  ".xz",
+  ".zst",
+  ".7z",
+  ".rar",
+  ".whl",
+  ".egg",
+  ".pdf",
+  ".doc",
+  ".docx",
+  ".xls",
+  ".xlsx",
+  ".ppt",
+  ".pptx",
+  ".odt",
+  ".sqlite",
+  ".sqlite3",
+  ".db",
+  ".parquet",
+  ".npy",
+  ".npz",
+  ".pt",
+  ".onnx",
+  ".safetensors",
+  ".gguf",
 ]);
 
 /** Generated text that does not run (source maps repeat the sources they map). */
 const GENERATED_EXTS: ReadonlySet<string> = new Set([".map"]);
 
 const CODE_EXTS: Readonly<Record<string, Lang>> = {
-  ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js", ".ts": "js", ".mts": "js", ".cts": "js", ".tsx": "js",
-  ".py": "py", ".pyw": "py", ".pyi": "py",
-  ".sh": "sh", ".bash": "sh", ".zsh": "sh", ".ksh": "sh", ".fish": "sh", ".command": "sh",
-  ".rb": "rb", ".pl": "pl", ".pm": "pl", ".php": "php",
-  ".ps1": "win", ".psm1": "win", ".bat": "win", ".cmd": "win", ".vbs": "win",
+  ".js": "js",
+  ".mjs": "js",
+  ".cjs": "js",
+  ".jsx": "js",
+  ".ts": "js",
+  ".mts": "js",
+  ".cts": "js",
+  ".tsx": "js",
+  ".py": "py",
+  ".pyw": "py",
+  ".pyi": "py",
+  ".sh": "sh",
+  ".bash": "sh",
+  ".zsh": "sh",
+  ".ksh": "sh",
+  ".fish": "sh",
+  ".command": "sh",
+  ".rb": "rb",
+  ".pl": "pl",
+  ".pm": "pl",
+  ".php": "php",
+  ".ps1": "win",
+  ".psm1": "win",
+  ".bat": "win",
+  ".cmd": "win",
+  ".vbs": "win",
 };
 
 const DOC_EXTS: ReadonlySet<string> = new Set([".md", ".markdown", ".mdx", ".txt", ".rst", ".adoc", ".html", ".htm"]);
 const MARKDOWN_EXTS: ReadonlySet<string> = new Set([".md", ".markdown", ".mdx"]);
 
 const CONFIG_EXTS: ReadonlySet<string> = new Set([
-  ".yaml", ".yml", ".json", ".jsonc", ".json5", ".toml", ".cfg", ".ini", ".conf", ".env", ".properties", ".xml", ".plist", ".lock",
+  ".yaml",
+  ".yml",
+  ".json",
+  ".jsonc",
+  ".json5",
+  ".toml",
+  ".cfg",
+  ".ini",
+  ".conf",
+  ".env",
+  ".properties",
+  ".xml",
+  ".plist",
+  ".lock",
 ]);
 
-const DOC_NAMES = /^(?:readme|license|licence|copying|changelog|changes|history|authors|contributors|notice|security|code_of_conduct)(?:\.[a-z]+)?$/i;
+const DOC_NAMES =
+  /^(?:readme|license|licence|copying|changelog|changes|history|authors|contributors|notice|security|code_of_conduct)(?:\.[a-z]+)?$/i;
 const SHELL_NAMES = /^(?:makefile|gnumakefile|dockerfile|containerfile|justfile|procfile|vagrantfile)$/i;
 
 export type BinaryClass = "executable" | "data" | "generated" | undefined;
@@ -124,13 +240,19 @@ export function classify(rel: string, firstLine = ""): FileClass {
   const name = basename(rel);
   const ext = extname(name).toLowerCase();
   const nonRuntime = nonRuntimeRoot(rel);
-  const base = (kind: FileKind, lang: Lang, markdown = false): FileClass => (nonRuntime ? { kind, lang, markdown, nonRuntime } : { kind, lang, markdown });
+  const base = (kind: FileKind, lang: Lang, markdown = false): FileClass =>
+    nonRuntime ? { kind, lang, markdown, nonRuntime } : { kind, lang, markdown };
 
   const codeLang = CODE_EXTS[ext];
   if (codeLang) return base("code", codeLang);
-  if (/^requirements[\w.-]*\.txt$/i.test(name) || /^constraints[\w.-]*\.txt$/i.test(name)) return base("config", "config");
+  if (/^requirements[\w.-]*\.txt$/i.test(name) || /^constraints[\w.-]*\.txt$/i.test(name))
+    return base("config", "config");
   if (DOC_EXTS.has(ext)) return base("doc", "doc", MARKDOWN_EXTS.has(ext));
-  if (CONFIG_EXTS.has(ext) || /^\.env(?:\.|$)/.test(name) || /^\.(?:npmrc|yarnrc|editorconfig|gitattributes|gitignore|nvmrc)$/.test(name)) {
+  if (
+    CONFIG_EXTS.has(ext) ||
+    /^\.env(?:\.|$)/.test(name) ||
+    /^\.(?:npmrc|yarnrc|editorconfig|gitattributes|gitignore|nvmrc)$/.test(name)
+  ) {
     return base("config", "config");
   }
   const sb = shebangLang(firstLine);

@@ -24,7 +24,10 @@ const INVISIBLE_G = /[\u200B-\u200D\u2060-\u2064\uFEFF\u202A-\u202E\u2066-\u2069
 
 /** Make matched text printable: invisible characters spelled out, whitespace collapsed, clipped. */
 export function clip(s: string, max = MATCH_MAX): string {
-  const t = s.replace(INVISIBLE_G, (c) => describeCodePoint(c)).replace(/\s+/g, " ").trim();
+  const t = s
+    .replace(INVISIBLE_G, (c) => describeCodePoint(c))
+    .replace(/\s+/g, " ")
+    .trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
@@ -259,7 +262,11 @@ export function matchFile(text: string, rel: string, cls: FileClass, ctx: MatchC
   return hits;
 }
 
-function findOnLine(p: PatternSpec, lines: readonly LineInfo[], i: number): { m: RegExpExecArray; index: number; span?: string } | undefined {
+function findOnLine(
+  p: PatternSpec,
+  lines: readonly LineInfo[],
+  i: number,
+): { m: RegExpExecArray; index: number; span?: string } | undefined {
   const line = lines[i]!.text;
   if (p.args) {
     for (const m of line.matchAll(globalOf(p.re!))) {
@@ -279,16 +286,33 @@ function findOnLine(p: PatternSpec, lines: readonly LineInfo[], i: number): { m:
 }
 
 /** Docs severity, quoted mentions in docs, and the test-tree demotion. */
-function generalRules(p: PatternSpec, f: FileHit, cls: FileClass, info: LineInfo, index: number, length: number): FileHit {
+function generalRules(
+  p: PatternSpec,
+  f: FileHit,
+  cls: FileClass,
+  info: LineInfo,
+  index: number,
+  length: number,
+): FileHit {
   let out = f;
   if (cls.nonRuntime) {
-    out = lowerSeverity(out, "low", `${cls.nonRuntime.why} (${cls.nonRuntime.root}): shipped but never loaded by the runtime`) as FileHit;
+    out = lowerSeverity(
+      out,
+      "low",
+      `${cls.nonRuntime.why} (${cls.nonRuntime.root}): shipped but never loaded by the runtime`,
+    ) as FileHit;
   } else if (cls.kind === "doc") {
     if (p.docSeverity) out = lowerSeverity(out, p.docSeverity, "documentation prose") as FileHit;
     if (out.severity === "critical" && p.scope === "prose") {
       const quoted =
-        (cls.markdown && (info.fence || inRanges(codeSpans(info.text), index, index + length))) || inRanges(quotedSpans(info.text), index, index + length);
-      if (quoted) out = lowerSeverity(out, "high", "quoted in the docs (code block, code span or quotation): a mention, still worth a look") as FileHit;
+        (cls.markdown && (info.fence || inRanges(codeSpans(info.text), index, index + length))) ||
+        inRanges(quotedSpans(info.text), index, index + length);
+      if (quoted)
+        out = lowerSeverity(
+          out,
+          "high",
+          "quoted in the docs (code block, code span or quotation): a mention, still worth a look",
+        ) as FileHit;
     }
   }
   return out;

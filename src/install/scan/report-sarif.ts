@@ -19,8 +19,18 @@ export const TOOL_NAME = "hermes-kit plugin-guard";
 
 type Level = "error" | "warning" | "note";
 
-export const SARIF_LEVEL: Readonly<Record<Severity, Level>> = { critical: "error", high: "warning", medium: "note", low: "note" };
-const SECURITY_SEVERITY: Readonly<Record<Severity, string>> = { critical: "9.5", high: "7.5", medium: "5.0", low: "2.0" };
+export const SARIF_LEVEL: Readonly<Record<Severity, Level>> = {
+  critical: "error",
+  high: "warning",
+  medium: "note",
+  low: "note",
+};
+const SECURITY_SEVERITY: Readonly<Record<Severity, string>> = {
+  critical: "9.5",
+  high: "7.5",
+  medium: "5.0",
+  low: "2.0",
+};
 
 export function sarifRules() {
   return SCAN_PATTERNS.map((p) => ({
@@ -46,7 +56,11 @@ function result(f: Finding, ruleIndex: Map<string, number>, deciding: ReadonlySe
     artifactLocation: { uri: f.file === "." ? "./" : encodeURI(f.file), uriBaseId: "PLUGINROOT" },
   };
   if (f.line > 0) {
-    physicalLocation.region = { startLine: f.line, startColumn: Math.max(1, f.col), snippet: { text: f.snippet ?? f.match } };
+    physicalLocation.region = {
+      startLine: f.line,
+      startColumn: Math.max(1, f.col),
+      snippet: { text: f.snippet ?? f.match },
+    };
   }
   const r: Record<string, unknown> = {
     ruleId: f.id,

@@ -19,7 +19,12 @@ export interface TextReportOptions {
   /** A policy decision to print (install/update), as the `Decision:` line. */
   decision?: Decision;
   /** Colour function hooks (the CLI passes its own; default plain). */
-  paint?: { bold?: (s: string) => string; red?: (s: string) => string; yellow?: (s: string) => string; dim?: (s: string) => string };
+  paint?: {
+    bold?: (s: string) => string;
+    red?: (s: string) => string;
+    yellow?: (s: string) => string;
+    dim?: (s: string) => string;
+  };
 }
 
 const DECISION_WORD = { allow: "ALLOWED", confirm: "NEEDS CONFIRMATION", block: "BLOCKED" } as const;
@@ -44,10 +49,25 @@ export function verdictLine(r: ScanReport): string {
 }
 
 export function renderText(r: ScanReport, o: TextReportOptions = {}): string {
-  const p = { bold: (s: string) => s, red: (s: string) => s, yellow: (s: string) => s, dim: (s: string) => s, ...o.paint };
+  const p = {
+    bold: (s: string) => s,
+    red: (s: string) => s,
+    yellow: (s: string) => s,
+    dim: (s: string) => s,
+    ...o.paint,
+  };
   const limit = o.limit ?? 200;
-  const origin = r.source ?? (r.pluginKey ? `${r.pluginKey}${r.revision ? `@${r.revision === "local" ? "local" : r.revision.slice(0, 12)}` : ""}` : r.dir);
-  const verdictWord = r.verdict === "dangerous" ? p.red(r.verdict.toUpperCase()) : r.verdict === "caution" ? p.yellow(r.verdict.toUpperCase()) : r.verdict.toUpperCase();
+  const origin =
+    r.source ??
+    (r.pluginKey
+      ? `${r.pluginKey}${r.revision ? `@${r.revision === "local" ? "local" : r.revision.slice(0, 12)}` : ""}`
+      : r.dir);
+  const verdictWord =
+    r.verdict === "dangerous"
+      ? p.red(r.verdict.toUpperCase())
+      : r.verdict === "caution"
+        ? p.yellow(r.verdict.toUpperCase())
+        : r.verdict.toUpperCase();
   const out: string[] = [`Scan: ${r.name} (${origin})  Verdict: ${verdictWord}`];
   const deciding = new Set(r.deciding);
   const shown = r.findings.slice(0, limit);
@@ -59,11 +79,17 @@ export function renderText(r: ScanReport, o: TextReportOptions = {}): string {
     else if (deciding.has(f)) out.push(p.bold(row));
     else out.push(row);
   }
-  if (r.findings.length > shown.length) out.push(`  … ${r.findings.length - shown.length} more finding(s) (use --format json for all)`);
+  if (r.findings.length > shown.length)
+    out.push(`  … ${r.findings.length - shown.length} more finding(s) (use --format json for all)`);
   if (r.deciding.length) out.push(p.dim(`  (* decides the verdict)`));
-  if (r.waiversApplied.length) out.push(`Waived by the operator: ${r.waiversApplied.length} waiver(s), ${r.findings.filter((f) => f.waived).length} finding(s)`);
+  if (r.waiversApplied.length)
+    out.push(
+      `Waived by the operator: ${r.waiversApplied.length} waiver(s), ${r.findings.filter((f) => f.waived).length} finding(s)`,
+    );
   if (r.waiversUnused.length) {
-    out.push(`Unused waivers for this revision: ${r.waiversUnused.map((w) => `${w.finding}${w.file ? ` (${w.file})` : ""}`).join(", ")}`);
+    out.push(
+      `Unused waivers for this revision: ${r.waiversUnused.map((w) => `${w.finding}${w.file ? ` (${w.file})` : ""}`).join(", ")}`,
+    );
   }
   out.push("");
   if (r.skipped.length) {

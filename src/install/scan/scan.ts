@@ -48,7 +48,8 @@ function manifestOf(files: readonly TextFile[], root: string): PluginManifest | 
   return parseManifestText(f.text, `${root}/${f.rel}`, basename(root)).manifest;
 }
 
-const JS_IMPORT_RE = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+|\bnew\s+URL\s*\(\s*)(["'`])(\.{1,2}\/[^"'`\n]+)\1/gm;
+const JS_IMPORT_RE =
+  /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+|\bnew\s+URL\s*\(\s*)(["'`])(\.{1,2}\/[^"'`\n]+)\1/gm;
 const PY_REL_IMPORT_RE = /^\s*from\s+(\.+)([\w.]*)\s+import\b/gm;
 const PY_ABS_TEST_IMPORT_RE = /^\s*(?:from|import)\s+((?:tests?|__tests__)(?:\.[\w.]+)?)\b/gm;
 
@@ -77,7 +78,8 @@ function importsOf(file: TextFile, cls: FileClass): ImportRef[] {
     refs.push({ target, ...lineCol(file.text, index), text });
   };
   if (cls.lang === "js") {
-    for (const m of file.text.matchAll(JS_IMPORT_RE)) push(resolveSpecifier(file.rel, m[2]!), m.index! + m[0].indexOf(m[2]!), m[2]!);
+    for (const m of file.text.matchAll(JS_IMPORT_RE))
+      push(resolveSpecifier(file.rel, m[2]!), m.index! + m[0].indexOf(m[2]!), m[2]!);
   } else if (cls.lang === "py") {
     for (const m of file.text.matchAll(PY_REL_IMPORT_RE)) {
       let dir = posix.dirname(file.rel);
@@ -95,20 +97,34 @@ function importsOf(file: TextFile, cls: FileClass): ImportRef[] {
  * Test trees and test files that runtime code imports (or that `main:` points into) are runtime
  * code after all. Returns the promoted roots and one `test_tree_imported` finding per root.
  */
-function promotedRoots(files: readonly TextFile[], classes: ReadonlyMap<string, FileClass>, main: string | undefined): { roots: Set<string>; findings: Finding[] } {
+function promotedRoots(
+  files: readonly TextFile[],
+  classes: ReadonlyMap<string, FileClass>,
+  main: string | undefined,
+): { roots: Set<string>; findings: Finding[] } {
   const roots = new Set<string>();
   const findings: Finding[] = [];
   const spec = patternById("test_tree_imported")!;
   const rootOf = (target: string): string | undefined => {
     const direct = nonRuntimeRoot(target);
     if (direct) return direct.root;
-    const hit = files.find((f) => (f.rel === target || f.rel.startsWith(`${target}.`) || f.rel.startsWith(`${target}/`)) && classes.get(f.rel)?.nonRuntime);
+    const hit = files.find(
+      (f) =>
+        (f.rel === target || f.rel.startsWith(`${target}.`) || f.rel.startsWith(`${target}/`)) &&
+        classes.get(f.rel)?.nonRuntime,
+    );
     return hit ? classes.get(hit.rel)!.nonRuntime!.root : undefined;
   };
   const promote = (root: string, where: Omit<Finding, "id" | "severity" | "category" | "description">) => {
     if (roots.has(root)) return false;
     roots.add(root);
-    findings.push({ id: spec.id, severity: spec.severity, category: spec.category, description: `${spec.description}: ${root}`, ...where });
+    findings.push({
+      id: spec.id,
+      severity: spec.severity,
+      category: spec.category,
+      description: `${spec.description}: ${root}`,
+      ...where,
+    });
     return true;
   };
   if (main) {
@@ -130,7 +146,8 @@ function promotedRoots(files: readonly TextFile[], classes: ReadonlyMap<string, 
       for (const ref of importsOf(f, classes.get(f.rel)!)) {
         const r = rootOf(ref.target);
         const own = classes.get(f.rel)!.nonRuntime?.root;
-        if (r && r !== own && promote(r, { file: f.rel, line: ref.line, col: ref.col, match: ref.text })) changed = true;
+        if (r && r !== own && promote(r, { file: f.rel, line: ref.line, col: ref.col, match: ref.text }))
+          changed = true;
       }
     }
   }
@@ -143,7 +160,9 @@ export async function scanPluginDir(dir: string, opts: ScanOptions = {}): Promis
   const walk = await walkPlugin(root, limits);
 
   const manifest = manifestOf(walk.files, root);
-  const declaredEnv = new Set<string>(opts.declaredEnv ?? [...(manifest?.requires_env ?? []), ...(manifest?.optional_env ?? [])].map((e) => e.name));
+  const declaredEnv = new Set<string>(
+    opts.declaredEnv ?? [...(manifest?.requires_env ?? []), ...(manifest?.optional_env ?? [])].map((e) => e.name),
+  );
 
   const classes = new Map<string, FileClass>();
   for (const f of walk.files) classes.set(f.rel, classify(f.rel, f.text.slice(0, 200).split(/\r?\n/, 1)[0]));
@@ -152,7 +171,8 @@ export async function scanPluginDir(dir: string, opts: ScanOptions = {}): Promis
   const findings: Finding[] = [...walk.findings, ...promoted.findings];
   for (const f of walk.files) {
     let cls = classes.get(f.rel)!;
-    if (cls.nonRuntime && promoted.roots.has(cls.nonRuntime.root)) cls = { kind: cls.kind, lang: cls.lang, markdown: cls.markdown };
+    if (cls.nonRuntime && promoted.roots.has(cls.nonRuntime.root))
+      cls = { kind: cls.kind, lang: cls.lang, markdown: cls.markdown };
     findings.push(...matchFile(f.text, f.rel, cls, { declaredEnv }));
   }
 
@@ -163,7 +183,11 @@ export async function scanPluginDir(dir: string, opts: ScanOptions = {}): Promis
     waivers = parseScanWaivers(loaded ? loaded.value : opts.config).waivers;
     waiverSource ??= loaded?.file;
   }
-  const waived = applyWaivers(findings, waivers ?? [], { pluginKey: opts.pluginKey, revision: opts.revision, source: waiverSource });
+  const waived = applyWaivers(findings, waivers ?? [], {
+    pluginKey: opts.pluginKey,
+    revision: opts.revision,
+    source: waiverSource,
+  });
   const all = waived.findings.sort(compareFindings);
   const verdict = verdictOf(all);
   const name = basename(root);

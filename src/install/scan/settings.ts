@@ -12,7 +12,10 @@ import type { ScanWaiver } from "./types.js";
 import { parseScanWaivers } from "./waivers.js";
 
 function pluginsSection(config: unknown): Record<string, unknown> | undefined {
-  const c = config && typeof config === "object" && "value" in config && "file" in config ? (config as LoadedConfig).value : config;
+  const c =
+    config && typeof config === "object" && "value" in config && "file" in config
+      ? (config as LoadedConfig).value
+      : config;
   if (!c || typeof c !== "object" || Array.isArray(c)) return undefined;
   const p = (c as Record<string, unknown>).plugins;
   return p && typeof p === "object" && !Array.isArray(p) ? (p as Record<string, unknown>) : undefined;
@@ -38,8 +41,16 @@ export interface ScanSettings {
 
 /** Scanner settings from an already loaded config. */
 export function scanSettingsOf(config: LoadedConfig): ScanSettings {
-  const parsed = parseScanWaivers(config.value, { file: config.file, source: config.exists && config.source.ok ? config.source : undefined });
-  return { enabled: scanEnabled(config.value), waivers: parsed.waivers, file: config.file, diagnostics: parsed.diagnostics };
+  const parsed = parseScanWaivers(config.value, {
+    file: config.file,
+    source: config.exists && config.source.ok ? config.source : undefined,
+  });
+  return {
+    enabled: scanEnabled(config.value),
+    waivers: parsed.waivers,
+    file: config.file,
+    diagnostics: parsed.diagnostics,
+  };
 }
 
 /** Load config.yaml and return the scanner settings (never throws for bad content). */

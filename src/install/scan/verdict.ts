@@ -85,7 +85,8 @@ export function installDecision(r: ScanReport, o: InstallPolicyOptions = {}): De
       return { action: "allow", reason: n ? `Safe verdict (${n} informational finding(s))` : "Clean scan" };
     case "caution":
       if (o.force) return { action: "allow", reason: `Force-installed despite caution verdict (${n} findings)` };
-      if (o.interactive && !o.pack) return { action: "confirm", reason: `Caution verdict (${n} findings): decided by ${decidingList(r)}` };
+      if (o.interactive && !o.pack)
+        return { action: "confirm", reason: `Caution verdict (${n} findings): decided by ${decidingList(r)}` };
       return {
         action: "block",
         reason: `Caution verdict (${n} findings) needs confirmation: decided by ${decidingList(r)}. ${o.pack ? "Pack installs do not prompt; use --force" : "No terminal to ask on; use --force"} to accept`,
@@ -104,7 +105,10 @@ export function updateDecision(r: ScanReport): Decision {
     case "safe":
       return { action: "allow", reason: "Clean rescan" };
     case "caution":
-      return { action: "allow", reason: `Caution verdict on update (${r.deciding.length} high finding(s)): decided by ${decidingList(r)}` };
+      return {
+        action: "allow",
+        reason: `Caution verdict on update (${r.deciding.length} high finding(s)): decided by ${decidingList(r)}`,
+      };
     case "dangerous":
       return {
         action: "block",

@@ -17,7 +17,10 @@ function normRevision(r: string): string {
 }
 
 function normFile(f: string): string {
-  return f.replace(/\\/g, "/").replace(/^\.\/+/, "").replace(/\/+$/, "");
+  return f
+    .replace(/\\/g, "/")
+    .replace(/^\.\/+/, "")
+    .replace(/\/+$/, "");
 }
 
 export interface ParsedWaivers {
@@ -32,13 +35,27 @@ export interface ParsedWaivers {
  */
 export function parseScanWaivers(config: unknown, where: { file?: string; source?: SourceDoc } = {}): ParsedWaivers {
   const out: ParsedWaivers = { waivers: [], diagnostics: [] };
-  const plugins = config && typeof config === "object" && !Array.isArray(config) ? (config as Record<string, unknown>).plugins : undefined;
-  const list = plugins && typeof plugins === "object" && !Array.isArray(plugins) ? (plugins as Record<string, unknown>).scan_waivers : undefined;
+  const plugins =
+    config && typeof config === "object" && !Array.isArray(config)
+      ? (config as Record<string, unknown>).plugins
+      : undefined;
+  const list =
+    plugins && typeof plugins === "object" && !Array.isArray(plugins)
+      ? (plugins as Record<string, unknown>).scan_waivers
+      : undefined;
   if (list === undefined || list === null) return out;
   const at = (path: Array<string | number>) =>
-    where.source ? where.source.locate(path) : { file: where.file, path: path.map((p, i) => (typeof p === "number" ? `[${p}]` : i ? `.${p}` : p)).join("") };
+    where.source
+      ? where.source.locate(path)
+      : { file: where.file, path: path.map((p, i) => (typeof p === "number" ? `[${p}]` : i ? `.${p}` : p)).join("") };
   if (!Array.isArray(list)) {
-    out.diagnostics.push(diagnostic("W_SCAN_WAIVER_INVALID", "plugins.scan_waivers must be a list; no waiver applies", at(["plugins", "scan_waivers"])));
+    out.diagnostics.push(
+      diagnostic(
+        "W_SCAN_WAIVER_INVALID",
+        "plugins.scan_waivers must be a list; no waiver applies",
+        at(["plugins", "scan_waivers"]),
+      ),
+    );
     return out;
   }
   list.forEach((item, i) => {
@@ -47,13 +64,23 @@ export function parseScanWaivers(config: unknown, where: { file?: string; source
     if (!o) problems.push("must be a mapping with plugin, revision, finding and reason");
     else {
       if (typeof o.plugin !== "string" || !o.plugin.trim()) problems.push("plugin (the plugin key) is missing");
-      if (typeof o.revision !== "string" || !REVISION_RE.test(o.revision.trim())) problems.push("revision must be a full 40-character commit SHA or 'local'");
-      if (typeof o.finding !== "string" || !FINDING_ID_RE.test(o.finding.trim())) problems.push("finding must be a finding id such as env_exfil_fetch");
-      if (o.file !== undefined && (typeof o.file !== "string" || !o.file.trim())) problems.push("file, when given, must be a path relative to the plugin folder");
-      if (typeof o.reason !== "string" || !o.reason.trim()) problems.push("reason is missing (say why the finding is acceptable)");
+      if (typeof o.revision !== "string" || !REVISION_RE.test(o.revision.trim()))
+        problems.push("revision must be a full 40-character commit SHA or 'local'");
+      if (typeof o.finding !== "string" || !FINDING_ID_RE.test(o.finding.trim()))
+        problems.push("finding must be a finding id such as env_exfil_fetch");
+      if (o.file !== undefined && (typeof o.file !== "string" || !o.file.trim()))
+        problems.push("file, when given, must be a path relative to the plugin folder");
+      if (typeof o.reason !== "string" || !o.reason.trim())
+        problems.push("reason is missing (say why the finding is acceptable)");
     }
     if (problems.length || !o) {
-      out.diagnostics.push(diagnostic("W_SCAN_WAIVER_INVALID", `scan waiver #${i + 1} is ignored: ${problems.join("; ")}`, at(["plugins", "scan_waivers", i])));
+      out.diagnostics.push(
+        diagnostic(
+          "W_SCAN_WAIVER_INVALID",
+          `scan waiver #${i + 1} is ignored: ${problems.join("; ")}`,
+          at(["plugins", "scan_waivers", i]),
+        ),
+      );
       return;
     }
     const w: ScanWaiver = {
@@ -87,7 +114,11 @@ export interface WaiverOutcome {
  * Mark the findings that a waiver covers. Without a plugin key and a revision nothing is waived:
  * a waiver is always pinned to both.
  */
-export function applyWaivers(findings: readonly Finding[], waivers: readonly ScanWaiver[], target: { pluginKey?: string; revision?: string; source?: string }): WaiverOutcome {
+export function applyWaivers(
+  findings: readonly Finding[],
+  waivers: readonly ScanWaiver[],
+  target: { pluginKey?: string; revision?: string; source?: string },
+): WaiverOutcome {
   const { pluginKey, revision } = target;
   if (!pluginKey || !revision || waivers.length === 0) return { findings: [...findings], applied: [], unused: [] };
   const mine = waivers.filter((w) => w.plugin === pluginKey && normRevision(w.revision) === normRevision(revision));

@@ -66,7 +66,16 @@ const toPosix = (p: string) => p.split(sep).join("/");
 
 function structural(id: string, file: string, match: string, severity?: Severity, why?: string): Finding {
   const spec = patternById(id)!;
-  const f: Finding = { id, severity: spec.severity, category: spec.category, file, line: 0, col: 0, match, description: spec.description };
+  const f: Finding = {
+    id,
+    severity: spec.severity,
+    category: spec.category,
+    file,
+    line: 0,
+    col: 0,
+    match,
+    description: spec.description,
+  };
   if (severity && severity !== spec.severity) f.adjusted = { from: spec.severity, why: why ?? "" };
   if (severity) f.severity = severity;
   return f;
@@ -94,9 +103,14 @@ export async function resolveScanRoot(dir: string): Promise<string> {
     });
   }
   const st = await fsp.stat(root).catch((e: unknown) => {
-    throw new HermesError("E_SCAN_DIR_UNREADABLE", { message: `${dir} cannot be read (${(e as NodeJS.ErrnoException).code ?? ""})`, file: dir, cause: e });
+    throw new HermesError("E_SCAN_DIR_UNREADABLE", {
+      message: `${dir} cannot be read (${(e as NodeJS.ErrnoException).code ?? ""})`,
+      file: dir,
+      cause: e,
+    });
   });
-  if (!st.isDirectory()) throw new HermesError("E_SCAN_DIR_UNREADABLE", { message: `${dir} is not a folder`, file: dir });
+  if (!st.isDirectory())
+    throw new HermesError("E_SCAN_DIR_UNREADABLE", { message: `${dir} is not a folder`, file: dir });
   try {
     await fsp.readdir(root);
   } catch (e) {
@@ -149,7 +163,13 @@ function listWithoutReading(s: WalkState, rel: string, size: number): boolean {
     const cls = classify(rel);
     s.findings.push(
       cls.nonRuntime
-        ? structural("binary_file", rel, rel, "low", `${cls.nonRuntime.why} (${cls.nonRuntime.root}): shipped but never loaded by the runtime`)
+        ? structural(
+            "binary_file",
+            rel,
+            rel,
+            "low",
+            `${cls.nonRuntime.why} (${cls.nonRuntime.root}): shipped but never loaded by the runtime`,
+          )
         : structural("binary_file", rel, rel),
     );
     s.skipped.push({ path: rel, reason: "binary", detail: "executable or native module" });
@@ -224,7 +244,11 @@ async function walkDir(s: WalkState, absDir: string, relDir: string): Promise<vo
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const stats = new Map(
-    await Promise.all(entries.filter((e) => e.isFile()).map(async (e) => [e.name, await fsp.lstat(join(absDir, e.name)).catch(() => undefined)] as const)),
+    await Promise.all(
+      entries
+        .filter((e) => e.isFile())
+        .map(async (e) => [e.name, await fsp.lstat(join(absDir, e.name)).catch(() => undefined)] as const),
+    ),
   );
   for (const ent of entries) {
     const abs = join(absDir, ent.name);
@@ -266,7 +290,11 @@ async function onLink(s: WalkState, abs: string, rel: string): Promise<void> {
   }
   if (!isInside(s.root, real)) {
     s.findings.push(structural("symlink_escape", rel, `${rel} -> ${target}`));
-    s.skipped.push({ path: rel, reason: "symlink-outside", detail: isAbsolute(target) ? target : `${target} (${real})` });
+    s.skipped.push({
+      path: rel,
+      reason: "symlink-outside",
+      detail: isAbsolute(target) ? target : `${target} (${real})`,
+    });
     return;
   }
   const relTarget = toPosix(relative(s.root, real)) || ".";
@@ -277,7 +305,8 @@ async function onLink(s: WalkState, abs: string, rel: string): Promise<void> {
   // A link into a skipped folder: scan what it points at, under the link's name.
   const st = await fsp.stat(real).catch(() => undefined);
   if (st?.isDirectory()) {
-    if (s.visited.has(real)) return void s.skipped.push({ path: rel, reason: "symlink", detail: `-> ${relTarget} (already scanned)` });
+    if (s.visited.has(real))
+      return void s.skipped.push({ path: rel, reason: "symlink", detail: `-> ${relTarget} (already scanned)` });
     s.visited.add(real);
     await walkDir(s, real, rel);
   } else if (st?.isFile()) considerFile(s, real, rel, st.size);
@@ -303,10 +332,20 @@ async function readPending(s: WalkState): Promise<TextFile[]> {
 /** Whole-plugin findings from the totals, added once the walk is done. */
 function addTotalsFindings(s: WalkState): void {
   const { limits } = s;
-  if (s.count > limits.maxFiles) s.findings.push(structural("too_many_files", ".", `${s.count} files (limit ${limits.maxFiles}, node_modules not counted)`));
-  if (s.bytes > limits.maxTotalBytes) s.findings.push(structural("oversized_bundle", ".", `${s.bytes} bytes (limit ${limits.maxTotalBytes}, node_modules not counted)`));
-  if (s.capOverflow > 0) s.skipped.push({ path: "…", reason: "cap", detail: `${s.capOverflow} more file(s) not scanned` });
-  if (s.truncated) s.findings.push(structural("scan_truncated", ".", `${s.capEntries + s.capOverflow} file(s) not scanned (budget reached)`));
+  if (s.count > limits.maxFiles)
+    s.findings.push(
+      structural("too_many_files", ".", `${s.count} files (limit ${limits.maxFiles}, node_modules not counted)`),
+    );
+  if (s.bytes > limits.maxTotalBytes)
+    s.findings.push(
+      structural("oversized_bundle", ".", `${s.bytes} bytes (limit ${limits.maxTotalBytes}, node_modules not counted)`),
+    );
+  if (s.capOverflow > 0)
+    s.skipped.push({ path: "…", reason: "cap", detail: `${s.capOverflow} more file(s) not scanned` });
+  if (s.truncated)
+    s.findings.push(
+      structural("scan_truncated", ".", `${s.capEntries + s.capOverflow} file(s) not scanned (budget reached)`),
+    );
 }
 
 export async function walkPlugin(root: string, limits: ScanLimits = DEFAULT_LIMITS): Promise<WalkResult> {

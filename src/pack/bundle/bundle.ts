@@ -12,7 +12,16 @@ import type { Pack, PackEntry } from "../parse.js";
 import { exportPack, type ExportOptions, type ExportedPlugin } from "../export.js";
 import { buildTree, checkProof, type GitFile } from "./git-objects.js";
 import { isDirty, readRevisionTree } from "./git-read.js";
-import { BUNDLE_FORMAT, MANIFEST_FILE, manifestProblems, PACK_FILE, PLUGINS_DIR, serializeManifest, type BundleManifest, type BundlePlugin } from "./manifest.js";
+import {
+  BUNDLE_FORMAT,
+  MANIFEST_FILE,
+  manifestProblems,
+  PACK_FILE,
+  PLUGINS_DIR,
+  serializeManifest,
+  type BundleManifest,
+  type BundlePlugin,
+} from "./manifest.js";
 import { readTarGz, TarReadError, writeTarGz, type ReadTarEntry, type TarEntry } from "./tar.js";
 
 /**
@@ -51,7 +60,11 @@ export interface BundleExportResult {
 }
 
 /** Write a plugin's files (and empty submodule folders) under `dest`, modes set explicitly. */
-export async function materialize(dest: string, files: readonly GitFile[], emptyDirs: readonly string[] = []): Promise<void> {
+export async function materialize(
+  dest: string,
+  files: readonly GitFile[],
+  emptyDirs: readonly string[] = [],
+): Promise<void> {
   await fsp.mkdir(dest, { recursive: true });
   for (const d of emptyDirs) await fsp.mkdir(join(dest, ...d.split("/")), { recursive: true });
   for (const f of files) {
@@ -79,7 +92,9 @@ async function integrityOf(files: readonly GitFile[]): Promise<string> {
   }
 }
 
-export async function exportBundle(o: ExportOptions & { out: string; env?: NodeJS.ProcessEnv }): Promise<BundleExportResult> {
+export async function exportBundle(
+  o: ExportOptions & { out: string; env?: NodeJS.ProcessEnv },
+): Promise<BundleExportResult> {
   const ex = await exportPack(o);
   const warnings = [...ex.warnings];
   const entries: TarEntry[] = [];
@@ -88,9 +103,12 @@ export async function exportBundle(o: ExportOptions & { out: string; env?: NodeJ
     const rt = await readRevisionTree(p.dir, p.revision, p.subdir, o.env);
     const built = buildTree(rt.files);
     if (built.root !== rt.tree) {
-      throw new HermesError("E_INTERNAL", { message: `the tree rebuilt from ${p.dir} at ${p.revision} is ${built.root}, git says ${rt.tree}` });
+      throw new HermesError("E_INTERNAL", {
+        message: `the tree rebuilt from ${p.dir} at ${p.revision} is ${built.root}, git says ${rt.tree}`,
+      });
     }
-    if (await isDirty(p.dir, o.env)) warnings.push(`${p.key}: local changes in ${p.dir} are not bundled — the bundle carries ${p.revision} exactly.`);
+    if (await isDirty(p.dir, o.env))
+      warnings.push(`${p.key}: local changes in ${p.dir} are not bundled — the bundle carries ${p.revision} exactly.`);
     const folder = p.folder;
     let bytes = 0;
     let count = 0;
@@ -122,7 +140,11 @@ export async function exportBundle(o: ExportOptions & { out: string; env?: NodeJ
       proof: { commit: rt.commit.toString("base64"), trees: rt.pathTrees.map((t) => t.toString("base64")) },
     });
   }
-  const manifest: BundleManifest = { format: BUNDLE_FORMAT, pack: { file: PACK_FILE, sha256: sha256Hex(ex.yaml) }, plugins };
+  const manifest: BundleManifest = {
+    format: BUNDLE_FORMAT,
+    pack: { file: PACK_FILE, sha256: sha256Hex(ex.yaml) },
+    plugins,
+  };
   entries.push({ path: MANIFEST_FILE, type: "file", data: Buffer.from(serializeManifest(manifest), "utf8") });
   entries.push({ path: PACK_FILE, type: "file", data: Buffer.from(ex.yaml, "utf8") });
   const gz = writeTarGz(entries);
@@ -151,14 +173,25 @@ export interface VerifiedBundle {
 }
 
 function corrupt(file: string, why: string): HermesError {
-  return new HermesError("E_BUNDLE_CORRUPT", { message: `bundle ${file} cannot be read: ${why}; nothing was installed`, file });
+  return new HermesError("E_BUNDLE_CORRUPT", {
+    message: `bundle ${file} cannot be read: ${why}; nothing was installed`,
+    file,
+  });
 }
 
 function unsafe(file: string, entry: string, why: string): HermesError {
-  return new HermesError("E_BUNDLE_UNSAFE_ENTRY", { message: `bundle ${file}: entry ${JSON.stringify(entry)} ${why}; nothing was installed`, file });
+  return new HermesError("E_BUNDLE_UNSAFE_ENTRY", {
+    message: `bundle ${file}: entry ${JSON.stringify(entry)} ${why}; nothing was installed`,
+    file,
+  });
 }
 
-const TYPE_OF: Record<string, "file" | "dir" | "symlink"> = { File: "file", OldFile: "file", Directory: "dir", SymbolicLink: "symlink" };
+const TYPE_OF: Record<string, "file" | "dir" | "symlink"> = {
+  File: "file",
+  OldFile: "file",
+  Directory: "dir",
+  SymbolicLink: "symlink",
+};
 
 /** Reject anything that is not a plain relative path of the bundle layout. */
 function checkPath(file: string, raw: string): string {
@@ -167,7 +200,8 @@ function checkPath(file: string, raw: string): string {
   if (/[\u0000-\u001f\u007f\\]/.test(p)) throw unsafe(file, raw, "has a control character or a backslash in its path");
   if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) throw unsafe(file, raw, "has an absolute path");
   const segs = p.split("/");
-  if (segs.some((s) => s === "" || s === "." || s === "..")) throw unsafe(file, raw, "has an empty, '.' or '..' segment (path traversal)");
+  if (segs.some((s) => s === "" || s === "." || s === ".."))
+    throw unsafe(file, raw, "has an empty, '.' or '..' segment (path traversal)");
   if (segs.some((s) => s.toLowerCase() === ".git")) throw unsafe(file, raw, "is inside a .git folder");
   return p;
 }
@@ -175,14 +209,20 @@ function checkPath(file: string, raw: string): string {
 /** Read, unpack and check a bundle (steps 1–4 of the module comment); integrity needs `verifyIntegrity`. */
 export async function readBundle(file: string): Promise<VerifiedBundle> {
   const st = await fsp.stat(file).catch(() => undefined);
-  if (!st || !st.isFile()) throw new HermesError("E_PACK_NOT_FOUND", { message: `bundle file not found: ${file}`, file });
-  if (st.size > BUNDLE_MAX_BYTES) throw new HermesError("E_BUNDLE_TOO_LARGE", { message: `bundle ${file} is ${st.size} bytes, over the limit`, file });
+  if (!st || !st.isFile())
+    throw new HermesError("E_PACK_NOT_FOUND", { message: `bundle file not found: ${file}`, file });
+  if (st.size > BUNDLE_MAX_BYTES)
+    throw new HermesError("E_BUNDLE_TOO_LARGE", {
+      message: `bundle ${file} is ${st.size} bytes, over the limit`,
+      file,
+    });
   const buf = await fsp.readFile(file);
   let raw: ReadTarEntry[];
   try {
     raw = await readTarGz(buf, { maxBytes: BUNDLE_MAX_BYTES, maxEntries: BUNDLE_MAX_ENTRIES });
   } catch (e) {
-    if (e instanceof TarReadError && e.kind === "too-large") throw new HermesError("E_BUNDLE_TOO_LARGE", { message: `bundle ${file}: ${e.message}`, file });
+    if (e instanceof TarReadError && e.kind === "too-large")
+      throw new HermesError("E_BUNDLE_TOO_LARGE", { message: `bundle ${file}: ${e.message}`, file });
     throw corrupt(file, (e as Error).message);
   }
   const byPath = checkedEntries(file, raw);
@@ -190,7 +230,13 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
   const used = new Set<number>();
   const plugins: BundledPlugin[] = [];
   for (const meta of manifest.plugins) {
-    const entry = pack.plugins.find((e, i) => !used.has(i) && e.ref === meta.revision && e.repo === meta.repo && (e.subdir ?? undefined) === (meta.subdir ?? undefined));
+    const entry = pack.plugins.find(
+      (e, i) =>
+        !used.has(i) &&
+        e.ref === meta.revision &&
+        e.repo === meta.repo &&
+        (e.subdir ?? undefined) === (meta.subdir ?? undefined),
+    );
     if (!entry) {
       throw new HermesError("E_BUNDLE_MANIFEST_INVALID", {
         message: `bundle ${file}: plugin ${meta.name} (${meta.repo}${meta.subdir ? `/${meta.subdir}` : ""} @ ${meta.revision}) is not an entry of ${PACK_FILE}`,
@@ -202,7 +248,10 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
   }
   if (used.size !== pack.plugins.length) {
     const missing = pack.plugins.filter((e) => !used.has(e.index)).map((e) => e.label);
-    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file}: pack entries ${missing.join(", ")} have no plugin tree in the bundle`, file });
+    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", {
+      message: `bundle ${file}: pack entries ${missing.join(", ")} have no plugin tree in the bundle`,
+      file,
+    });
   }
   return { file, sha256: sha256Hex(buf), manifest, packText, pack, plugins };
 }
@@ -226,11 +275,14 @@ function checkedEntries(file: string, raw: ReadTarEntry[]): Map<string, BundleEn
     if (type === "symlink") {
       const target = e.linkpath ?? "";
       const segs = p.split("/");
-      if (segs[0] !== PLUGINS_DIR || segs.length < 3) throw unsafe(file, e.path, "is a symlink outside a plugin folder");
-      if (!target || target.startsWith("/") || /^[A-Za-z]:/.test(target) || target.includes("\\")) throw unsafe(file, e.path, `is a symlink to ${JSON.stringify(target)}, an absolute or empty target`);
+      if (segs[0] !== PLUGINS_DIR || segs.length < 3)
+        throw unsafe(file, e.path, "is a symlink outside a plugin folder");
+      if (!target || target.startsWith("/") || /^[A-Za-z]:/.test(target) || target.includes("\\"))
+        throw unsafe(file, e.path, `is a symlink to ${JSON.stringify(target)}, an absolute or empty target`);
       const root = segs.slice(0, 2).join("/");
       const resolved = posix.normalize(posix.join(posix.dirname(p), target));
-      if (resolved !== root && !resolved.startsWith(`${root}/`)) throw unsafe(file, e.path, `is a symlink to ${JSON.stringify(target)}, which leaves its plugin folder`);
+      if (resolved !== root && !resolved.startsWith(`${root}/`))
+        throw unsafe(file, e.path, `is a symlink to ${JSON.stringify(target)}, which leaves its plugin folder`);
       links.add(p);
     }
     byPath.set(p, { type, mode: e.mode, data: e.data, linkpath: e.linkpath });
@@ -248,22 +300,40 @@ function checkedEntries(file: string, raw: ReadTarEntry[]): Map<string, BundleEn
 }
 
 /** Step 3: a valid manifest, the pack it hashes, and no file outside the plugins it lists. */
-function readManifestAndPack(file: string, byPath: Map<string, BundleEntry>): { manifest: BundleManifest; packText: string; pack: Pack } {
+function readManifestAndPack(
+  file: string,
+  byPath: Map<string, BundleEntry>,
+): { manifest: BundleManifest; packText: string; pack: Pack } {
   const mEntry = byPath.get(MANIFEST_FILE);
-  if (!mEntry || mEntry.type !== "file") throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file} has no ${MANIFEST_FILE}; it is not a hermes-kit bundle`, file });
+  if (!mEntry || mEntry.type !== "file")
+    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", {
+      message: `bundle ${file} has no ${MANIFEST_FILE}; it is not a hermes-kit bundle`,
+      file,
+    });
   let manifestRaw: unknown;
   try {
     manifestRaw = JSON.parse(mEntry.data.toString("utf8"));
   } catch (e) {
-    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file}: ${MANIFEST_FILE} is not valid JSON (${(e as Error).message})`, file });
+    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", {
+      message: `bundle ${file}: ${MANIFEST_FILE} is not valid JSON (${(e as Error).message})`,
+      file,
+    });
   }
   const problems = manifestProblems(manifestRaw);
-  if (problems.length) throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file}: ${MANIFEST_FILE} is not valid: ${problems.join("; ")}`, file });
+  if (problems.length)
+    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", {
+      message: `bundle ${file}: ${MANIFEST_FILE} is not valid: ${problems.join("; ")}`,
+      file,
+    });
   const manifest = manifestRaw as BundleManifest;
   const pEntry = byPath.get(PACK_FILE);
-  if (!pEntry || pEntry.type !== "file") throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file} has no ${PACK_FILE}`, file });
+  if (!pEntry || pEntry.type !== "file")
+    throw new HermesError("E_BUNDLE_MANIFEST_INVALID", { message: `bundle ${file} has no ${PACK_FILE}`, file });
   if (sha256Hex(pEntry.data) !== manifest.pack.sha256) {
-    throw new HermesError("E_BUNDLE_INTEGRITY", { message: `bundle ${file}: ${PACK_FILE} does not match the sha256 its manifest records; nothing was installed`, file });
+    throw new HermesError("E_BUNDLE_INTEGRITY", {
+      message: `bundle ${file}: ${PACK_FILE} does not match the sha256 its manifest records; nothing was installed`,
+      file,
+    });
   }
   const packText = pEntry.data.toString("utf8");
   const pack = parsePackOrThrow(packText, `${file}!${PACK_FILE}`);
@@ -271,13 +341,19 @@ function readManifestAndPack(file: string, byPath: Map<string, BundleEntry>): { 
   for (const p of byPath.keys()) {
     const segs = p.split("/");
     if (p === MANIFEST_FILE || p === PACK_FILE || p === PLUGINS_DIR) continue;
-    if (segs[0] !== PLUGINS_DIR || !folders.has(segs[1]!)) throw unsafe(file, p, "is not part of any plugin listed in the manifest");
+    if (segs[0] !== PLUGINS_DIR || !folders.has(segs[1]!))
+      throw unsafe(file, p, "is not part of any plugin listed in the manifest");
   }
   return { manifest, packText, pack };
 }
 
 /** Step 4: one plugin's files → git tree → revision, checked against the manifest and its proof. */
-function verifyPluginTree(file: string, byPath: Map<string, BundleEntry>, meta: BundlePlugin, entry: PackEntry): BundledPlugin {
+function verifyPluginTree(
+  file: string,
+  byPath: Map<string, BundleEntry>,
+  meta: BundlePlugin,
+  entry: PackEntry,
+): BundledPlugin {
   const prefix = `${PLUGINS_DIR}/${meta.folder}/`;
   const gitlinkPaths = new Set((meta.gitlinks ?? []).map((g) => g.path));
   const files: GitFile[] = [];
@@ -290,12 +366,22 @@ function verifyPluginTree(file: string, byPath: Map<string, BundleEntry>, meta: 
       continue;
     }
     if (gitlinkPaths.has(rel)) throw unsafe(file, p, "is a file where the manifest records a submodule");
-    files.push(e.type === "symlink" ? { path: rel, mode: "120000", data: Buffer.from(e.linkpath ?? "", "utf8") } : { path: rel, mode: e.mode & 0o111 ? "100755" : "100644", data: e.data });
+    files.push(
+      e.type === "symlink"
+        ? { path: rel, mode: "120000", data: Buffer.from(e.linkpath ?? "", "utf8") }
+        : { path: rel, mode: e.mode & 0o111 ? "100755" : "100644", data: e.data },
+    );
   }
   if (files.length !== meta.files) {
-    throw new HermesError("E_BUNDLE_INTEGRITY", { message: `bundle ${file}: plugin ${meta.name} has ${files.length} file(s), its manifest records ${meta.files}; nothing was installed`, file });
+    throw new HermesError("E_BUNDLE_INTEGRITY", {
+      message: `bundle ${file}: plugin ${meta.name} has ${files.length} file(s), its manifest records ${meta.files}; nothing was installed`,
+      file,
+    });
   }
-  const withLinks: GitFile[] = [...files, ...(meta.gitlinks ?? []).map((g): GitFile => ({ path: g.path, mode: "160000", sha: g.commit }))];
+  const withLinks: GitFile[] = [
+    ...files,
+    ...(meta.gitlinks ?? []).map((g): GitFile => ({ path: g.path, mode: "160000", sha: g.commit })),
+  ];
   const built = buildTree(withLinks);
   if (built.root !== meta.tree) {
     throw new HermesError("E_BUNDLE_REVISION", {
@@ -310,7 +396,11 @@ function verifyPluginTree(file: string, byPath: Map<string, BundleEntry>, meta: 
     commit: Buffer.from(meta.proof.commit, "base64"),
     pathTrees: meta.proof.trees.map((t) => Buffer.from(t, "base64")),
   });
-  if (why) throw new HermesError("E_BUNDLE_REVISION", { message: `bundle ${file}: plugin ${meta.name} is not proven to be ${meta.revision}: ${why}; nothing was installed`, file });
+  if (why)
+    throw new HermesError("E_BUNDLE_REVISION", {
+      message: `bundle ${file}: plugin ${meta.name} is not proven to be ${meta.revision}: ${why}; nothing was installed`,
+      file,
+    });
   return { meta, entry, files: withLinks, emptyDirs };
 }
 
@@ -319,7 +409,10 @@ export async function materializeVerified(file: string, p: BundledPlugin, dest: 
   await materialize(dest, p.files, p.emptyDirs);
   const got = (await hashTree(dest)).integrity;
   if (got !== p.meta.integrity) {
-    throw new HermesError("E_BUNDLE_INTEGRITY", { message: `bundle ${file}: plugin ${p.meta.name} hashes to ${got}, its manifest records ${p.meta.integrity}; nothing was installed`, file });
+    throw new HermesError("E_BUNDLE_INTEGRITY", {
+      message: `bundle ${file}: plugin ${p.meta.name} hashes to ${got}, its manifest records ${p.meta.integrity}; nothing was installed`,
+      file,
+    });
   }
 }
 
@@ -338,7 +431,8 @@ export async function sweepScratch(base: string): Promise<void> {
     const m = /^\.bundle-(\d+)-[0-9a-f]+$/.exec(n);
     if (!m) continue;
     const pid = Number(m[1]);
-    if (pid !== process.pid && !pidAlive(pid)) await fsp.rm(join(base, n), { recursive: true, force: true }).catch(() => undefined);
+    if (pid !== process.pid && !pidAlive(pid))
+      await fsp.rm(join(base, n), { recursive: true, force: true }).catch(() => undefined);
   }
 }
 

@@ -81,10 +81,16 @@ export function buildTree(files: readonly GitFile[]): BuiltTree {
     const items: Array<{ key: Buffer; bytes: Buffer }> = [];
     for (const [name, d] of node.dirs) {
       const sha = write(d);
-      items.push({ key: entrySortKey(name, true), bytes: Buffer.concat([Buffer.from(`40000 ${name}\0`, "utf8"), Buffer.from(sha, "hex")]) });
+      items.push({
+        key: entrySortKey(name, true),
+        bytes: Buffer.concat([Buffer.from(`40000 ${name}\0`, "utf8"), Buffer.from(sha, "hex")]),
+      });
     }
     for (const [name, f] of node.files) {
-      items.push({ key: entrySortKey(name, false), bytes: Buffer.concat([Buffer.from(`${f.mode} ${name}\0`, "utf8"), Buffer.from(f.sha, "hex")]) });
+      items.push({
+        key: entrySortKey(name, false),
+        bytes: Buffer.concat([Buffer.from(`${f.mode} ${name}\0`, "utf8"), Buffer.from(f.sha, "hex")]),
+      });
     }
     items.sort((a, b) => Buffer.compare(a.key, b.key));
     const content = Buffer.concat(items.map((i) => i.bytes));
@@ -109,7 +115,11 @@ export function parseTree(raw: Buffer): TreeEntryRaw[] {
     const sp = raw.indexOf(0x20, i);
     const nul = raw.indexOf(0x00, sp + 1);
     if (sp < 0 || nul < 0 || nul + 21 > raw.length) throw new Error("malformed tree object");
-    out.push({ mode: raw.subarray(i, sp).toString("latin1"), name: raw.subarray(sp + 1, nul).toString("utf8"), sha: raw.subarray(nul + 1, nul + 21).toString("hex") });
+    out.push({
+      mode: raw.subarray(i, sp).toString("latin1"),
+      name: raw.subarray(sp + 1, nul).toString("utf8"),
+      sha: raw.subarray(nul + 1, nul + 21).toString("hex"),
+    });
     i = nul + 21;
   }
   return out;
@@ -126,7 +136,13 @@ export function commitTree(raw: Buffer): string {
  * Check the proof: the commit hashes to `revision`, and walking `subdir` from its root tree
  * through `pathTrees` (each hashed) arrives at `tree`. Returns a reason when it does not.
  */
-export function checkProof(p: { revision: string; tree: string; subdir?: string; commit: Buffer; pathTrees: readonly Buffer[] }): string | undefined {
+export function checkProof(p: {
+  revision: string;
+  tree: string;
+  subdir?: string;
+  commit: Buffer;
+  pathTrees: readonly Buffer[];
+}): string | undefined {
   const rev = objectId("commit", p.commit);
   if (rev !== p.revision) return `the commit object hashes to ${rev}, not ${p.revision}`;
   let root: string;
@@ -136,7 +152,8 @@ export function checkProof(p: { revision: string; tree: string; subdir?: string;
     return (e as Error).message;
   }
   const segs = p.subdir ? p.subdir.split("/").filter(Boolean) : [];
-  if (p.pathTrees.length !== segs.length) return `the proof has ${p.pathTrees.length} path tree(s) for ${segs.length} subdirectory level(s)`;
+  if (p.pathTrees.length !== segs.length)
+    return `the proof has ${p.pathTrees.length} path tree(s) for ${segs.length} subdirectory level(s)`;
   let cur = root;
   for (let i = 0; i < segs.length; i++) {
     const raw = p.pathTrees[i]!;
@@ -152,18 +169,30 @@ export function checkProof(p: { revision: string; tree: string; subdir?: string;
     if (!hit) return `'${segs.slice(0, i + 1).join("/")}' is not a folder at ${p.revision}`;
     cur = hit.sha;
   }
-  if (cur !== p.tree) return `${p.subdir ? `'${p.subdir}'` : "the root"} at ${p.revision} is tree ${cur}, not ${p.tree}`;
+  if (cur !== p.tree)
+    return `${p.subdir ? `'${p.subdir}'` : "the root"} at ${p.revision} is tree ${cur}, not ${p.tree}`;
   return undefined;
 }
 
 /** Write objects as loose objects of a repository's object store (`.git/objects`). */
-export async function writeLooseObjects(gitDir: string, objects: Iterable<{ type: "blob" | "tree" | "commit"; content: Buffer }>): Promise<void> {
+export async function writeLooseObjects(
+  gitDir: string,
+  objects: Iterable<{ type: "blob" | "tree" | "commit"; content: Buffer }>,
+): Promise<void> {
   for (const o of objects) {
     const id = objectId(o.type, o.content);
     const dir = join(gitDir, "objects", id.slice(0, 2));
     const file = join(dir, id.slice(2));
     await fsp.mkdir(dir, { recursive: true });
-    if (await fsp.access(file).then(() => true, () => false)) continue;
-    await fsp.writeFile(file, deflateSync(Buffer.concat([Buffer.from(`${o.type} ${o.content.length}\0`), o.content])), { mode: 0o444 });
+    if (
+      await fsp.access(file).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
+    await fsp.writeFile(file, deflateSync(Buffer.concat([Buffer.from(`${o.type} ${o.content.length}\0`), o.content])), {
+      mode: 0o444,
+    });
   }
 }

@@ -25,7 +25,11 @@ interface CatResult {
 }
 
 /** `git cat-file --batch` over many objects in one process. Missing objects are absent from the map. */
-export async function catFileBatch(cwd: string, ids: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Map<string, CatResult>> {
+export async function catFileBatch(
+  cwd: string,
+  ids: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Map<string, CatResult>> {
   const out = new Map<string, CatResult>();
   if (!ids.length) return out;
   const r = await runGitBytes(["cat-file", "--batch"], `${ids.join("\n")}\n`, { cwd, env });
@@ -56,14 +60,24 @@ function noSource(what: string, dir: string, revision: string): HermesError {
   return new HermesError("E_BUNDLE_EXPORT_SOURCE", { message: `cannot bundle ${dir}: ${what} (revision ${revision})` });
 }
 
-export async function readRevisionTree(dir: string, revision: string, subdir: string | undefined, env?: NodeJS.ProcessEnv): Promise<RevisionTree> {
+export async function readRevisionTree(
+  dir: string,
+  revision: string,
+  subdir: string | undefined,
+  env?: NodeJS.ProcessEnv,
+): Promise<RevisionTree> {
   const gitDir = await runGit(["rev-parse", "--git-dir"], { cwd: dir, env });
   if (!gitDir.ok) throw noSource("it is not a git checkout (no .git)", dir, revision);
   const commitId = await objectId(dir, `${revision}^{commit}`, env);
   if (commitId !== revision) throw noSource("its .git does not hold the recorded commit", dir, revision);
   const segs = subdir ? subdir.split("/").filter(Boolean) : [];
   const tree = await objectId(dir, segs.length ? `${revision}:${segs.join("/")}` : `${revision}^{tree}`, env);
-  if (!tree) throw noSource(`'${subdir ?? "."}' is not a folder of the recorded commit, or its objects are missing`, dir, revision);
+  if (!tree)
+    throw noSource(
+      `'${subdir ?? "."}' is not a folder of the recorded commit, or its objects are missing`,
+      dir,
+      revision,
+    );
   const pathIds: string[] = [];
   for (let i = 0; i < segs.length; i++) {
     const id = await objectId(dir, i === 0 ? `${revision}^{tree}` : `${revision}:${segs.slice(0, i).join("/")}`, env);
@@ -78,10 +92,15 @@ export async function readRevisionTree(dir: string, revision: string, subdir: st
     const m = /^(\d+) (\w+) ([0-9a-f]{40})\t([\s\S]+)$/.exec(row);
     if (!m) throw noSource(`unexpected git ls-tree line ${JSON.stringify(row)}`, dir, revision);
     const mode = m[1]!;
-    if (mode !== "100644" && mode !== "100755" && mode !== "120000" && mode !== "160000") throw noSource(`unsupported file mode ${mode} for ${m[4]}`, dir, revision);
+    if (mode !== "100644" && mode !== "100755" && mode !== "120000" && mode !== "160000")
+      throw noSource(`unsupported file mode ${mode} for ${m[4]}`, dir, revision);
     listed.push({ mode, type: m[2]!, id: m[3]!, path: m[4]! });
   }
-  const objects = await catFileBatch(dir, [revision, ...pathIds, ...new Set(listed.filter((l) => l.mode !== "160000").map((l) => l.id))], env);
+  const objects = await catFileBatch(
+    dir,
+    [revision, ...pathIds, ...new Set(listed.filter((l) => l.mode !== "160000").map((l) => l.id))],
+    env,
+  );
   const commit = objects.get(revision);
   if (!commit || commit.type !== "commit") throw noSource("the commit object is missing", dir, revision);
   const pathTrees = pathIds.map((id) => {

@@ -61,7 +61,8 @@ export function manifestProblems(v: unknown): string[] {
   const m = v as Record<string, unknown>;
   if (m.format !== BUNDLE_FORMAT) p.push(`format is ${JSON.stringify(m.format)}, expected "${BUNDLE_FORMAT}"`);
   const pack = m.pack as Record<string, unknown> | undefined;
-  if (!pack || pack.file !== "hermes-pack.yaml" || typeof pack.sha256 !== "string" || !HEX64.test(pack.sha256)) p.push("pack must be {file: hermes-pack.yaml, sha256: <64 hex>}");
+  if (!pack || pack.file !== "hermes-pack.yaml" || typeof pack.sha256 !== "string" || !HEX64.test(pack.sha256))
+    p.push("pack must be {file: hermes-pack.yaml, sha256: <64 hex>}");
   if (!Array.isArray(m.plugins) || !m.plugins.length) {
     p.push("plugins must be a non-empty list");
     return p;
@@ -72,23 +73,41 @@ export function manifestProblems(v: unknown): string[] {
     if (!x || typeof x !== "object") return void p.push(`${at} is not an object`);
     const e = x as Record<string, unknown>;
     const str = (k: string) => typeof e[k] === "string" && (e[k] as string).length > 0;
-    for (const k of ["name", "folder", "source", "repo", "revision", "tree", "integrity"]) if (!str(k)) p.push(`${at}.${k} is missing`);
+    for (const k of ["name", "folder", "source", "repo", "revision", "tree", "integrity"])
+      if (!str(k)) p.push(`${at}.${k} is missing`);
     if (str("folder")) {
-      if (!FOLDER.test(e.folder as string) || e.folder === "..") p.push(`${at}.folder ${JSON.stringify(e.folder)} is not a folder name`);
+      if (!FOLDER.test(e.folder as string) || e.folder === "..")
+        p.push(`${at}.folder ${JSON.stringify(e.folder)} is not a folder name`);
       if (folders.has(e.folder as string)) p.push(`${at}.folder ${JSON.stringify(e.folder)} appears twice`);
       folders.add(e.folder as string);
     }
     if (str("revision") && !HEX40.test(e.revision as string)) p.push(`${at}.revision is not a 40-hex commit`);
     if (str("tree") && !HEX40.test(e.tree as string)) p.push(`${at}.tree is not a 40-hex tree id`);
-    if (str("integrity") && !/^sha256-tree:[0-9a-f]{64}$/.test(e.integrity as string)) p.push(`${at}.integrity is not a sha256-tree hash`);
-    if (e.subdir !== undefined && (typeof e.subdir !== "string" || !e.subdir || e.subdir.split("/").some((s) => !s || s === "." || s === ".."))) p.push(`${at}.subdir is not a relative path`);
+    if (str("integrity") && !/^sha256-tree:[0-9a-f]{64}$/.test(e.integrity as string))
+      p.push(`${at}.integrity is not a sha256-tree hash`);
+    if (
+      e.subdir !== undefined &&
+      (typeof e.subdir !== "string" || !e.subdir || e.subdir.split("/").some((s) => !s || s === "." || s === ".."))
+    )
+      p.push(`${at}.subdir is not a relative path`);
     if (!Number.isInteger(e.files) || !Number.isInteger(e.bytes)) p.push(`${at}.files and .bytes must be integers`);
     const proof = e.proof as Record<string, unknown> | undefined;
-    if (!proof || typeof proof.commit !== "string" || !B64.test(proof.commit) || !Array.isArray(proof.trees) || proof.trees.some((t) => typeof t !== "string" || !B64.test(t))) {
+    if (
+      !proof ||
+      typeof proof.commit !== "string" ||
+      !B64.test(proof.commit) ||
+      !Array.isArray(proof.trees) ||
+      proof.trees.some((t) => typeof t !== "string" || !B64.test(t))
+    ) {
       p.push(`${at}.proof must be {commit: base64, trees: [base64…]}`);
     }
     if (e.gitlinks !== undefined) {
-      if (!Array.isArray(e.gitlinks) || e.gitlinks.some((g) => !g || typeof g.path !== "string" || typeof g.commit !== "string" || !HEX40.test(g.commit))) {
+      if (
+        !Array.isArray(e.gitlinks) ||
+        e.gitlinks.some(
+          (g) => !g || typeof g.path !== "string" || typeof g.commit !== "string" || !HEX40.test(g.commit),
+        )
+      ) {
         p.push(`${at}.gitlinks must be [{path, commit}]`);
       }
     }

@@ -54,7 +54,13 @@ export interface PlaceResult {
 
 const SNAPSHOT_ENV = { GIT_AUTHOR_DATE: "@0 +0000", GIT_COMMITTER_DATE: "@0 +0000" };
 
-async function git(dir: string, args: string[], what: string, env?: NodeJS.ProcessEnv, opts: { identity?: boolean; extraEnv?: Record<string, string> } = {}): Promise<string> {
+async function git(
+  dir: string,
+  args: string[],
+  what: string,
+  env?: NodeJS.ProcessEnv,
+  opts: { identity?: boolean; extraEnv?: Record<string, string> } = {},
+): Promise<string> {
   const r = await runGit(args, { cwd: dir, env, ...opts });
   if (!r.ok) throw new HermesError("E_GIT_FAILED", { message: `${what} failed in ${dir}: ${r.error}` });
   return r.stdout.trim();
@@ -77,10 +83,16 @@ export async function initCheckout(dir: string, p: BundledPlugin, env?: NodeJS.P
   if (!subdir) {
     await fsp.writeFile(join(gitDir, "HEAD"), `${p.meta.revision}\n`);
   } else {
-    const snap = await git(dir, ["commit-tree", p.meta.tree, "-m", `hermes-kit snapshot of ${p.meta.source} at ${p.meta.revision}`], "recording the subdirectory snapshot", env, {
-      identity: true,
-      extraEnv: SNAPSHOT_ENV,
-    });
+    const snap = await git(
+      dir,
+      ["commit-tree", p.meta.tree, "-m", `hermes-kit snapshot of ${p.meta.source} at ${p.meta.revision}`],
+      "recording the subdirectory snapshot",
+      env,
+      {
+        identity: true,
+        extraEnv: SNAPSHOT_ENV,
+      },
+    );
     await git(dir, ["update-ref", "refs/heads/hermes-subdir", snap], "creating the snapshot branch", env);
     await git(dir, ["symbolic-ref", "HEAD", "refs/heads/hermes-subdir"], "switching to the snapshot branch", env);
     await git(dir, ["config", "hermes.subdir", subdir], "recording the subdirectory", env);
@@ -105,10 +117,16 @@ export async function placeBundledPlugin(o: PlaceOptions, p: BundledPlugin, tree
     const revision = p.meta.revision;
     const fallback = p.meta.subdir ? p.meta.subdir.split("/").pop()! : p.meta.folder;
     let cand = await candidateFromFolder(stage.plugin, "user", { dirName: fallback });
-    if (!cand) throw new HermesError("E_INSTALL_NO_MANIFEST", { message: `${p.entry.display} has no plugin.yaml; nothing was installed` });
+    if (!cand)
+      throw new HermesError("E_INSTALL_NO_MANIFEST", {
+        message: `${p.entry.display} has no plugin.yaml; nothing was installed`,
+      });
     const errors = cand.diagnostics.filter((d) => d.severity === "error");
     if (errors.length || (!cand.manifest && cand.status !== "portable")) {
-      throw new HermesError("E_INSTALL_MANIFEST_INVALID", { message: `the plugin ${p.entry.display} cannot load (${errors.length} problem(s) in its manifest or files); nothing was installed`, diagnostics: errors });
+      throw new HermesError("E_INSTALL_MANIFEST_INVALID", {
+        message: `the plugin ${p.entry.display} cannot load (${errors.length} problem(s) in its manifest or files); nothing was installed`,
+        diagnostics: errors,
+      });
     }
     const name = cand.name;
     validatePluginName(name);
@@ -117,16 +135,26 @@ export async function placeBundledPlugin(o: PlaceOptions, p: BundledPlugin, tree
     for (const d of cand.diagnostics) if (d.severity === "warning") io.warn(`warning ${d.code}: ${d.message}`);
     const targetStat = await fsp.lstat(target).catch(() => undefined);
     if (targetStat) {
-      if (!o.force) throw new HermesError("E_INSTALL_EXISTS", { message: `plugin '${name}' already exists at ${target}`, hint: "use --force to reinstall it from the bundle" });
+      if (!o.force)
+        throw new HermesError("E_INSTALL_EXISTS", {
+          message: `plugin '${name}' already exists at ${target}`,
+          hint: "use --force to reinstall it from the bundle",
+        });
       const prior = (await readMetadata(paths.installMetadata))[name];
       const isPlugin = await isPluginFolder(target);
       if (targetStat.isDirectory() && !prior && !isPlugin) {
-        throw new HermesError("E_INSTALL_EXISTS", { message: `${target} exists and is not a plugin folder; --force will not replace it` });
+        throw new HermesError("E_INSTALL_EXISTS", {
+          message: `${target} exists and is not a plugin folder; --force will not replace it`,
+        });
       }
     }
     const key = cand.key;
     const declared = knownCapabilities(cand.manifest?.capabilities ?? []);
-    await installScanGate(io, { dir: stage.plugin, displayDir: target, pluginKey: key, revision, source, configFile: paths.config }, { force: o.force });
+    await installScanGate(
+      io,
+      { dir: stage.plugin, displayDir: target, pluginKey: key, revision, source, configFile: paths.config },
+      { force: o.force },
+    );
     await copyExamples(stage.plugin, io, targetStat ? target : undefined);
     await migrateEnabledList(paths.home, o.env);
     const record: InstallRecord = { pinned: true, revision, source };
@@ -136,7 +164,15 @@ export async function placeBundledPlugin(o: PlaceOptions, p: BundledPlugin, tree
     const res = await enablePlugin(paths.config, { key, name }, o.guard);
     io.out(res.message);
     const cfg = (await loadConfig(paths.config)).value;
-    const consent = await runConsent({ configFile: paths.config, config: cfg, key, declared, context: "install", io, guard: o.guard });
+    const consent = await runConsent({
+      configFile: paths.config,
+      config: cfg,
+      key,
+      declared,
+      context: "install",
+      io,
+      guard: o.guard,
+    });
     return { name, key, dir: target, granted: consent.granted, pending: consent.pending };
   } finally {
     await discardStage(stage).catch(() => undefined);

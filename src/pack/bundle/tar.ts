@@ -38,7 +38,9 @@ const BLOCK = 512;
  * The 16 bytes every bundle starts with: gzip magic, deflate, FLG = FEXTRA, mtime 0, max
  * compression, OS unknown, XLEN 36, subfield `HK` of 32 bytes (the sha256 that follows).
  */
-export const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 36, 0, 0x48, 0x4b, 32, 0]);
+export const GZIP_HEADER = Buffer.from([
+  0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 36, 0, 0x48, 0x4b, 32, 0,
+]);
 const HEADER_LEN = GZIP_HEADER.length + 32;
 
 /** gzip `raw` in the canonical form described in the module comment. */
@@ -77,7 +79,14 @@ function splitUstar(p: string): { name: string; prefix: string } | undefined {
   return undefined;
 }
 
-function header(f: { name: string; prefix: string; mode: number; size: number; typeflag: string; linkname: string }): Buffer {
+function header(f: {
+  name: string;
+  prefix: string;
+  mode: number;
+  size: number;
+  typeflag: string;
+  linkname: string;
+}): Buffer {
   const h = Buffer.alloc(BLOCK, 0);
   h.write(f.name, 0, 100, "utf8");
   h.write(octal(f.mode, 8), 100, 8, "ascii");
@@ -118,10 +127,22 @@ function entryBytes(e: TarEntry): Buffer[] {
     const body = Buffer.concat(records);
     const base = full.replace(/\/$/, "").split("/").pop()!;
     const paxName = `PaxHeader/${isAscii(base) ? base.slice(0, 90) : "entry"}`;
-    out.push(header({ name: paxName, prefix: "", mode: 0o644, size: body.length, typeflag: "x", linkname: "" }), body, pad(body.length));
+    out.push(
+      header({ name: paxName, prefix: "", mode: 0o644, size: body.length, typeflag: "x", linkname: "" }),
+      body,
+      pad(body.length),
+    );
   }
-  const name = split ?? { name: Buffer.from(full, "utf8").subarray(0, 100).toString("latin1").replace(/[^\x20-\x7e]/g, "_"), prefix: "" };
-  out.push(header({ name: name.name, prefix: name.prefix, mode, size: data.length, typeflag, linkname: linkFits ? link : "" }));
+  const name = split ?? {
+    name: Buffer.from(full, "utf8")
+      .subarray(0, 100)
+      .toString("latin1")
+      .replace(/[^\x20-\x7e]/g, "_"),
+    prefix: "",
+  };
+  out.push(
+    header({ name: name.name, prefix: name.prefix, mode, size: data.length, typeflag, linkname: linkFits ? link : "" }),
+  );
   if (data.length) out.push(data, pad(data.length));
   return out;
 }
@@ -142,7 +163,9 @@ export function writeTarGz(entries: readonly TarEntry[]): Buffer {
     all.set(e.path, e);
   }
   // Sort with folders as `path/` so a folder precedes its contents.
-  const sorted = [...all.values()].sort((a, b) => comparePaths(a.type === "dir" ? `${a.path}/` : a.path, b.type === "dir" ? `${b.path}/` : b.path));
+  const sorted = [...all.values()].sort((a, b) =>
+    comparePaths(a.type === "dir" ? `${a.path}/` : a.path, b.type === "dir" ? `${b.path}/` : b.path),
+  );
   const parts: Buffer[] = [];
   for (const e of sorted) parts.push(...entryBytes(e));
   parts.push(Buffer.alloc(BLOCK * 2, 0));
@@ -176,7 +199,10 @@ export class TarReadError extends Error {
  * Check the gzip layer and inflate it (refusing more than `maxBytes` unpacked), then list the
  * tar's entries with their contents. Throws TarReadError.
  */
-export async function readTarGz(buf: Buffer, limits: { maxBytes: number; maxEntries: number }): Promise<ReadTarEntry[]> {
+export async function readTarGz(
+  buf: Buffer,
+  limits: { maxBytes: number; maxEntries: number },
+): Promise<ReadTarEntry[]> {
   if (buf.length < HEADER_LEN + 8 || !buf.subarray(0, GZIP_HEADER.length).equals(GZIP_HEADER)) {
     throw new TarReadError(
       buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b
@@ -187,13 +213,15 @@ export async function readTarGz(buf: Buffer, limits: { maxBytes: number; maxEntr
   }
   const want = buf.subarray(GZIP_HEADER.length, HEADER_LEN);
   const got = sha256Bytes(buf.subarray(HEADER_LEN));
-  if (!got.equals(want)) throw new TarReadError("its checksum does not match its content (the file was modified or truncated)", "corrupt");
+  if (!got.equals(want))
+    throw new TarReadError("its checksum does not match its content (the file was modified or truncated)", "corrupt");
   let tarBytes: Buffer;
   try {
     tarBytes = gunzipSync(buf, { maxOutputLength: limits.maxBytes });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ERR_BUFFER_TOO_LARGE" || e instanceof RangeError) throw new TarReadError(`it unpacks to more than ${limits.maxBytes} bytes`, "too-large");
+    if (code === "ERR_BUFFER_TOO_LARGE" || e instanceof RangeError)
+      throw new TarReadError(`it unpacks to more than ${limits.maxBytes} bytes`, "too-large");
     throw new TarReadError(`its compressed data is damaged or truncated (${(e as Error).message})`, "corrupt");
   }
   const out: ReadTarEntry[] = [];
