@@ -130,7 +130,8 @@ try {
       const { plan, applied } = t.value;
       if (!applied || plan.lock.plugins.length !== n || plan.lock.load_order.length !== n) {
         fail(
-          `cold compile of N=${n} did not load ${n} plugins (applied=${applied}, loaded=${plan.lock.load_order.length})`,
+          `cold compile of N=${n} did not load ${n} plugins (applied=${applied}, ` +
+            `loaded=${plan.lock.load_order.length})`,
         );
       }
       samples.push(t);

@@ -101,7 +101,8 @@ try {
     return currentGeneration(paths);
   });
   const gen = await phase(
-    `apply: writeGeneration (lock ${(plan.lockText.length / 1024).toFixed(0)} KiB, files.json ${(JSON.stringify(plan.files).length / 1024).toFixed(0)} KiB)`,
+    `apply: writeGeneration (lock ${(plan.lockText.length / 1024).toFixed(0)} KiB, ` +
+      `files.json ${(JSON.stringify(plan.files).length / 1024).toFixed(0)} KiB)`,
     () =>
       writeGeneration(
         paths,

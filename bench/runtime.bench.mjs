@@ -133,14 +133,18 @@ function timeProcess(args, env) {
 const bundled = mkdtempSync(join(tmpdir(), "hermes-bench-bundled-"));
 scratch.push(bundled);
 const startScript = (home, verify) =>
-  `const { startRuntime } = await import(${JSON.stringify(join(root, "dist/app/start-runtime.js"))}); await startRuntime({ home: ${JSON.stringify(home)}, verify: ${JSON.stringify(verify)} }); process.exit(0);`;
+  `const { startRuntime } = await import(${JSON.stringify(join(root, "dist/app/start-runtime.js"))}); await ` +
+  `startRuntime({ home: ${JSON.stringify(home)}, verify: ${JSON.stringify(verify)} }); process.exit(0);`;
 const verifyRows = [];
 for (const n of [1, 100, 500]) {
   const { home, names } = makeHome(n);
   await compile({ home, env: { ...process.env, HERMES_BUNDLED_PLUGINS: bundled } });
   const env = { HERMES_BUNDLED_PLUGINS: bundled, HERMES_LOG_LEVEL: "silent" };
   // The peer: a bare node process importing the same plugin modules and the runtime's own modules.
-  const bare = `await import(${JSON.stringify(join(root, "dist/app/start-runtime.js"))}); await Promise.all(${JSON.stringify(names.map((x) => join(home, "plugins", x, "index.js")))}.map((f) => import(f))); process.exit(0);`;
+  const bare =
+    `await import(${JSON.stringify(join(root, "dist/app/start-runtime.js"))}); await ` +
+    `Promise.all(${JSON.stringify(names.map((x) => join(home, "plugins", x, "index.js")))}.map((f) => ` +
+    "import(f))); process.exit(0);";
   const ours = timeProcess(["--input-type=module", "-e", startScript(home, "fast")], env);
   const peer = timeProcess(["--input-type=module", "-e", bare], env);
   row(`startup, ${n} plugin(s)`, ours, peer, n === 100 ? 1.3 : 0, "ms");
@@ -158,12 +162,15 @@ for (const [name, ours, peer] of verifyRows) row(name, ours, peer, 0, "ms");
 
 console.log("\nruntime benchmark (medians; ratio = ours / peer)\n");
 console.log(
-  `${"case".padEnd(44)}${"ours".padStart(10)}${"peer".padStart(10)}  unit  ${"ratio".padEnd(8)}${"target".padEnd(9)}result`,
+  `${"case".padEnd(44)}${"ours".padStart(10)}${"peer".padStart(10)}  ` +
+    `unit  ${"ratio".padEnd(8)}${"target".padEnd(9)}result`,
 );
 for (const r of rows)
   console.log(
-    `${r.name.padEnd(44)}${r.ours.padStart(10)}${r.peer.padStart(10)}  ${r.unit.padEnd(4)}  ${r.ratio.padEnd(8)}${r.target.padEnd(9)}${r.result}`,
+    `${r.name.padEnd(44)}${r.ours.padStart(10)}${r.peer.padStart(10)}  ${r.unit.padEnd(4)}  ` +
+      `${r.ratio.padEnd(8)}${r.target.padEnd(9)}${r.result}`,
   );
 console.log(
-  `\npeers: koa-compose (execution chain), hookable callHook (hooks), a direct call, node importing the same modules; node ${process.version}`,
+  "\npeers: koa-compose (execution chain), hookable callHook (hooks), a direct call, node importing the same " +
+    `modules; node ${process.version}`,
 );

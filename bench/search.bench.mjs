@@ -156,7 +156,8 @@ const index = prep.value;
 const peerFields = entries.map((e) => ({ e, name: e.name.toLowerCase(), description: e.description.toLowerCase() }));
 const peer = (q) => peerFields.filter((x) => x.name.includes(q) || x.description.includes(q));
 console.log(
-  `index: ${N} entries (${(doc.length / 1048576).toFixed(1)} MB JSON); parse + validate ${load.ms.toFixed(0)} ms, prepare ${prep.ms.toFixed(0)} ms (once per load)`,
+  `index: ${N} entries (${(doc.length / 1048576).toFixed(1)} MB JSON); parse + ` +
+    `validate ${load.ms.toFixed(0)} ms, prepare ${prep.ms.toFixed(0)} ms (once per load)`,
 );
 
 // Warm-up (JIT), not counted.
@@ -225,7 +226,9 @@ console.log(widths.map((w) => "-".repeat(w)).join("  "));
 for (const row of table.slice(1)) console.log(line(row));
 console.log();
 console.log(
-  `median over queries: ${fmt(median(rows.map((r) => r.ms)))} ms per search (filter peer: ${fmt(median(rows.map((r) => r.peer)))} ms); node ${process.version}, ${process.platform}/${process.arch}`,
+  `median over queries: ${fmt(median(rows.map((r) => r.ms)))} ms per search (filter ` +
+    `peer: ${fmt(median(rows.map((r) => r.peer)))} ms); ` +
+    `node ${process.version}, ${process.platform}/${process.arch}`,
 );
 const missed = rows.filter((r) => !r.ok).map((r) => r.name);
 if (missed.length) console.log(`targets missed: ${missed.join("; ")}`);

@@ -26,7 +26,8 @@ export default function setup(): void {
   });
   execFileSync(process.execPath, [`${root}scripts/postbuild.mjs`], { stdio: "inherit" });
   writeFileSync(stamp, `built by test/global-setup.ts at ${new Date(started).toISOString()}\n`);
-  // The stamp carries the time the build started: a source saved during the build is newer, so the next run builds again.
+  // The stamp carries the time the build started: a source saved during the build is newer, so the next run builds
+  // again.
   utimesSync(stamp, new Date(started), new Date(started));
 }
 

@@ -73,7 +73,8 @@ function pluginFiles(i, deps, rnd) {
     `export function register(ctx) {`,
     ...hooks.map(
       (h) =>
-        `  ctx.register_hook("${h}", (payload) => {\n    if (payload && payload.session_id === "${key}") return undefined;\n    return undefined;\n  });`,
+        `  ctx.register_hook("${h}", (payload) => {\n    if (payload && payload.session_id === "${key}") ` +
+        "return undefined;\n    return undefined;\n  });",
     ),
     `  ctx.log?.debug?.(describe("${key}"));`,
     `}`,
@@ -82,8 +83,12 @@ function pluginFiles(i, deps, rnd) {
   const files = {
     "plugin.yaml": manifest,
     "index.js": index,
-    "lib/util.js": `export const describe = (k) => \`plugin \${k} (seed ${Math.floor(rnd() * 1e9)})\`;\nexport const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));\n`,
-    "README.md": `# ${key}\n\nA synthetic plugin for the compile benchmark. ${"Lorem ipsum dolor sit amet. ".repeat(1 + (i % 5))}\n`,
+    "lib/util.js":
+      `export const describe = (k) => \`plugin \${k} (seed ${Math.floor(rnd() * 1e9)})\`;\nexport const clamp ` +
+      "= (v, lo, hi) => Math.min(hi, Math.max(lo, v));\n",
+    "README.md":
+      `# ${key}\n\nA synthetic plugin for the compile ` +
+      `benchmark. ${"Lorem ipsum dolor sit amet. ".repeat(1 + (i % 5))}\n`,
   };
   if (i % 2 === 0)
     files["data/defaults.json"] =

@@ -391,7 +391,9 @@ export class Agent {
           exit = "max_turns";
           error = {
             code: "E_AGENT_MAX_TURNS",
-            message: `stopped after ${counters.api_call_count} model call(s) (max_turns ${maxTurns}) without a final answer`,
+            message:
+              `stopped after ${counters.api_call_count} model call(s) (max_turns ${maxTurns}) without a final ` +
+              "answer",
           };
           this.log.warn({ code: "E_AGENT_MAX_TURNS" }, error.message);
           break;

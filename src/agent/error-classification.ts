@@ -132,7 +132,8 @@ export function classificationPayload(
 export function combineClassification(e: unknown, fold: FirstValid<PluginClassification>, log: Logger): Classification {
   if (fold.skipped > 0)
     log.warn(
-      `transform_api_error_classification: used the first valid classification and skipped ${fold.skipped} valid classification(s) from later callbacks`,
+      `transform_api_error_classification: used the first valid classification and skipped ${fold.skipped} ` +
+        "valid classification(s) from later callbacks",
     );
   const winner = fold.value;
   if (!winner) return classifyBuiltin(e);

@@ -425,7 +425,8 @@ async function planAfterFailure(c: LlmCallContext, a: Attempt, failure: unknown)
       : canFallback
         ? "fall back"
         : waitTooLong
-          ? `give up (the server asked to wait ${Math.ceil(retryAfter / 1000)} s, over the ${MAX_RETRY_AFTER_MS / 1000} s limit)`
+          ? `give up (the server asked to wait ${Math.ceil(retryAfter / 1000)} s, over ` +
+            `the ${MAX_RETRY_AFTER_MS / 1000} s limit)`
           : "give up";
   return { interrupted, cls, code, canRetry, canFallback, delay, next };
 }

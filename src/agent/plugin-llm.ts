@@ -104,14 +104,16 @@ export class PluginLlm {
       const g = GATES[what];
       if (!this.d.granted(g.cap) && llm[g.legacy] !== true) {
         throw trustError(
-          `Plugin '${this.d.pluginKey}' may not override the ${what} of host LLM calls ('${value}'): grant ${g.cap} (hermes plugins enable ${this.d.pluginKey} --grant ${g.cap})`,
+          `Plugin '${this.d.pluginKey}' may not override the ${what} of host LLM calls ('${value}'): ` +
+            `grant ${g.cap} (hermes plugins enable ${this.d.pluginKey} --grant ${g.cap})`,
         );
       }
       if (g.list && Array.isArray(llm[g.list])) {
         const allowed = (llm[g.list] as unknown[]).map((x) => String(x).trim().toLowerCase());
         if (!allowed.includes("*") && !allowed.includes(String(value).trim().toLowerCase())) {
           throw trustError(
-            `Plugin '${this.d.pluginKey}' may not use ${what} '${value}': not in plugins.entries.${this.d.pluginKey}.llm.${g.list}`,
+            `Plugin '${this.d.pluginKey}' may not use ${what} '${value}': not in ` +
+              `plugins.entries.${this.d.pluginKey}.llm.${g.list}`,
           );
         }
       }
@@ -145,7 +147,8 @@ export class PluginLlm {
       throw invalid("ctx.llm.complete_structured needs non-empty input");
     const items = input.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join("\n");
     const schemaText = a.json_schema
-      ? `\n\nReply with one JSON value that matches this JSON schema, and nothing else:\n${JSON.stringify(a.json_schema)}`
+      ? "\n\nReply with one JSON value that matches this JSON schema, and nothing " +
+        `else:\n${JSON.stringify(a.json_schema)}`
       : a.json_mode
         ? "\n\nReply with JSON only."
         : "";
@@ -219,7 +222,9 @@ export class PluginLlm {
     this.gate(o, host);
     if (o.provider !== undefined && o.provider.trim().toLowerCase() !== host.name) {
       throw new HermesError("E_PROVIDER_CONFIG", {
-        message: `ctx.llm: provider '${o.provider}' is not configured in this session (the host provider is ${host.name})`,
+        message:
+          `ctx.llm: provider '${o.provider}' is not configured in this session (the host provider ` +
+          `is ${host.name})`,
       });
     }
     const provider = o.model && o.model !== host.model ? host.withModel(o.model) : host;

@@ -25,7 +25,9 @@ export async function spillIfLong(
   await writeFileAtomic(file, text, { mode: 0o600 });
   const omitted = text.length - 2 * PREVIEW;
   return {
-    text: `${text.slice(0, PREVIEW)}\n… [${omitted} characters omitted; the full hook output (${text.length} characters) is in ${file}] …\n${text.slice(-PREVIEW)}`,
+    text:
+      `${text.slice(0, PREVIEW)}\n… [${omitted} characters omitted; the full hook output (${text.length} ` +
+      `characters) is in ${file}] …\n${text.slice(-PREVIEW)}`,
     file,
   };
 }

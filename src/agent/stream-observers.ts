@@ -52,7 +52,8 @@ export class StreamObservers {
         this.queue.splice(i, 1);
         if (this.dropped++ === 0)
           this.log.warn(
-            `stream observers are falling behind; dropping the oldest on_stream_delta events (queue limit ${MAX_QUEUE})`,
+            "stream observers are falling behind; dropping the oldest on_stream_delta events (queue " +
+              `limit ${MAX_QUEUE})`,
           );
       }
     }

@@ -71,14 +71,16 @@ export class TimelinePrinter {
       case "middleware":
         this.line(
           "middleware  ",
-          `${ev.kind.padEnd(34)} ${owners(ev.owners)}${ev.trace ? `  trace=${traceText(ev.trace)}` : ""}${ev.detail ? `  ${ev.detail}` : ""}`,
+          `${ev.kind.padEnd(34)} ${owners(ev.owners)}${ev.trace ? `  trace=${traceText(ev.trace)}` : ""}` +
+            `${ev.detail ? `  ${ev.detail}` : ""}`,
         );
         return;
       case "llm_attempt":
         this.depth = 1;
         this.line(
           "",
-          `model call ${ev.api_call_count}${ev.retry_count ? ` (retry ${ev.retry_count})` : ""} · provider ${ev.provider}, model ${ev.model}`,
+          `model call ${ev.api_call_count}${ev.retry_count ? ` (retry ${ev.retry_count})` : ""} · ` +
+            `provider ${ev.provider}, model ${ev.model}`,
         );
         this.depth = 2;
         return;

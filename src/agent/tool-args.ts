@@ -55,7 +55,9 @@ export function parseToolArgs(raw: unknown, parameters?: unknown): ParsedArgs {
       } catch (e) {
         return {
           ok: false,
-          error: `the arguments are not valid JSON (${(e as Error).message}); got ${JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)}`,
+          error:
+            `the arguments are not valid JSON (${(e as Error).message}); ` +
+            `got ${JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)}`,
         };
       }
       if (typeof value === "string" && value.trim().startsWith("{")) {

@@ -76,7 +76,9 @@ export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<T
   const entry0 = c.tools.get(tool_name);
   const parsed = parseToolArgs(call.function?.arguments ?? "", entry0?.schema?.parameters);
   if (!parsed.ok) {
-    const msg = `invalid arguments for tool '${tool_name}': ${parsed.error}. Nothing was run; call the tool again with a JSON object.`;
+    const msg =
+      `invalid arguments for tool '${tool_name}': ${parsed.error}. Nothing was run; call the tool again with a ` +
+      "JSON object.";
     c.log.warn({ code: "E_AGENT_TOOL_ARGS", tool: tool_name, tool_call_id }, msg);
     return finish(s, {}, errorJson(msg), "error", "invalid_arguments", msg, 0);
   }
@@ -218,7 +220,8 @@ function unavailable(s: CallState, entry: ToolEntry | undefined): Promise<ToolCa
   const { c, tool_name, tool_call_id } = s;
   const known = c.tools.list(c.env).map((t) => t.name);
   const msg = entry
-    ? `tool '${tool_name}' is not available here (its check failed or a required environment variable is unset: ${entry.requires_env.join(", ") || "none"})`
+    ? `tool '${tool_name}' is not available here (its check failed or a required environment variable is ` +
+      `unset: ${entry.requires_env.join(", ") || "none"})`
     : `unknown tool '${tool_name}'; available tools: ${known.join(", ") || "none"}`;
   c.log.warn({ code: "E_AGENT_UNKNOWN_TOOL", tool: tool_name, tool_call_id }, msg);
   return finish(s, s.args, errorJson(msg), "error", "unknown_tool", msg, 0);
@@ -266,7 +269,9 @@ async function applyGuardrails(s: CallState, directive: Directive): Promise<Tool
   const { c, tool_name, tool_call_id, args } = s;
   const g = guard(tool_name, args);
   if (g.hardline) {
-    const msg = `BLOCKED: hardline policy refuses this command (${g.hardline.description}); it never runs, whatever any approval says.`;
+    const msg =
+      `BLOCKED: hardline policy refuses this command (${g.hardline.description}); it never runs, whatever any ` +
+      "approval says.";
     c.log.warn(
       { code: "E_APPROVAL_HARDLINE", tool: tool_name, pattern: g.hardline.key },
       `hardline block: ${brief(args.command ?? args, 200)}`,

@@ -131,7 +131,17 @@ async function oneShot(h: AgentHandle, o: ChatOptions, stdout: NodeJS.WriteStrea
     );
   if (o.json) {
     stdout.write(
-      `${JSON.stringify({ session_id: h.agent.session.session_id, provider: h.provider.name, model: h.agent.model, ...turnJson(r), turns: turns.map(turnJson) }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          session_id: h.agent.session.session_id,
+          provider: h.provider.name,
+          model: h.agent.model,
+          ...turnJson(r),
+          turns: turns.map(turnJson),
+        },
+        null,
+        2,
+      )}` + "\n",
     );
   } else if (r.answer !== null) stdout.write(`${r.answer}\n`);
   else if (r.error) process.stderr.write(`${r.error.code}: ${r.error.message}\n`);
@@ -221,7 +231,8 @@ async function repl(
   if (rl) {
     reader = rl;
     stderr.write(
-      `hermes chat · provider ${h.provider.name}, model ${h.agent.model} · /help for commands, Ctrl-C to interrupt, /exit to leave\n`,
+      `hermes chat · provider ${h.provider.name}, model ${h.agent.model} · /help for commands, Ctrl-C to ` +
+        "interrupt, /exit to leave\n",
     );
   } else {
     reader = createInterface({ input: stdin, terminal: false });

@@ -21,10 +21,14 @@ export const DEMO_PLUGINS = [
 export const DEMO_QUERY =
   "Run `echo hello` in the terminal, greet the demo with hello_world, and tell me what happened.";
 
-const DEMO_SCRIPT = `# The model's side of the demo conversation (the scripted provider plays one turn per model call).
-- call: {tool: terminal, args: {command: "echo hello"}}
+const DEMO_SCRIPT =
+  `# The model's side of the demo conversation (the scripted provider plays one turn per model call).
+- call: ` +
+  `{tool: terminal, args: {command: "echo hello"}}
 - call: {tool: hello_world, args: {name: demo}}
-- say: "The terminal printed \\"hello\\" and hello_world answered \\"Hello, demo!\\". Both tools ran once, through every hook and middleware."
+- say: "The ` +
+  `terminal printed \\"hello\\" and hello_world answered \\"Hello, demo!\\". Both tools ran once, through ` +
+  `every hook and middleware."
 `;
 
 const DEMO_CONFIG = `# hermes demo: a throwaway home with the bundled example plugins enabled.
@@ -108,7 +112,8 @@ export async function runDemo(o: DemoOptions = {}): Promise<DemoResult> {
     write(`hermes demo — a throwaway home at ${home}${o.keep ? "" : " (removed at the end; --keep keeps it)"}`);
     const c = await compile({ home, env });
     write(
-      `compiled: generation ${c.generation}, ${c.plan.lock.load_order.length} plugin(s) load in this order: ${c.plan.lock.load_order.join(" → ")}`,
+      `compiled: generation ${c.generation}, ${c.plan.lock.load_order.length} plugin(s) load in this ` +
+        `order: ${c.plan.lock.load_order.join(" → ")}`,
     );
     const scripted = new ScriptedProvider(await loadScript(join(home, "demo-script.yaml")));
     const provider = new RecordingProvider(scripted, requests);
@@ -117,7 +122,10 @@ export async function runDemo(o: DemoOptions = {}): Promise<DemoResult> {
     try {
       const m = h.runtime.middleware;
       write(
-        `middleware chains: ${(["llm_request", "llm_execution", "tool_request", "tool_execution"] as const).map((k) => `${k}=[${m.owners(k).join(", ")}]`).join("  ")}`,
+        "middleware chains: " +
+          (["llm_request", "llm_execution", "tool_request", "tool_execution"] as const)
+            .map((k) => `${k}=[${m.owners(k).join(", ")}]`)
+            .join("  "),
       );
       write(
         `tools: ${h.runtime.tools
@@ -139,15 +147,23 @@ export async function runDemo(o: DemoOptions = {}): Promise<DemoResult> {
           ?.hermes_middleware_demo === true,
     ).length;
     write(
-      `  tag llm request      ${tagged} of ${requests.length} provider request(s) carried extra_body.metadata.hermes_middleware_demo = true`,
+      `  tag llm request      ${tagged} of ${requests.length} provider request(s) carried ` +
+        "extra_body.metadata.hermes_middleware_demo = true",
     );
     const terminal = result.tool_calls.find((t) => t.tool_name === "terminal");
     write(
-      `  terminal workdir     ${terminal ? `the model sent no workdir; policy and the tool saw workdir=${String(terminal.args.workdir)}  trace=${traceText(terminal.middleware_trace)}` : "no terminal call"}`,
+      "  terminal workdir     " +
+        `${
+          terminal
+            ? `the model sent no workdir; policy and the tool saw workdir=${String(terminal.args.workdir)}  ` +
+              `trace=${traceText(terminal.middleware_trace)}`
+            : "no terminal call"
+        }`,
     );
     write(`  time llm execution   printed one "llm_execution elapsed_ms=…" line per provider call (above)`);
     write(
-      `  annotate tool        wrapped ${result.tool_calls.filter((t) => t.executions === 1).length} tool execution(s); each ran once and its result went back unchanged`,
+      `  annotate tool        wrapped ${result.tool_calls.filter((t) => t.executions === 1).length} tool ` +
+        "execution(s); each ran once and its result went back unchanged",
     );
     write("");
     write(`answer: ${result.answer ?? `(none: ${result.error?.code ?? result.exit_reason})`}`);

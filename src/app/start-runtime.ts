@@ -39,7 +39,8 @@ function describe(changes: readonly PluginChange[]): string {
   return changes
     .map(
       (c) =>
-        `${c.op === "add" ? "+" : c.op === "remove" ? "-" : "~"} ${c.key}${c.details.length ? ` (${c.details.join("; ")})` : ""}`,
+        `${c.op === "add" ? "+" : c.op === "remove" ? "-" : "~"} ${c.key}` +
+        `${c.details.length ? ` (${c.details.join("; ")})` : ""}`,
     )
     .join(", ");
 }
@@ -70,7 +71,9 @@ async function checkManagedLock(
   if (lock && wasEdited(lock, plan)) {
     throw new HermesError("E_LOCK_TAMPERED", {
       message: `the lock of this ${marker.kind}-managed home cannot be trusted: ${EDITED}`,
-      hint: `run \`${deploymentFix(marker, lock.deployment.spec)}\` to write it again; a managed home is only compiled by its deployment`,
+      hint:
+        `run \`${deploymentFix(marker, lock.deployment.spec)}\` to write it again; a managed home is only ` +
+        "compiled by its deployment",
     });
   }
   if (!lock || plan.lock.inputs_hash !== lock.inputs_hash) {
@@ -81,14 +84,21 @@ async function checkManagedLock(
         ? `hermes compile --spec ${pending.spec} --managed ${pending.kind ?? marker.kind}`
         : "hermes compile";
       throw new HermesError("E_COMPILE_INTERRUPTED", {
-        message: `a compile of this ${marker.kind}-managed home${pending.spec ? ` from ${pending.spec}` : ""} started at ${pending.at} did not finish (killed or failed mid-apply), so its config and links are ahead of the lock in force (${what})`,
-        hint: `re-run that same compile: \`${rerun}\` (or the ${marker.kind} activation that ran it); nothing else needs fixing`,
+        message:
+          `a compile of this ${marker.kind}-managed home${pending.spec ? ` from ${pending.spec}` : ""} started ` +
+          `at ${pending.at} did not finish (killed or failed mid-apply), so its config and links are ahead of ` +
+          `the lock in force (${what})`,
+        hint:
+          `re-run that same compile: \`${rerun}\` (or the ${marker.kind} activation that ran it); nothing else ` +
+          "needs fixing",
       });
     }
     const spec = lock?.deployment.spec;
     throw new HermesError("E_COMPILE_STALE", {
       message: `the lock of this ${marker.kind}-managed home does not match the disk: ${what}`,
-      hint: `run \`${spec ? deploymentFix(marker, spec) : `re-run the ${marker.kind} activation`}\` (or re-run the deployment); a managed home is only compiled by its deployment`,
+      hint:
+        `run \`${spec ? deploymentFix(marker, spec) : `re-run the ${marker.kind} activation`}\` (or re-run the ` +
+        "deployment); a managed home is only compiled by its deployment",
     });
   }
   await inputs.cache.save().catch(() => undefined);
@@ -123,7 +133,9 @@ async function compileUnmanaged(
         const what = describe(plan.pluginChanges);
         // Never silently: the default log level is warn.
         log.warn(
-          `lock is stale: ${plan.pluginChanges.length ? `plugin(s) changed since the last compile: ${what}` : what}; recompiling`,
+          "lock is " +
+            `stale: ${plan.pluginChanges.length ? `plugin(s) changed since the last compile: ${what}` : what}; ` +
+            "recompiling",
         );
       }
     },
@@ -164,7 +176,9 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
     if (marker) {
       throw new HermesError("E_LOCK_CATALOG", {
         message: `the lock of this ${marker.kind}-managed home cannot run here: ${otherCatalog}`,
-        hint: `run \`${deploymentFix(marker, lock.deployment.spec)}\` with this hermes-kit to compile it for its catalog`,
+        hint:
+          `run \`${deploymentFix(marker, lock.deployment.spec)}\` with this hermes-kit to compile it for its ` +
+          "catalog",
       });
     }
     log.warn(`${otherCatalog}; recompiling`);

@@ -43,7 +43,8 @@ export function enableGrants(view: PluginView, raw: readonly string[] | undefine
   return parseGrantFlag(raw, knownCapabilities(view.candidate.manifest?.capabilities ?? []), view.candidate.key);
 }
 
-/** Consent after `enable` (interactive on a terminal, headless with --grant, pending otherwise). Returns whether config changed. */
+/** Consent after `enable` (interactive on a terminal, headless with --grant, pending otherwise). Returns whether config
+ * changed. */
 export async function consentOnEnable(
   paths: HomePaths,
   view: PluginView,

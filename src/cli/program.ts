@@ -18,7 +18,9 @@ export function applyLogLevel(o: { verbose?: boolean; quiet?: boolean }): void {
   if (o.quiet) return setLogLevel("error");
   if (envLogLevel() === false) {
     throw new HermesError("E_LOG_LEVEL", {
-      message: `HERMES_LOG_LEVEL=${JSON.stringify(process.env.HERMES_LOG_LEVEL)} is not a log level (use ${LOG_LEVELS.join(", ")})`,
+      message:
+        `HERMES_LOG_LEVEL=${JSON.stringify(process.env.HERMES_LOG_LEVEL)} is not a log level ` +
+        `(use ${LOG_LEVELS.join(", ")})`,
     });
   }
 }

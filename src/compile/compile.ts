@@ -316,13 +316,19 @@ export function editCompileCheck(home: string, opts: { cwd?: string; env?: NodeJ
     const owned = marker && spec ? fresh.find((d) => d.file === spec) : undefined;
     if (owned && marker) {
       throw new HermesError("E_CONFIG_MANAGED_KEY", {
-        message: `${owned.message.replace(/ will not load: .*$/, "")} is declared by the ${marker.kind} deployment of this home (spec ${spec}); this change would stop every start, so nothing was written`,
-        hint: `change the deployment: drop \`required\` (or the plugin) from ${spec} and re-run its ${marker.kind} activation (\`hermes compile --spec ${spec} --managed ${marker.kind}\`)`,
+        message:
+          `${owned.message.replace(/ will not load: .*$/, "")} is declared by the ${marker.kind} deployment of ` +
+          `this home (spec ${spec}); this change would stop every start, so nothing was written`,
+        hint:
+          `change the deployment: drop \`required\` (or the plugin) from ${spec} and re-run its ${marker.kind} ` +
+          `activation (\`hermes compile --spec ${spec} --managed ${marker.kind}\`)`,
       });
     }
     // The diagnostics' own hints describe the broken state, which was not written: name where each is declared instead.
     throw new HermesError("E_CONFIG_EDIT_BREAKS_COMPILE", {
-      message: `this change would make compile fail: ${fresh.map((d) => `${d.message} (${formatLocation(d)})`).join("; ")}; nothing was written`,
+      message:
+        "this change would make compile " +
+        `fail: ${fresh.map((d) => `${d.message} (${formatLocation(d)})`).join("; ")}; nothing was written`,
     });
   };
 }

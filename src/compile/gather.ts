@@ -67,7 +67,8 @@ export interface GatherOptions {
   env?: NodeJS.ProcessEnv;
   /** Hash every tree, even immutable store paths and unchanged stat fingerprints. */
   fullHash?: boolean;
-  /** Plan against this config.yaml text instead of the file (a dry run of the migration, an edit checked before it is written). */
+  /** Plan against this config.yaml text instead of the file (a dry run of the migration, an edit checked before it is
+   * written). */
   configText?: string;
 }
 

@@ -207,7 +207,9 @@ export async function assertLinkSlotsFree(paths: HomePaths, want: readonly LockL
     const st = await fsp.lstat(join(paths.home, l.link)).catch(() => undefined);
     if (st && !st.isSymbolicLink()) {
       throw new HermesError("E_FS_WRITE", {
-        message: `${join(paths.home, l.link)} exists and is not a link; hermes compile never replaces real files or folders`,
+        message:
+          `${join(paths.home, l.link)} exists and is not a link; hermes compile never replaces real files or ` +
+          "folders",
         file: join(paths.home, l.link),
         hint: "move it away (it may be a hand-installed plugin with the same name) and compile again",
       });
@@ -293,7 +295,8 @@ export async function listGenerations(paths: HomePaths): Promise<GenerationInfo[
     n !== cur
       ? null
       : rb && rb.to === n
-        ? `rolled back to at ${rb.at}${rb.from !== null ? ` from generation ${rb.from}` : ""}; stays until the next change is compiled`
+        ? `rolled back to at ${rb.at}${rb.from !== null ? ` from generation ${rb.from}` : ""}; stays until the ` +
+          "next change is compiled"
         : n === nums[nums.length - 1]
           ? "the latest compile"
           : "current";

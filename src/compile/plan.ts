@@ -160,7 +160,8 @@ function requiredSkipped(
   // The hint names the one edit that fixes this state, not the generic advice.
   const hint =
     view.verdict.state === "disabled"
-      ? `remove ${c.key} from plugins.disabled in ${inputs.paths.config} (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
+      ? `remove ${c.key} from plugins.disabled in ${inputs.paths.config} (\`hermes plugins enable ${c.key}\`); ` +
+        `it is required by ${owner}`
       : view.verdict.state === "not-enabled"
         ? `enable it (\`hermes plugins enable ${c.key}\`); it is required by ${owner}`
         : `fix the plugin (\`hermes plugins why ${c.key}\`) or drop the requirement in ${owner}`;
@@ -279,7 +280,8 @@ function lockPlugin(
   };
 }
 
-/** A key claimed twice that nothing enables or deploys loads nowhere either way: a warning, not a refusal of the whole home. */
+/** A key claimed twice that nothing enables or deploys loads nowhere either way: a warning, not a refusal of the whole
+ * home. */
 function downgradeUnusedConflicts(
   inputs: CompileInputs,
   set: ReturnType<typeof buildPluginSet>,
@@ -448,7 +450,9 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
   };
   const candidates = candidateFingerprints(inputs);
   // Canonical: a deployment parsed back from the lock (sorted keys) hashes like the one built here.
-  const inputsHash = `sha256:${sha256Hex(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
+  const inputsHash =
+    "sha256:" +
+    `${sha256Hex(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
   const lock: Lock = {
     schema: LOCK_SCHEMA,
     inputs_hash: inputsHash,

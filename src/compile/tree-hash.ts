@@ -92,7 +92,8 @@ export function fingerprint(entries: readonly TreeEntry[]): string {
   const h = sha256();
   for (const e of entries)
     h.update(
-      `${e.type}\0${e.rel}\0${e.mode ?? ""}\0${e.size ?? ""}\0${e.mtimeMs ?? ""}\0${e.ino ?? ""}\0${e.linkTarget ?? ""}\n`,
+      `${e.type}\0${e.rel}\0${e.mode ?? ""}\0${e.size ?? ""}\0${e.mtimeMs ?? ""}\0${e.ino ?? ""}\0` +
+        `${e.linkTarget ?? ""}\n`,
     );
   return h.digest("hex");
 }

@@ -66,7 +66,8 @@ export async function verifyLock(
       "tampered",
       diagnostic(
         "E_LOCK_TAMPERED",
-        `hermes.lock.json is a regular file, not the link to ${LOCK_POINTER}: it was replaced after the compile (an in-place edit such as sed -i does this)`,
+        `hermes.lock.json is a regular file, not the link to ${LOCK_POINTER}: it was replaced after the ` +
+          "compile (an in-place edit such as sed -i does this)",
         { file: paths.lock },
       ),
     );

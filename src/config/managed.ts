@@ -62,7 +62,9 @@ export function assertNotOwned(kind: string, owned: Ownership, path: string[], i
   const listed = item !== undefined && (owned.items[JSON.stringify(path)] ?? []).includes(JSON.stringify(item));
   if (owns || listed) {
     throw new HermesError("E_CONFIG_MANAGED_KEY", {
-      message: `${formatJsonPath(path)}${item !== undefined ? ` item '${item}'` : ""} is set by the ${kind} deployment of this home`,
+      message:
+        `${formatJsonPath(path)}${item !== undefined ? ` item '${item}'` : ""} is set by the ${kind} ` +
+        "deployment of this home",
     });
   }
 }

@@ -126,7 +126,8 @@ export async function validateConfigFile(file: string): Promise<Diagnostic[]> {
     out.push(
       diagnostic(
         "W_CONFIG_UNKNOWN_KEY",
-        `unknown top-level key '${k}'${near ? `; did you mean '${near}'?` : " (read neither by hermes-kit nor by the original Hermes)"}`,
+        `unknown top-level key '${k}'` +
+          `${near ? `; did you mean '${near}'?` : " (read neither by hermes-kit nor by the original Hermes)"}`,
         cfg.source.locate([k], { key: true }),
       ),
     );
@@ -141,7 +142,8 @@ export async function validateConfigFile(file: string): Promise<Diagnostic[]> {
     out.push(
       diagnostic(
         "W_CONFIG_UNKNOWN_PROVIDER",
-        `model.provider '${provider}' is not a provider of hermes-kit's agent${near ? `; did you mean '${near}'?` : ""} (accepted: ${ACCEPTED_PROVIDERS.join(", ")})`,
+        `model.provider '${provider}' is not a provider of hermes-kit's ` +
+          `agent${near ? `; did you mean '${near}'?` : ""} (accepted: ${ACCEPTED_PROVIDERS.join(", ")})`,
         cfg.source.locate(["model", "provider"]),
       ),
     );

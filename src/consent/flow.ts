@@ -130,13 +130,17 @@ export function parseGrantFlag(raw: readonly string[], declared: readonly Capabi
     if (!item) return;
     if (!isCapabilityId(item)) {
       throw new HermesError("E_GRANT_UNKNOWN_CAPABILITY", {
-        message: `--grant item ${i + 1} '${item}' is not a capability id${didYouMean(item, CAPABILITY_IDS)} (known: ${CAPABILITY_IDS.join(", ")})`,
+        message:
+          `--grant item ${i + 1} '${item}' is not a capability id${didYouMean(item, CAPABILITY_IDS)} ` +
+          `(known: ${CAPABILITY_IDS.join(", ")})`,
         path: `--grant[${i}]`,
       });
     }
     if (!declared.includes(item)) {
       throw new HermesError("E_GRANT_UNDECLARED", {
-        message: `--grant item ${i + 1} '${item}': plugin ${key} does not declare it (declared: ${declared.join(", ") || "none"})${didYouMean(item, declared)}`,
+        message:
+          `--grant item ${i + 1} '${item}': plugin ${key} does not declare it ` +
+          `(declared: ${declared.join(", ") || "none"})${didYouMean(item, declared)}`,
         path: `--grant[${i}]`,
       });
     }
@@ -177,7 +181,8 @@ export async function runConsent(r: ConsentRun): Promise<ConsentOutcome> {
     io.out(`✓ Granted: ${r.grants.join(", ")} (plugins.entries.${r.key}.granted_capabilities, via --grant)`);
     if (pending.length)
       io.out(
-        `  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${r.key} --grant ${pending.join(",")}`,
+        `  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${r.key} ` +
+          `--grant ${pending.join(",")}`,
       );
     return { granted: union, pending, recorded: true };
   }
@@ -193,12 +198,15 @@ export async function runConsent(r: ConsentRun): Promise<ConsentOutcome> {
   io.out(`  Plugin ${r.key} ${verb} the following capabilities:`);
   for (const c of st.pending) io.out(`    ${c} — ${CAPABILITIES[c].summary}`);
   io.out(
-    "  Granting trusts the plugin author with these host surfaces. This is consent, not a sandbox: plugins run in-process with your privileges.",
+    "  Granting trusts the plugin author with these host surfaces. This is consent, not a sandbox: plugins " +
+      "run in-process with your privileges.",
   );
   const carried = st.hashCurrent ? [] : st.recorded.filter((c) => declared.includes(c));
   if (!io.interactive) {
     io.out(
-      `  Non-interactive session: capabilities NOT granted (fail closed). Review with \`hermes plugins capabilities ${r.key}\`; grant with \`hermes plugins enable ${r.key} --grant ${st.pending.join(",")}\` or interactively on a terminal.`,
+      `  Non-interactive session: capabilities NOT granted (fail closed). Review with \`hermes plugins ` +
+        `capabilities ${r.key}\`; grant with \`hermes plugins enable ${r.key} ` +
+        `--grant ${st.pending.join(",")}\` or interactively on a terminal.`,
     );
     if (carried.length) {
       io.out(`  Earlier grants (${carried.join(", ")}) stay suspended until the new capability set is consented to.`);
@@ -214,7 +222,8 @@ export async function runConsent(r: ConsentRun): Promise<ConsentOutcome> {
   // The person saw the new set and kept only what was granted before: that is a consent to the set.
   if (carried.length) await recordConsent(r.configFile, r.key, [], declared, st.storedVia ?? "interactive", r.guard);
   io.out(
-    `  Declined. ${r.key} keeps these capabilities off; it should degrade gracefully (ctx.has_capability()). Grant later with \`hermes plugins enable ${r.key}\`.`,
+    `  Declined. ${r.key} keeps these capabilities off; it should degrade gracefully (ctx.has_capability()). ` +
+      `Grant later with \`hermes plugins enable ${r.key}\`.`,
   );
   const kept = st.hashCurrent || carried.length ? st.recorded.filter((c) => declared.includes(c)) : [];
   return { granted: kept, pending: st.pending, recorded: carried.length > 0 };

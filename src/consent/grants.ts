@@ -87,7 +87,8 @@ export function resolveGrants(input: GrantInput): { grants: ResolvedGrants; diag
     diagnostics.push(
       diagnostic(
         "W_GRANT_STALE",
-        `plugin ${input.key}: grant(s) ${[...notCarried].join(", ")} not carried: ${current ? "no longer declared" : "the declared capabilities changed since consent"}`,
+        `plugin ${input.key}: grant(s) ${[...notCarried].join(", ")} not ` +
+          `carried: ${current ? "no longer declared" : "the declared capabilities changed since consent"}`,
         { path: `plugins.entries.${input.key}.granted_capabilities` },
       ),
     );
@@ -99,7 +100,8 @@ export function resolveGrants(input: GrantInput): { grants: ResolvedGrants; diag
       diagnostics.push(
         diagnostic(
           "W_GRANT_LEGACY_ONLY",
-          `plugin ${input.key}: legacy key ${legacy.join(".")} is set but no consent is recorded for '${cap}'; not granted`,
+          `plugin ${input.key}: legacy key ${legacy.join(".")} is set but no consent is recorded for ` +
+            `'${cap}'; not granted`,
           {
             path: `plugins.entries.${input.key}.${legacy.join(".")}`,
           },

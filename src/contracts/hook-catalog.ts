@@ -304,7 +304,8 @@ export const HOOK_CATALOG = {
       "request",
     ],
     summary:
-      "Before each attempt of an auxiliary LLM call (titles, compression, approvals), which never fires the api_request hooks.",
+      "Before each attempt of an auxiliary LLM call (titles, compression, approvals), which never fires the " +
+      "api_request hooks.",
     telemetry: true,
   },
   post_auxiliary_call: {
@@ -444,7 +445,8 @@ export const HOOK_CATALOG = {
     timeout: "unbounded",
     payload: ["event", "gateway", "session_store"],
     summary:
-      "Each inbound gateway message before auth and dispatch: skip it, rewrite its text, or allow it; errors fall through.",
+      "Each inbound gateway message before auth and dispatch: skip it, rewrite its text, or allow it; errors " +
+      "fall through.",
     telemetry: true,
   },
   agent_loop_stopped: {
@@ -638,7 +640,8 @@ export const MIDDLEWARE_CATALOG = {
     shape: "request",
     payloadKey: "request",
     summary:
-      "Rewrites the provider request once per attempt (retries and fallbacks included); each callback sees the previous rewrite.",
+      "Rewrites the provider request once per attempt (retries and fallbacks included); each callback sees " +
+      "the previous rewrite.",
   },
   llm_execution: {
     shape: "execution",
@@ -649,7 +652,8 @@ export const MIDDLEWARE_CATALOG = {
     shape: "request",
     payloadKey: "args",
     summary:
-      "Rewrites tool arguments before policy (pre_tool_call, approvals) sees them; each callback sees the previous rewrite.",
+      "Rewrites tool arguments before policy (pre_tool_call, approvals) sees them; each callback sees the " +
+      "previous rewrite.",
   },
   tool_execution: {
     shape: "execution",

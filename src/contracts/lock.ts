@@ -181,5 +181,8 @@ export async function readLock(file: string): Promise<Lock | undefined> {
 /** Why a lock cannot run with this hook catalog (it names hooks compiled against another), or undefined. */
 export function lockCatalogProblem(lock: Pick<Lock, "hook_catalog">): string | undefined {
   if (lock.hook_catalog === HOOK_CATALOG_VERSION) return undefined;
-  return `hermes.lock.json was compiled for hook catalog ${lock.hook_catalog}; this hermes-kit runs ${HOOK_CATALOG_VERSION}`;
+  return (
+    `hermes.lock.json was compiled for hook catalog ${lock.hook_catalog}; this hermes-kit ` +
+    `runs ${HOOK_CATALOG_VERSION}`
+  );
 }

@@ -11,7 +11,8 @@ export function isInside(root: string, p: string): boolean {
   return r === "" || (!r.startsWith(`..${sep}`) && r !== ".." && !isAbsolute(r));
 }
 
-/** A relative path that cannot leave the folder it is joined to: not empty, not absolute, no drive or UNC prefix, no `..` segment. */
+/** A relative path that cannot leave the folder it is joined to: not empty, not absolute, no drive or UNC prefix, no
+ * `..` segment. */
 export function isContainedRelativePath(p: string): boolean {
   if (!p || p.startsWith("/") || p.startsWith("\\") || /^[A-Za-z]:/.test(p)) return false;
   return !p.split(/[\\/]+/).some((seg) => seg === "..");

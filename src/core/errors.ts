@@ -78,7 +78,9 @@ export const ERROR_CATALOG = {
   },
   E_LOG_LEVEL: {
     title: "HERMES_LOG_LEVEL names no log level",
-    hint: "set HERMES_LOG_LEVEL to one of trace, debug, info, warn, error, fatal, silent (or unset it), or use --verbose / --quiet",
+    hint:
+      "set HERMES_LOG_LEVEL to one of trace, debug, info, warn, error, fatal, silent (or unset it), or use " +
+      "--verbose / --quiet",
     exit: 2,
   },
   E_CONFIG_MANAGED_KEY: {
@@ -87,7 +89,9 @@ export const ERROR_CATALOG = {
   },
   E_CONFIG_EDIT_BREAKS_COMPILE: {
     title: "the config edit would make the home fail to compile; nothing was written",
-    hint: "fix what the message names, or first drop the requirement it names (plugins.entries.<key>.required, the manifest's required:), then run the command again",
+    hint:
+      "fix what the message names, or first drop the requirement it names (plugins.entries.<key>.required, the " +
+      "manifest's required:), then run the command again",
   },
   E_MANIFEST_NOT_MAPPING: {
     title: "plugin.yaml must be a YAML mapping",
@@ -163,7 +167,9 @@ export const ERROR_CATALOG = {
   },
   E_PLUGIN_TOOL_OVERRIDE: {
     title: "a plugin asked to override a tool without the tools.override capability",
-    hint: "grant it: hermes plugins enable <key> --grant tools.override, or register the tool without override under another name",
+    hint:
+      "grant it: hermes plugins enable <key> --grant tools.override, or register the tool without override " +
+      "under another name",
   },
   E_PLUGIN_NEXT_CALL_REUSED: {
     title: "a middleware callback called next_call() more than once",
@@ -203,7 +209,9 @@ export const ERROR_CATALOG = {
   },
   E_HOME_NOT_FOUND: {
     title: "the Hermes home does not exist; a read-only command never creates one",
-    hint: "check --home / HERMES_HOME / --profile; commands that set a home up (plugins enable, install, compile) create it",
+    hint:
+      "check --home / HERMES_HOME / --profile; commands that set a home up (plugins enable, install, compile) " +
+      "create it",
   },
   W_ORDER_MISSING_DEPENDENCY: {
     title: "a plugin requires a plugin that is not enabled or installed",
@@ -243,7 +251,9 @@ export const ERROR_CATALOG = {
   },
   E_SPEC_KEY_MISMATCH: {
     title: "a deploy spec entry states a key its manifest does not have",
-    hint: "set `key` to the manifest's `name` (or drop `key`); the key names the link and every config entry of the plugin",
+    hint:
+      "set `key` to the manifest's `name` (or drop `key`); the key names the link and every config entry of " +
+      "the plugin",
   },
   E_GRANT_UNKNOWN_CAPABILITY: {
     title: "a grant names a capability id that does not exist",
@@ -279,7 +289,9 @@ export const ERROR_CATALOG = {
   },
   E_COMPILE_INTERRUPTED: {
     title: "a compile of this managed home did not finish (killed or failed mid-apply)",
-    hint: "re-run the same compile (the command in the message, or the deployment's activation); nothing else needs fixing",
+    hint:
+      "re-run the same compile (the command in the message, or the deployment's activation); nothing else " +
+      "needs fixing",
   },
   E_COMPILE_NO_GENERATION: {
     title: "the requested generation does not exist",
@@ -295,7 +307,9 @@ export const ERROR_CATALOG = {
   },
   E_LOCK_TAMPERED: {
     title: "hermes.lock.json was changed by something other than hermes compile",
-    hint: "run `hermes compile` to write it again from its inputs (in a managed home: re-run the deployment, `hermes compile --spec FILE --managed KIND`)",
+    hint:
+      "run `hermes compile` to write it again from its inputs (in a managed home: re-run the deployment, " +
+      "`hermes compile --spec FILE --managed KIND`)",
   },
   E_LOCK_MISSING: {
     title: "there is no lock to verify",
@@ -315,7 +329,9 @@ export const ERROR_CATALOG = {
   },
   E_AGENT_NO_PROVIDER: {
     title: "no model provider is configured",
-    hint: "pass --provider scripted --script FILE, or --provider openai-compatible --base-url URL --model NAME, or set model: {provider, base_url, default} in config.yaml",
+    hint:
+      "pass --provider scripted --script FILE, or --provider openai-compatible --base-url URL --model NAME, or " +
+      "set model: {provider, base_url, default} in config.yaml",
     exit: 2,
   },
   E_AGENT_MAX_TURNS: {
@@ -324,7 +340,9 @@ export const ERROR_CATALOG = {
   },
   E_AGENT_INTERRUPTED: {
     title: "the turn was interrupted",
-    hint: "nothing was left half-done: the running tool or model call was cancelled and the hooks saw interrupted: true",
+    hint:
+      "nothing was left half-done: the running tool or model call was cancelled and the hooks saw interrupted: " +
+      "true",
   },
   E_AGENT_TOOL_ARGS: {
     title: "the model sent tool arguments that are not a JSON object",
@@ -344,7 +362,9 @@ export const ERROR_CATALOG = {
   },
   E_AGENT_LLM_TRUST: {
     title: "ctx.llm refused an override the plugin is not trusted for",
-    hint: "grant the llm.*_override capability (hermes plugins enable <key> --grant llm.model_override) or drop the override",
+    hint:
+      "grant the llm.*_override capability (hermes plugins enable <key> --grant llm.model_override) or drop " +
+      "the override",
   },
   E_AGENT_LLM_INVALID: {
     title: "ctx.llm was called with invalid arguments, or the output does not match the schema",
@@ -356,7 +376,9 @@ export const ERROR_CATALOG = {
   },
   E_PROVIDER_CONFIG: {
     title: "the model provider settings are not valid",
-    hint: "check --provider/--base-url/--model or the model: section of config.yaml (provider, base_url, default, api_key_env)",
+    hint:
+      "check --provider/--base-url/--model or the model: section of config.yaml (provider, base_url, default, " +
+      "api_key_env)",
     exit: 2,
   },
   E_PROVIDER_NO_KEY: {
@@ -393,11 +415,15 @@ export const ERROR_CATALOG = {
   },
   E_APPROVAL_TRANSPORT: {
     title: "the selected approval transport failed, so the action was denied",
-    hint: "check the transport plugin (security.approval.transport); set security.approval.transport_fallback: builtin to fall back to the built-in prompt",
+    hint:
+      "check the transport plugin (security.approval.transport); set security.approval.transport_fallback: " +
+      "builtin to fall back to the built-in prompt",
   },
   E_MCP_CONFIG_INVALID: {
     title: "an mcp_servers entry in config.yaml is not valid; that server is skipped",
-    hint: "give the server either command (stdio) or url (HTTP), with args/env/cwd or headers as documented in schemas/config.schema.json",
+    hint:
+      "give the server either command (stdio) or url (HTTP), with args/env/cwd or headers as documented in " +
+      "schemas/config.schema.json",
   },
   W_MCP_CONFIG_ADJUSTED: {
     title: "an mcp_servers value was adjusted (clamped timeout, unset ${VAR}, renamed tool)",
@@ -405,7 +431,9 @@ export const ERROR_CATALOG = {
   },
   E_MCP_NOT_ALLOWED: {
     title: "a plugin called an MCP server that is not in its allowlist",
-    hint: "add the server name to plugins.entries.<key>.mcp_allowlist in config.yaml (exact names; no wildcard; default is no MCP access)",
+    hint:
+      "add the server name to plugins.entries.<key>.mcp_allowlist in config.yaml (exact names; no wildcard; " +
+      "default is no MCP access)",
   },
   E_MCP_UNKNOWN_SERVER: {
     title: "no MCP server of that name is configured and enabled",
@@ -417,7 +445,9 @@ export const ERROR_CATALOG = {
   },
   E_MCP_TIMEOUT: {
     title: "an MCP call did not answer within its timeout",
-    hint: "raise the timeout (mcp_servers.<name>.timeout, or call_mcp's timeout; at most 600 s) or fix the server; the call was cancelled",
+    hint:
+      "raise the timeout (mcp_servers.<name>.timeout, or call_mcp's timeout; at most 600 s) or fix the server; " +
+      "the call was cancelled",
   },
   E_MCP_SERVER_CLOSED: {
     title: "an MCP server exited or dropped the connection during a call",
@@ -473,7 +503,9 @@ export const ERROR_CATALOG = {
   },
   E_PACK_NOT_FOUND: {
     title: "the pack file does not exist or is not a file",
-    hint: "pass the path of a hermes-pack.yaml (or an https:// URL, or a bundle made by `hermes plugins pack export --bundle`)",
+    hint:
+      "pass the path of a hermes-pack.yaml (or an https:// URL, or a bundle made by `hermes plugins pack " +
+      "export --bundle`)",
   },
   E_PACK_TOO_LARGE: {
     title: "the pack is larger than the 1 MiB limit",
@@ -493,7 +525,9 @@ export const ERROR_CATALOG = {
   },
   E_PACK_NOT_INTERACTIVE: {
     title: "pack install needs a terminal to review and confirm the pack; nothing was installed",
-    hint: "run it in a terminal (there is no --yes); for unattended installs use a deploy spec (hermes compile --spec) or install plugins one by one with --ref",
+    hint:
+      "run it in a terminal (there is no --yes); for unattended installs use a deploy spec (hermes compile " +
+      "--spec) or install plugins one by one with --ref",
   },
   E_PACK_ABORTED: {
     title: "the pack install was not confirmed; nothing was installed",
@@ -501,20 +535,29 @@ export const ERROR_CATALOG = {
   },
   E_PACK_INSTALL_FAILED: {
     title: "some plugins of the pack failed to install; the others stay installed",
-    hint: "fix the failures listed (each names its plugin), then run the pack install again with --force, or install the failed ones by hand",
+    hint:
+      "fix the failures listed (each names its plugin), then run the pack install again with --force, or " +
+      "install the failed ones by hand",
   },
   E_PACK_EXPORT_EMPTY: {
     title: "there is nothing to export: no installed plugin has git provenance",
-    hint: "only git-installed plugins (hermes plugins install) can be exported; local and Nix-managed plugins are listed as comments",
+    hint:
+      "only git-installed plugins (hermes plugins install) can be exported; local and Nix-managed plugins are " +
+      "listed as comments",
   },
   E_BUNDLE_CORRUPT: {
     title: "the bundle is truncated, modified or not a hermes-kit bundle; nothing was installed",
-    hint: "export the bundle again (hermes plugins pack export --bundle) and copy it in binary mode; compare its sha256 with the one printed by the export",
+    hint:
+      "export the bundle again (hermes plugins pack export --bundle) and copy it in binary mode; compare its " +
+      "sha256 with the one printed by the export",
   },
   E_BUNDLE_UNSAFE_ENTRY: {
     title:
-      "the bundle holds an entry that is absolute, leaves the bundle, or is not a plain file, folder or inner link; nothing was installed",
-    hint: "only bundles written by `hermes plugins pack export --bundle` are accepted; do not unpack and repack them by hand",
+      "the bundle holds an entry that is absolute, leaves the bundle, or is not a plain file, folder or " +
+      "inner link; nothing was installed",
+    hint:
+      "only bundles written by `hermes plugins pack export --bundle` are accepted; do not unpack and repack " +
+      "them by hand",
   },
   E_BUNDLE_MANIFEST_INVALID: {
     title: "the bundle's manifest (hermes-bundle.json) is missing or not valid; nothing was installed",
@@ -530,15 +573,21 @@ export const ERROR_CATALOG = {
   },
   E_BUNDLE_TOO_LARGE: {
     title: "the bundle unpacks to more than the size or entry-count limit",
-    hint: "bundles are capped at 1 GiB unpacked and 200 000 entries; split the pack (pack export --name … with fewer plugins)",
+    hint:
+      "bundles are capped at 1 GiB unpacked and 200 000 entries; split the pack (pack export --name … with " +
+      "fewer plugins)",
   },
   E_BUNDLE_EXPORT_SOURCE: {
     title: "a plugin cannot be bundled: its git checkout does not hold the recorded revision",
-    hint: "reinstall the plugin (hermes plugins install <source> --force --ref <revision>) so its checkout holds the revision, then export again",
+    hint:
+      "reinstall the plugin (hermes plugins install <source> --force --ref <revision>) so its checkout holds " +
+      "the revision, then export again",
   },
   E_INSTALL_IDENTIFIER: {
     title: "the install identifier is not a git URL, owner/repo[/subdir] or index name",
-    hint: "use owner/repo, owner/repo/path/to/plugin, a git URL (https, ssh, git@, file://, #subdir), a local path (./folder, /srv/git/repo.git) or an exact index name",
+    hint:
+      "use owner/repo, owner/repo/path/to/plugin, a git URL (https, ssh, git@, file://, #subdir), a local path " +
+      "(./folder, /srv/git/repo.git) or an exact index name",
     exit: 2,
   },
   E_INSTALL_REF_NOT_SHA: {
@@ -556,11 +605,15 @@ export const ERROR_CATALOG = {
   },
   E_INSTALL_NAME_INVALID: {
     title: "the plugin name cannot be used as a folder name",
-    hint: "the manifest name (or the repository or subdirectory name) must not be empty, hidden, or contain '/', '\\' or '..'; ask the author to fix plugin.yaml",
+    hint:
+      "the manifest name (or the repository or subdirectory name) must not be empty, hidden, or contain '/', " +
+      "'\\' or '..'; ask the author to fix plugin.yaml",
   },
   E_INSTALL_SUBDIR_ESCAPE: {
     title: "the plugin subdirectory leaves the repository",
-    hint: "name a folder inside the repository, relative to its root, without '..' and not through a symlink that points outside",
+    hint:
+      "name a folder inside the repository, relative to its root, without '..' and not through a symlink that " +
+      "points outside",
   },
   E_INSTALL_SUBDIR_MISSING: {
     title: "the plugin subdirectory does not exist in the repository or is not a folder",
@@ -576,11 +629,15 @@ export const ERROR_CATALOG = {
   },
   E_INSTALL_EXISTS: {
     title: "a plugin of that name is already installed",
-    hint: "unpinned: `hermes plugins update <name>`; pinned: `hermes plugins install <source> --force --ref <40-character commit SHA>`; --force reinstalls",
+    hint:
+      "unpinned: `hermes plugins update <name>`; pinned: `hermes plugins install <source> --force --ref " +
+      "<40-character commit SHA>`; --force reinstalls",
   },
   E_INSTALL_LOCAL_PATH: {
     title: "the local path to install from does not exist or is not a folder",
-    hint: "give the path of the plugin's folder (the one with plugin.yaml) or of its git repository; owner/repo names a GitHub repository",
+    hint:
+      "give the path of the plugin's folder (the one with plugin.yaml) or of its git repository; owner/repo " +
+      "names a GitHub repository",
   },
   E_INSTALL_LOCAL_NOT_GIT: {
     title: "--ref was given for a local folder that is not in a git repository",
@@ -593,7 +650,9 @@ export const ERROR_CATALOG = {
   },
   E_INSTALL_SCAN_BLOCKED: {
     title: "the security scan found dangerous content; nothing was installed",
-    hint: "review the findings; --force does not override a dangerous verdict; after review an operator may waive a finding for this exact revision in plugins.scan_waivers",
+    hint:
+      "review the findings; --force does not override a dangerous verdict; after review an operator may waive " +
+      "a finding for this exact revision in plugins.scan_waivers",
   },
   E_INSTALL_SCAN_CAUTION: {
     title: "the security scan verdict is 'caution' and nobody accepted it; nothing was installed",
@@ -601,7 +660,9 @@ export const ERROR_CATALOG = {
   },
   E_INSTALL_METADATA_CORRUPT: {
     title: "plugins/.install-metadata.json is not valid",
-    hint: "fix the file at the position shown, or delete it (it only records source, revision and pin of git installs); nothing was changed",
+    hint:
+      "fix the file at the position shown, or delete it (it only records source, revision and pin of git " +
+      "installs); nothing was changed",
   },
   W_INSTALL_METADATA_CORRUPT: {
     title: "plugins/.install-metadata.json is not valid; compile went on without the git origins it records",
@@ -625,11 +686,15 @@ export const ERROR_CATALOG = {
   },
   E_UPDATE_PULL_FAILED: {
     title: "git pull of the plugin failed; the installed plugin was not changed",
-    hint: "see git's message; local commits that diverge from upstream must be rebased or dropped by hand; if upstream rewrote its history, reinstall with hermes plugins install <source> --force",
+    hint:
+      "see git's message; local commits that diverge from upstream must be rebased or dropped by hand; if " +
+      "upstream rewrote its history, reinstall with hermes plugins install <source> --force",
   },
   E_UPDATE_SCAN_BLOCKED: {
     title: "the security scan found dangerous content in the update; the previous revision stays in place",
-    hint: "review the findings; to accept a reviewed finding, add a waiver to plugins.scan_waivers for this plugin, revision and finding id, then update again",
+    hint:
+      "review the findings; to accept a reviewed finding, add a waiver to plugins.scan_waivers for this " +
+      "plugin, revision and finding id, then update again",
   },
   E_REMOVE_FAILED: {
     title: "the plugin could not be removed; it was left as it was",
@@ -649,7 +714,9 @@ export const ERROR_CATALOG = {
   },
   E_GIT_CLONE_FAILED: {
     title: "the repository could not be cloned",
-    hint: "check that the repository exists and that you may read it; for a private repository configure a git credential helper or an ssh key",
+    hint:
+      "check that the repository exists and that you may read it; for a private repository configure a git " +
+      "credential helper or an ssh key",
   },
   E_GIT_BRANCH_NOT_FOUND: {
     title: "the branch named in the URL does not exist in the repository",
@@ -669,7 +736,9 @@ export const ERROR_CATALOG = {
   },
   E_GIT_FAILED: {
     title: "a git command failed",
-    hint: "fix what git's message (quoted in the error) names: the repository path or URL, its permissions, or an empty repository; then run the command again",
+    hint:
+      "fix what git's message (quoted in the error) names: the repository path or URL, its permissions, or an " +
+      "empty repository; then run the command again",
   },
   E_SCAN_DIR_UNREADABLE: {
     title: "the folder to scan does not exist or cannot be read",
@@ -682,7 +751,9 @@ export const ERROR_CATALOG = {
   },
   E_SCAN_BLOCKED: {
     title: "the security scan gave a dangerous verdict; nothing was installed",
-    hint: "review the deciding findings; --force does not override a dangerous verdict, an operator waiver for this exact revision (plugins.scan_waivers) does",
+    hint:
+      "review the deciding findings; --force does not override a dangerous verdict, an operator waiver for " +
+      "this exact revision (plugins.scan_waivers) does",
   },
   E_SCAN_NEEDS_CONFIRMATION: {
     title: "the security scan gave a caution verdict that nobody confirmed",

@@ -28,7 +28,8 @@ function prettyStream(out: NodeJS.WritableStream) {
           .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
           .join(" ");
         out.write(
-          `${LEVEL_NAMES[level as number] ?? level}${plugin ? ` [${String(plugin)}]` : ""}: ${String(msg ?? "")}${extra ? ` ${extra}` : ""}\n`,
+          `${LEVEL_NAMES[level as number] ?? level}${plugin ? ` [${String(plugin)}]` : ""}: ` +
+            `${String(msg ?? "")}${extra ? ` ${extra}` : ""}\n`,
         );
       } catch {
         out.write(line);

@@ -58,7 +58,9 @@ export function assertProfile(opts: HomeOptions & { create?: boolean }): string 
         .sort()
     : [];
   throw new HermesError("E_PROFILE_NOT_FOUND", {
-    message: `profile '${opts.profile}' does not exist (no ${dir})${didYouMean(opts.profile, known)}; existing profiles: ${known.join(", ") || "(none)"}`,
+    message:
+      `profile '${opts.profile}' does not exist (no ${dir})${didYouMean(opts.profile, known)}; existing ` +
+      `profiles: ${known.join(", ") || "(none)"}`,
   });
 }
 

@@ -22,7 +22,8 @@ export const PRECOMPILED_FRAGMENTS = [
   "index.schema.json#/$defs/catalogEntry",
 ] as const;
 
-/** Where the build writes the precompiled validator of a schema id: one CommonJS file per id, so it loads synchronously and a command loads only the schemas it validates against. */
+/** Where the build writes the precompiled validator of a schema id: one CommonJS file per id, so it loads synchronously
+ * and a command loads only the schemas it validates against. */
 export function precompiledFile(id: string): string {
   return `schema-validators/${id.slice(SCHEMA_BASE.length).replace(/[^A-Za-z0-9.-]+/g, "_")}.cjs`;
 }
@@ -162,7 +163,8 @@ export function validateSchema(schema: SchemaName | string, data: unknown, opts:
     return [
       diagnostic(
         "E_SCHEMA_INVALID",
-        `a mapping here has a key named like a built-in method (valueOf, toString, …) and cannot be checked: ${(e as Error).message}`,
+        "a mapping here has a key named like a built-in method (valueOf, toString, …) and cannot be " +
+          `checked: ${(e as Error).message}`,
         where,
       ),
     ];
@@ -240,7 +242,9 @@ export function renderAjvErrors(errors: ErrorObject[], data: unknown, opts: Vali
         break;
       case "enum": {
         const allowed = (e.params.allowedValues as unknown[]).map(String);
-        message = `must be one of ${allowed.join(", ")} (got ${show(value)})${typeof value === "string" ? didYouMean(value, allowed) : ""}`;
+        message =
+          `must be one of ${allowed.join(", ")} ` +
+          `(got ${show(value)})${typeof value === "string" ? didYouMean(value, allowed) : ""}`;
         break;
       }
       case "const":

@@ -54,7 +54,9 @@ function gateLists(c: Candidate, lists: PluginLists, conflict: boolean): Verdict
     return {
       state,
       action: "skip",
-      reason: `exclusive plugin — activate via ${c.category === "context_engine" ? "context.engine" : "memory.provider"} config`,
+      reason:
+        "exclusive plugin — activate " +
+        `via ${c.category === "context_engine" ? "context.engine" : "memory.provider"} config`,
     };
   }
   if (kind === "model-provider")

@@ -83,7 +83,8 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
         diagnostics.push(
           diagnostic(
             "W_ORDER_MISSING_DEPENDENCY",
-            `plugin ${p.key} requires plugin '${dep}' which is not enabled/installed; loading anyway (probe with ctx.has_plugin)`,
+            `plugin ${p.key} requires plugin '${dep}' which is not enabled/installed; loading anyway (probe ` +
+              "with ctx.has_plugin)",
             { path: `${p.key}.requires_plugins` },
           ),
         );

@@ -110,7 +110,10 @@ export function orderList(config: ConfigValue): string[] {
 function shadowReason(s: Shadow): string {
   switch (s.reason) {
     case "impostor":
-      return `ignored: uses the bundled key '${s.by.key}' from a differently named folder (rename it to '${s.by.dirName}' to override)`;
+      return (
+        `ignored: uses the bundled key '${s.by.key}' from a differently named folder (rename it to ` +
+        `'${s.by.dirName}' to override)`
+      );
     case "directory-wins":
       return `shadowed by the ${s.by.source} plugin at ${s.by.path}`;
     case "shadowed":
@@ -138,8 +141,13 @@ export function findPlugin(set: PluginSet, name: string, opts: { includeLosers?:
   if (exact.length === 1) return exact[0]!;
   if (exact.length > 1) {
     throw new HermesError("E_PLUGIN_AMBIGUOUS", {
-      message: `'${name}' matches ${exact.length} plugins: ${exact.map((v) => `${v.candidate.key} at ${v.candidate.path}`).join(", ")}`,
-      hint: `name one by its folder: ${exact.map((v) => `\`hermes plugins why ${v.candidate.path}\``).join(" or ")}; to keep one, rename the other's \`name:\` in its plugin.yaml or remove its folder`,
+      message:
+        `'${name}' matches ${exact.length} ` +
+        `plugins: ${exact.map((v) => `${v.candidate.key} at ${v.candidate.path}`).join(", ")}`,
+      hint:
+        "name one by its " +
+        `folder: ${exact.map((v) => `\`hermes plugins why ${v.candidate.path}\``).join(" or ")}; to keep one, ` +
+        `rename the other's \`name:\` in its plugin.yaml or remove its folder`,
     });
   }
   const leaf = pool.filter(

@@ -53,7 +53,9 @@ export function resolveWinners(candidates: readonly Candidate[]): Resolution {
             },
           ),
           // Each is still addressable by its folder; the fix is one rename or one removal.
-          hint: `neither loads: rename the \`name:\` in one plugin.yaml or remove one folder; inspect each with ${list.map((c) => `\`hermes plugins why ${c.path}\``).join(" / ")}`,
+          hint:
+            `neither loads: rename the \`name:\` in one plugin.yaml or remove one folder; inspect each ` +
+            `with ${list.map((c) => `\`hermes plugins why ${c.path}\``).join(" / ")}`,
         });
       } else ok.set(key, list[0]!);
     }
@@ -71,7 +73,8 @@ export function resolveWinners(candidates: readonly Candidate[]): Resolution {
         diagnostics.push(
           diagnostic(
             "W_DISCOVERY_IMPOSTOR",
-            `${c.path} claims the bundled key '${key}' from a folder named '${c.dirName}'; ignored (rename the folder to '${b.dirName}' to override the bundled plugin)`,
+            `${c.path} claims the bundled key '${key}' from a folder named '${c.dirName}'; ignored (rename ` +
+              `the folder to '${b.dirName}' to override the bundled plugin)`,
             { file: c.manifestFile ?? c.path },
           ),
         );

@@ -235,7 +235,10 @@ function resolveEntry(
   return { entry, status };
 }
 
-/** The fields of a folder's candidate that discovery knows without reading it (a dangling link, an unreadable folder). */
+/**
+ * The fields of a folder's candidate that discovery knows without reading it (a dangling link, an unreadable
+ * folder).
+ */
 function unloadable(
   source: PluginSource,
   path: string,

@@ -7,7 +7,8 @@ import { redactSecrets, scrubUrl, urlCredentials } from "./identifier.js";
 
 /**
  * Every git call of hermes-kit goes through here (install, update, remove, bundles), so none can hang or leak a secret:
- * a resolved binary, stdin /dev/null (or the input runGitBytes writes), no prompt of any kind (terminal, credential manager, ssh),
+ * a resolved binary, stdin /dev/null (or the input runGitBytes writes), no prompt of any kind (terminal, credential
+ * manager, ssh),
  * a wall-clock timeout, and error text with credentials scrubbed.
  */
 
@@ -96,7 +97,8 @@ function credentialEnv(base: Record<string, string>, rawUrl: string | undefined)
     [`GIT_CONFIG_VALUE_${n}`]: "",
     [`GIT_CONFIG_KEY_${n + 1}`]: "credential.helper",
     [`GIT_CONFIG_VALUE_${n + 1}`]:
-      '!f() { test "$1" = get || exit 0; printf "username=%s\\npassword=%s\\n" "$HERMES_GIT_CRED_USER" "$HERMES_GIT_CRED_PASS"; }; f',
+      '!f() { test "$1" = get || exit 0; printf "username=%s\\npassword=%s\\n" "$HERMES_GIT_CRED_USER" ' +
+      '"$HERMES_GIT_CRED_PASS"; }; f',
     HERMES_GIT_CRED_USER: creds.username,
     HERMES_GIT_CRED_PASS: creds.password,
   };
@@ -151,7 +153,8 @@ function client(opts: GitRunOptions, signal: AbortSignal): SimpleGit {
   const store = (git as unknown as { _plugins?: { add(p: unknown): unknown } })._plugins;
   if (!store || typeof store.add !== "function")
     throw new Error(
-      "internal error: simple-git internals changed (the pinned version has _plugins); cannot set git's stdin to /dev/null",
+      "internal error: simple-git internals changed (the pinned version has _plugins); cannot set git's " +
+        "stdin to /dev/null",
     );
   store.add({
     type: "spawn.options",
@@ -216,8 +219,10 @@ export async function runGitBytes(
 }
 
 /** Progress chatter git prints before the line that matters. */
-const GIT_NOISE_RE =
-  /^(?:Cloning into |remote: (?:Counting|Compressing|Enumerating|Total)|Receiving objects|Resolving deltas|Unpacking objects|Updating files)/;
+const GIT_NOISE_RE = new RegExp(
+  String.raw`^(?:Cloning into |remote: (?:Counting|Compressing|Enumerating|Total)|Receiving objects|` +
+    String.raw`Resolving deltas|Unpacking objects|Updating files)`,
+);
 const GIT_MESSAGE_LINES = 20;
 const GIT_MESSAGE_CHARS = 2000;
 
@@ -267,12 +272,17 @@ export function cloneHint(errorText: string, url: string): string | undefined {
       errorText,
     )
   ) {
-    return `check that ${scrubUrl(url)} exists and that you may read it (for a private repository, configure a git credential helper or an ssh key)`;
+    return (
+      `check that ${scrubUrl(url)} exists and that you may read it (for a private repository, configure a git ` +
+      "credential helper or an ssh key)"
+    );
   }
   if (
-    /could not resolve host|connection refused|timed out|unable to connect|network is unreachable|failed to connect/i.test(
-      errorText,
-    )
+    new RegExp(
+      String.raw`could not resolve host|connection refused|timed out|unable to connect|` +
+        String.raw`network is unreachable|failed to connect`,
+      "i",
+    ).test(errorText)
   ) {
     return "check the network connection and the URL's host and port";
   }

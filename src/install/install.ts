@@ -150,7 +150,8 @@ async function resolveIdentifier(
 ): Promise<{ id: Exclude<Identifier, { kind: "index" }>; indexPin?: string; display: string }> {
   if (local?.kind === "git") {
     o.io.out(
-      `Installing from the local git repository ${local.url.slice("file://".length)}${local.subdir ? ` (subdir: ${local.subdir})` : ""}`,
+      "Installing from the local git " +
+        `repository ${local.url.slice("file://".length)}${local.subdir ? ` (subdir: ${local.subdir})` : ""}`,
     );
     if (local.dirty) o.io.warn(`warning: ${local.path} has uncommitted changes; only what is committed is installed`);
     return {
@@ -164,13 +165,17 @@ async function resolveIdentifier(
   const r = resolveIndexName(idx.entries, id.name);
   if (r.kind === "ambiguous") {
     throw new HermesError("E_INSTALL_INDEX_AMBIGUOUS", {
-      message: `plugin name '${id.name}' is ambiguous in the community index (${idx.source}); candidates:\n${r.candidates.map((c) => `  ${c.name}  → ${installIdentifierOf(c)}`).join("\n")}`,
+      message:
+        `plugin name '${id.name}' is ambiguous in the community index (${idx.source}); ` +
+        `candidates:\n${r.candidates.map((c) => `  ${c.name}  → ${installIdentifierOf(c)}`).join("\n")}`,
     });
   }
   if (r.kind === "unknown") {
     const close = r.closest.map((c) => `  ${c.name}  → ${installIdentifierOf(c)}`).join("\n");
     throw new HermesError("E_INSTALL_INDEX_NOT_FOUND", {
-      message: `plugin '${id.name}' was not found in the community index (${idx.source}); nothing was installed${close ? `\nclosest names:\n${close}` : ""}`,
+      message:
+        `plugin '${id.name}' was not found in the community index (${idx.source}); nothing was ` +
+        `installed${close ? `\nclosest names:\n${close}` : ""}`,
     });
   }
   const e = r.entry;
@@ -180,7 +185,8 @@ async function resolveIdentifier(
   else if (e.ref)
     o.io.out(`Index pins ref '${e.ref}' (not an exact commit SHA); installing the default branch head instead.`);
   o.io.out(
-    `Resolved '${e.name}' via community index (${idx.source}) → ${ident}${indexPin ? ` @ ${indexPin.slice(0, 12)}` : ""}`,
+    `Resolved '${e.name}' via community index (${idx.source}) ` +
+      `→ ${ident}${indexPin ? ` @ ${indexPin.slice(0, 12)}` : ""}`,
   );
   o.io.out(INDEX_TRUST_NOTE);
   const parsed = parseIdentifier(ident);
@@ -216,12 +222,17 @@ async function showAfterInstall(io: Io, dir: string, name: string, display: stri
 function existsError(name: string, target: string, rec: InstallRecord | undefined): HermesError {
   if (rec?.pinned) {
     return new HermesError("E_INSTALL_EXISTS", {
-      message: `plugin '${name}' is already installed at ${target}, pinned to ${rec.revision} from ${rec.source}; nothing was cloned`,
-      hint: `to move the pin run \`hermes plugins install ${rec.source} --force --ref <40-character commit SHA>\` (with --force alone it is reinstalled at ${rec.revision.slice(0, 12)})`,
+      message:
+        `plugin '${name}' is already installed at ${target}, pinned to ${rec.revision} from ${rec.source}; ` +
+        "nothing was cloned",
+      hint:
+        `to move the pin run \`hermes plugins install ${rec.source} --force --ref <40-character commit SHA>\` ` +
+        `(with --force alone it is reinstalled at ${rec.revision.slice(0, 12)})`,
     });
   }
   return new HermesError("E_INSTALL_EXISTS", {
-    message: `plugin '${name}' is already installed at ${target}${rec ? ` from ${rec.source}` : ""}; nothing was cloned`,
+    message:
+      `plugin '${name}' is already installed at ${target}` + `${rec ? ` from ${rec.source}` : ""}; nothing was cloned`,
     hint: rec
       ? `run \`hermes plugins update ${name}\` to pull its latest revision, or add --force to reinstall it`
       : `add --force to replace it (it has no git record, so \`hermes plugins update\` cannot update it)`,
@@ -290,9 +301,12 @@ async function stagedCandidate(stage: Stage, p: Placement): Promise<Candidate> {
   if (!cand) {
     const found = await manifestFolders(stage.plugin);
     throw new HermesError("E_INSTALL_NO_MANIFEST", {
-      message: `${p.display} has no plugin.yaml${p.subdir ? ` in '${p.subdir}'` : " at the top of the repository"}; nothing was installed`,
+      message:
+        `${p.display} has no plugin.yaml${p.subdir ? ` in '${p.subdir}'` : " at the top of the repository"}; ` +
+        "nothing was installed",
       hint: found.length
-        ? `plugin folders in this repository: ${found.join(", ")}; install one with ${p.display.replace(/\/+$/, "")}/${found[0]} (or <url>#${found[0]})`
+        ? `plugin folders in this repository: ${found.join(", ")}; install one ` +
+          `with ${p.display.replace(/\/+$/, "")}/${found[0]} (or <url>#${found[0]})`
         : "a plugin needs a plugin.yaml at the top of its folder; point the identifier at the folder that has one",
     });
   }
@@ -302,7 +316,9 @@ async function stagedCandidate(stage: Stage, p: Placement): Promise<Candidate> {
   const errors = cand.diagnostics.filter((d) => d.severity === "error");
   if (errors.length || (!cand.manifest && cand.status !== "portable")) {
     throw new HermesError("E_INSTALL_MANIFEST_INVALID", {
-      message: `the plugin in ${where} cannot load (${errors.length} problem(s) in its manifest or files); nothing was installed`,
+      message:
+        `the plugin in ${where} cannot load (${errors.length} problem(s) in its manifest or files); nothing ` +
+        "was installed",
       diagnostics: relocate(errors, stage.plugin, cand.name),
     });
   }
@@ -327,7 +343,9 @@ async function checkReplaceable(
   }
   if (!p.record?.pinned && prior?.pinned) {
     throw new HermesError("E_INSTALL_PINNED", {
-      message: `plugin '${name}' is pinned to ${prior.revision}; reinstall it with an explicit --ref <40-character commit SHA> to change its source or revision`,
+      message:
+        `plugin '${name}' is pinned to ${prior.revision}; reinstall it with an explicit --ref <40-character ` +
+        "commit SHA> to change its source or revision",
     });
   }
 }
@@ -344,7 +362,8 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
     if (d.severity === "warning") io.warn(`warning ${d.code}: ${d.message}`);
   if (cand.manifest && cand.manifest.manifest_version > SUPPORTED_MANIFEST_VERSION) {
     io.warn(
-      `warning: ${name} declares manifest_version ${cand.manifest.manifest_version}; this hermes-kit supports up to ${SUPPORTED_MANIFEST_VERSION} and loads it with the fields it knows`,
+      `warning: ${name} declares manifest_version ${cand.manifest.manifest_version}; this hermes-kit ` +
+        `supports up to ${SUPPORTED_MANIFEST_VERSION} and loads it with the fields it knows`,
     );
   }
 
@@ -461,7 +480,8 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
       if (inherited) {
         t.revision = inherited.rec.revision;
         io.out(
-          `Keeping the pin of '${inherited.name}' at ${inherited.rec.revision.slice(0, 12)} (same source); pass --ref to move it.`,
+          `Keeping the pin of '${inherited.name}' at ${inherited.rec.revision.slice(0, 12)} (same source); ` +
+            "pass --ref to move it.",
         );
       }
     }
@@ -470,7 +490,8 @@ export async function installPlugin(o: InstallOptions): Promise<InstallResult> {
       io.warn("Warning: Using an insecure or local URL scheme. Consider https:// or ssh for production installs.");
     }
     io.out(
-      `Cloning ${scrubUrl(t.url)}${t.branch ? ` (branch: ${t.branch})` : ""}${t.subdir ? ` (subdir: ${t.subdir})` : ""}${t.revision ? ` @ ${t.revision}` : ""}...`,
+      `Cloning ${scrubUrl(t.url)}${t.branch ? ` (branch: ${t.branch})` : ""}` +
+        `${t.subdir ? ` (subdir: ${t.subdir})` : ""}${t.revision ? ` @ ${t.revision}` : ""}...`,
     );
     const revision = await cloneInto(stage.dir, "clone", {
       url: t.url,

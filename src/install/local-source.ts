@@ -61,7 +61,8 @@ export async function localSourceOf(
   if (!bare.ok) {
     if (sub)
       throw localError(
-        `${abs} is not in a git repository: '#${sub}' selects a folder of a repository; give the plugin folder's own path instead`,
+        `${abs} is not in a git repository: '#${sub}' selects a folder of a repository; give the plugin ` +
+          "folder's own path instead",
       );
     return { kind: "folder", path: real };
   }

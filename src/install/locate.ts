@@ -57,7 +57,9 @@ export async function locateInstalled(paths: HomePaths, name: string): Promise<I
     const installed = candidates.map(relOf);
     const close = nearest(n, [...installed, ...candidates.map((x) => x.key)], { fragments: true });
     throw new HermesError("E_PLUGIN_NOT_FOUND", {
-      message: `plugin '${name}' not found in ${paths.plugins}${close ? `; did you mean '${close}'?` : ""}\ninstalled plugins: ${installed.join(", ") || "(none)"}`,
+      message:
+        `plugin '${name}' not found in ${paths.plugins}${close ? `; did you mean '${close}'?` : ""}\ninstalled ` +
+        `plugins: ${installed.join(", ") || "(none)"}`,
     });
   }
   if (c.dirName.startsWith(NIX_LINK_PREFIX)) throw managed(c.key);

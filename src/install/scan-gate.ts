@@ -158,7 +158,8 @@ export async function updateScanGate(
       decision,
       s,
       "E_UPDATE_SCAN_BLOCKED",
-      `the update of ${s.pluginKey} to ${s.revision} was blocked by the security scan; the previous revision ${previous ?? "(unknown)"} stays in place, enabled and consented as before`,
+      `the update of ${s.pluginKey} to ${s.revision} was blocked by the security scan; the previous ` +
+        `revision ${previous ?? "(unknown)"} stays in place, enabled and consented as before`,
     );
   }
   return report;

@@ -153,7 +153,10 @@ export async function commitStage(
         await rollback(paths, stage.dir, stage.journal);
       } catch (re) {
         throw new HermesError("E_INSTALL_ROLLBACK_FAILED", {
-          message: `${stage.journal.op} of '${name}' failed (${(e as Error).message}) and could not be undone automatically (${(re as Error).message}); the previous copy remains at ${join(stage.dir, "previous")}`,
+          message:
+            `${stage.journal.op} of '${name}' failed (${(e as Error).message}) and could not be undone ` +
+            `automatically (${(re as Error).message}); the previous copy remains ` +
+            `at ${join(stage.dir, "previous")}`,
           cause: e,
         });
       }

@@ -62,7 +62,9 @@ export async function pullWithAutostash(dir: string, placedDir: string, env?: No
     const after = (await revParse(dir, "refs/stash", env)) ?? "";
     if (!after || after === before) {
       throw new HermesError("E_UPDATE_STASH_FAILED", {
-        message: `local changes in the plugin checkout could not be stashed; update aborted before touching the checkout${push.error ? `:\n  ${push.error}` : ""}`,
+        message:
+          "local changes in the plugin checkout could not be stashed; update aborted before touching the " +
+          `checkout${push.error ? `:\n  ${push.error}` : ""}`,
       });
     }
     stashed = true;
@@ -82,7 +84,9 @@ export async function pullWithAutostash(dir: string, placedDir: string, env?: No
     if (pull.timedOut)
       throw new HermesError("E_GIT_TIMEOUT", { message: `git pull timed out${note ? `. ${note}` : ""}` });
     throw new HermesError("E_UPDATE_PULL_FAILED", {
-      message: `git pull failed:\n  ${(pull.error || "git pull failed.").split("\n").join("\n  ")}${note ? `\n${note}` : ""}`,
+      message:
+        "git pull " +
+        `failed:\n  ${(pull.error || "git pull failed.").split("\n").join("\n  ")}${note ? `\n${note}` : ""}`,
     });
   }
   const notes: string[] = [];
@@ -98,7 +102,9 @@ export async function pullWithAutostash(dir: string, placedDir: string, env?: No
       await g(["reset", "--hard", "--quiet", "HEAD"]);
       await g(["clean", "-fd", "--quiet"]);
       notes.push(
-        `⚠ Local changes in this plugin conflicted with the update and were NOT re-applied. They are preserved in git stash — inspect with \`git stash show -p stash@{0}\` and re-apply with \`git stash pop\` inside ${placedDir}.`,
+        "⚠ Local changes in this plugin conflicted with the update and were NOT re-applied. They are " +
+          `preserved in git stash — inspect with \`git stash show -p stash@{0}\` and re-apply with \`git stash ` +
+          `pop\` inside ${placedDir}.`,
       );
       localChanges = "stashed";
     }
@@ -126,7 +132,9 @@ export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
   if (link) {
     // Copying a linked checkout into place would silently turn a developer's link into a copy.
     throw new HermesError("E_UPDATE_NOT_GIT", {
-      message: `plugin '${found.rel}' is a symlink to ${await fsp.readlink(found.dir)}; update the checkout it points to (git pull there), then run hermes compile`,
+      message:
+        `plugin '${found.rel}' is a symlink to ${await fsp.readlink(found.dir)}; update the checkout it points ` +
+        "to (git pull there), then run hermes compile",
     });
   }
   if (

@@ -253,7 +253,8 @@ function schemaFindings(
   if (quietFields.length)
     logger().debug(
       { file },
-      `unknown manifest field(s) ignored: ${quietFields.join(", ")} (newer manifest schema or typo; plugin still loads)`,
+      `unknown manifest field(s) ignored: ${quietFields.join(", ")} (newer manifest schema or typo; plugin ` +
+        "still loads)",
     );
   return ignoredFields;
 }
@@ -271,7 +272,8 @@ function readKind(
     diagnostics.push(
       diagnostic(
         "W_MANIFEST_COERCED",
-        `unknown kind ${JSON.stringify(data.kind)}; treating as 'standalone' (known: ${PLUGIN_KINDS.join(", ")})${didYouMean(safeString(data.kind), PLUGIN_KINDS)}`,
+        `unknown kind ${JSON.stringify(data.kind)}; treating as 'standalone' ` +
+          `(known: ${PLUGIN_KINDS.join(", ")})${didYouMean(safeString(data.kind), PLUGIN_KINDS)}`,
         src.locate(["kind"]),
       ),
     );

@@ -104,7 +104,13 @@ export async function exportPack(o: ExportOptions): Promise<PackExport> {
     }
     if (!rec || !FULL_SHA.test(rec.revision) || !rec.source) {
       warnings.push(
-        `${c.key}: no Git provenance (${c.category ? `inside the category folder '${folder}'` : "local folder, or installed before install metadata existed"}) — listed as a comment, not installable from this pack.`,
+        `${c.key}: no Git provenance (` +
+          `${
+            c.category
+              ? `inside the category folder '${folder}'`
+              : "local folder, or installed " + "before install metadata existed"
+          }` +
+          ") — listed as a comment, not installable from this pack.",
       );
       continue;
     }
@@ -113,7 +119,8 @@ export async function exportPack(o: ExportOptions): Promise<PackExport> {
     for (const f of findSeedProblems(seedRaw)) {
       if (f.code === "E_PACK_SEED_SECRET")
         warnings.push(
-          `${c.key}: config key '${formatJsonPath(f.path)}' looks like a secret — not exported (secrets never travel in packs).`,
+          `${c.key}: config key '${formatJsonPath(f.path)}' looks like a secret — not exported (secrets ` +
+            "never travel in packs).",
         );
     }
     const seed = sanitizeSeed(seedRaw) as Record<string, unknown>;
@@ -133,7 +140,14 @@ export async function exportPack(o: ExportOptions): Promise<PackExport> {
   }
   if (!plugins.length) {
     throw new HermesError("E_PACK_EXPORT_EMPTY", {
-      message: `nothing to export from ${o.paths.plugins}: no${o.enabledOnly ? " enabled" : ""} plugin was installed from git${warnings.length ? ` (${warnings.length} plugin(s) left out: ${warnings.map((w) => w.split(":")[0]).join(", ")})` : ""}`,
+      message:
+        `nothing to export from ${o.paths.plugins}: no${o.enabledOnly ? " enabled" : ""} plugin was installed ` +
+        "from git" +
+        `${
+          warnings.length
+            ? ` (${warnings.length} plugin(s) left ` + `out: ${warnings.map((w) => w.split(":")[0]).join(", ")})`
+            : ""
+        }`,
     });
   }
   const doc: Record<string, unknown> = {

@@ -73,7 +73,8 @@ async function prepare(o: PackCommandOptions): Promise<Prepared> {
     const notes = new Map<number, string>();
     for (const p of bundle.plugins) notes.set(p.entry.index, `(bundled, tree ${p.meta.tree.slice(0, 12)} verified)`);
     const banner = [
-      `  Bundle ${o.src}: sha256 ${bundle.sha256}; ${bundle.plugins.length} plugin tree(s), each verified against its revision; installs offline.`,
+      `  Bundle ${o.src}: sha256 ${bundle.sha256}; ${bundle.plugins.length} plugin tree(s), each verified ` +
+        "against its revision; installs offline.",
     ];
     return { pack: bundle.pack, resolved, bundle, lines: reviewLines(bundle.pack, resolved, { notes, banner }) };
   }
@@ -101,7 +102,8 @@ export async function showPack(
   const k = unresolvedCount(p.resolved);
   if (k)
     o.io.out(
-      `\n${k} ${k === 1 ? "entry" : "entries"} could not be resolved — install would skip ${k === 1 ? "it" : "them"} and exit non-zero.`,
+      `\n${k} ${k === 1 ? "entry" : "entries"} could not be resolved — install would ` +
+        `skip ${k === 1 ? "it" : "them"} and exit non-zero.`,
     );
   o.io.out(`\nDry run only. Install with \`hermes plugins pack install ${o.src}\`.`);
   return { pack: p.pack, resolved: p.resolved, bundle: p.bundle };
@@ -136,7 +138,9 @@ export async function applySeed(
   const badTop = new Set(bad.map((f) => String(f.path[0])));
   for (const f of bad)
     io.warn(
-      `warning: pack config for '${key}' sets ${f.code === "E_PACK_SEED_RESERVED" ? "reserved" : "secret-shaped"} key '${formatJsonPath(f.path)}' — not written.`,
+      `warning: pack config for '${key}' ` +
+        `sets ${f.code === "E_PACK_SEED_RESERVED" ? "reserved" : "secret-shaped"} key ` +
+        `'${formatJsonPath(f.path)}' — not written.`,
     );
   const written: string[] = [];
   const res = await editConfig(paths.config, (cur) => {
@@ -196,7 +200,9 @@ async function confirmInstall(io: Io, pack: Pack, resolved: ResolvedPack): Promi
       .map((r) => `  hermes plugins install ${r.identifier} --ref ${r.entry.ref}`);
     const how = commands.length ? `. To install without a terminal, run per entry:\n${commands.join("\n")}` : "";
     throw new HermesError("E_PACK_NOT_INTERACTIVE", {
-      message: `pack install requires an interactive terminal to review and confirm the pack contents (there is no --yes); nothing was installed${how}`,
+      message:
+        "pack install requires an interactive terminal to review and confirm the pack contents (there is no " +
+        `--yes); nothing was installed${how}`,
     });
   }
   const n = pack.plugins.length;
@@ -287,7 +293,14 @@ function reportSummary(io: Io, pack: Pack, summary: PackInstallSummary): void {
   if (summary.installed.length) io.out("Takes effect on next session.");
   if (summary.failed.length) {
     throw new HermesError("E_PACK_INSTALL_FAILED", {
-      message: `pack '${pack.name}': ${summary.failed.length} of ${pack.plugins.length} plugin(s) failed (${summary.failed.map((f) => f.display).join(", ")}); ${summary.installed.length ? `the ${summary.installed.length} installed stay installed` : "nothing was installed"}`,
+      message:
+        `pack '${pack.name}': ${summary.failed.length} of ${pack.plugins.length} plugin(s) failed (` +
+        `${summary.failed.map((f) => f.display).join(", ")}); ` +
+        `${
+          summary.installed.length
+            ? `the ${summary.installed.length} installed stay installed`
+            : "nothing was installed"
+        }`,
     });
   }
 }

@@ -66,7 +66,8 @@ function schemaDiagnostics(data: Record<string, unknown>, src: SourceDoc, rawPlu
         out.push(
           diagnostic(
             "E_PACK_REF_NOT_SHA",
-            `pack plugin entry ${entryLabel(rawPlugins, i)} has ref ${JSON.stringify(ref)}: refs must be exact 40-character commit SHAs (tags and branch names are rejected)`,
+            `pack plugin entry ${entryLabel(rawPlugins, i)} has ref ${JSON.stringify(ref)}: refs must be ` +
+              "exact 40-character commit SHAs (tags and branch names are rejected)",
             { file: d.file, line: d.line, col: d.col, path: d.path },
           ),
         );
@@ -97,8 +98,10 @@ function readConfigSeeds(
     for (const f of findSeedProblems(seed)) {
       const msg =
         f.code === "E_PACK_SEED_RESERVED"
-          ? `pack config for plugin '${id}' sets reserved key '${formatJsonPath(f.path)}': packs cannot pre-grant capabilities or trust gates`
-          : `pack config for plugin '${id}' sets secret-shaped key '${formatJsonPath(f.path)}': secrets never travel in packs`;
+          ? `pack config for plugin '${id}' sets reserved key '${formatJsonPath(f.path)}': packs cannot ` +
+            "pre-grant capabilities or trust gates"
+          : `pack config for plugin '${id}' sets secret-shaped key '${formatJsonPath(f.path)}': secrets never ` +
+            "travel in packs";
       diagnostics.push(diagnostic(f.code, msg, src.locate(["config", id, ...f.path], { key: true })));
     }
     config[id] = seed as Record<string, unknown>;

@@ -71,14 +71,18 @@ export async function resolvePack(pack: Pack, loadIndex: () => Promise<LoadedInd
     if (r.kind === "ambiguous") {
       return {
         entry,
-        error: `ambiguous in the community index (${index.source}): ${r.candidates.map((c) => `${c.name} → ${installIdentifierOf(c)}`).join(", ")}`,
+        error:
+          "ambiguous in the community index " +
+          `(${index.source}): ${r.candidates.map((c) => `${c.name} → ${installIdentifierOf(c)}`).join(", ")}`,
         suggestions: r.candidates.map((c) => installIdentifierOf(c)),
       };
     }
     const close = r.closest.map((c) => c.name);
     return {
       entry,
-      error: `not found in the community index (${index.source})${close.length ? `; closest names: ${close.join(", ")}` : ""}`,
+      error:
+        "not found in the community index " +
+        `(${index.source})${close.length ? `; closest names: ${close.join(", ")}` : ""}`,
       suggestions: close,
     };
   });

@@ -55,7 +55,9 @@ export function reviewLines(pack: Pack, resolved: ResolvedPack, extras: ReviewEx
   lines.push(...columns(rows));
   if (resolved.indexSource) {
     lines.push(
-      `Names resolved through the community index (source: ${resolved.indexSource}${resolved.indexStale ? ", possibly out of date" : ""}); exact names only.`,
+      "Names resolved through the community index " +
+        `(source: ${resolved.indexSource}${resolved.indexStale ? ", possibly out of date" : ""}); exact names ` +
+        "only.",
     );
   }
   const seeds = seedLines(pack.config);
@@ -71,7 +73,9 @@ export function reviewLines(pack: Pack, resolved: ResolvedPack, extras: ReviewEx
   }
   lines.push("");
   lines.push(
-    `Installing a pack runs third-party code × ${pack.plugins.length} plugin${pack.plugins.length === 1 ? "" : "s"}. Each plugin's declared capabilities still require individual consent after install — a pack never bulk-grants.`,
+    `Installing a pack runs third-party code × ${pack.plugins.length} ` +
+      `plugin${pack.plugins.length === 1 ? "" : "s"}. Each plugin's declared capabilities still require ` +
+      "individual consent after install — a pack never bulk-grants.",
   );
   return lines;
 }

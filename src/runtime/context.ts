@@ -89,7 +89,8 @@ export interface ToolSpecInput {
 function configKeySegments(key: unknown): string[] {
   const fail = () => {
     throw new PluginRegistrationError(
-      "Expected a plugin-relative config key such as 'endpoint' or 'retry.policy'; global, cross-plugin, and traversal paths are forbidden",
+      "Expected a plugin-relative config key such as 'endpoint' or 'retry.policy'; global, cross-plugin, and " +
+        "traversal paths are forbidden",
     );
   };
   if (typeof key !== "string" || !key || key.includes("/") || key.includes("\\")) fail();
@@ -193,7 +194,8 @@ export class PluginContext {
 
   // ---- tools ----
 
-  /** One spec object, or the original's positional form (name, toolset, schema, handler, check_fn, requires_env, _, description, emoji, override). */
+  /** One spec object, or the original's positional form (name, toolset, schema, handler, check_fn, requires_env, _,
+   * description, emoji, override). */
   register_tool(spec: ToolSpecInput): Registration | null;
   register_tool(
     name: string,
@@ -227,7 +229,8 @@ export class PluginContext {
     if (spec.override) {
       if (!this.has_capability("tools.override")) {
         throw new PluginToolOverrideError(
-          `Plugin '${this.key}' cannot override built-in tool '${name}'. Grant the tools.override capability (hermes plugins enable ${this.key} --grant tools.override) to allow this plugin to replace tools.`,
+          `Plugin '${this.key}' cannot override built-in tool '${name}'. Grant the tools.override capability ` +
+            `(hermes plugins enable ${this.key} --grant tools.override) to allow this plugin to replace tools.`,
         );
       }
     } else if (existing) {
@@ -297,7 +300,9 @@ export class PluginContext {
       throw new PluginRegistrationError(`register_hook '${name}': callback must be a function`);
     if (!isHookName(name)) {
       const near = suggestHook(name);
-      const msg = `Plugin '${this.key}' registered unknown hook '${name}'${near ? `; did you mean '${near}'?` : ` (valid: ${HOOK_NAMES.join(", ")})`}`;
+      const msg =
+        `Plugin '${this.key}' registered unknown hook ` +
+        `'${name}'${near ? `; did you mean '${near}'?` : ` (valid: ${HOOK_NAMES.join(", ")})`}`;
       if (this.host.strict) throw new PluginRegistrationError(msg);
       this.log.warn(msg);
     }
@@ -311,7 +316,9 @@ export class PluginContext {
       throw new PluginRegistrationError(`register_middleware '${kind}': callback must be a function`);
     if (!isMiddlewareKind(kind)) {
       const near = suggestMiddlewareKind(kind);
-      const msg = `Plugin '${this.key}' registered unknown middleware '${kind}'${near ? `; did you mean '${near}'?` : ` (valid: ${MIDDLEWARE_KINDS.join(", ")})`}`;
+      const msg =
+        `Plugin '${this.key}' registered unknown middleware ` +
+        `'${kind}'${near ? `; did you mean '${near}'?` : ` (valid: ${MIDDLEWARE_KINDS.join(", ")})`}`;
       if (this.host.strict) throw new PluginRegistrationError(msg);
       this.log.warn(msg);
     }
@@ -515,7 +522,9 @@ export class PluginContext {
     const refuse = () =>
       Promise.reject(
         new HermesError("E_AGENT_NO_PROVIDER", {
-          message: `ctx.llm of plugin '${this.key}': no agent session is running, so there is no host provider (run under hermes chat)`,
+          message:
+            `ctx.llm of plugin '${this.key}': no agent session is running, so there is no host provider (run ` +
+            "under hermes chat)",
         }),
       );
     return {
@@ -546,8 +555,11 @@ export class PluginContext {
       const allowed = this.host.pluginEntry(this.key).allow_gateway_injection === true;
       this.log.warn(
         allowed
-          ? `inject_message(session_key=${sessionKey}): no gateway runs in hermes-kit, so gateway sessions cannot be reached; nothing was queued`
-          : `inject_message(session_key=${sessionKey}): gateway injection is not allowed for this plugin (plugins.entries.${this.key}.allow_gateway_injection must be true), and no gateway runs in hermes-kit; nothing was queued`,
+          ? `inject_message(session_key=${sessionKey}): no gateway runs in hermes-kit, so gateway sessions ` +
+              "cannot be reached; nothing was queued"
+          : `inject_message(session_key=${sessionKey}): gateway injection is not allowed for this plugin ` +
+              `(plugins.entries.${this.key}.allow_gateway_injection must be true), and no gateway runs in ` +
+              "hermes-kit; nothing was queued",
       );
       return false;
     }

@@ -120,7 +120,8 @@ export class HookBus {
         if (stuck >= ABANDONED_CAP) {
           this.reporter.notice(
             e.owner,
-            `hook ${name} callback ${cbName(e.cb)} skipped: ${stuck} abandoned call(s) still running — the plugin is hung`,
+            `hook ${name} callback ${cbName(e.cb)} skipped: ${stuck} abandoned call(s) still running — the ` +
+              "plugin is hung",
           );
           if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
           continue;
@@ -320,7 +321,9 @@ function describeValue(v: unknown): string {
  */
 export function directiveProblem(r: unknown): string | undefined {
   if (!r || typeof r !== "object" || Array.isArray(r))
-    return `expected a directive object ({action: "block" | "approve" | "modify", …}), got ${describeValue(r)}; ignored`;
+    return (
+      'expected a directive object ({action: "block" | "approve" | "modify", …}), ' + `got ${describeValue(r)}; ignored`
+    );
   const d = r as Record<string, unknown>;
   if (d.action === "modify") {
     const a = d.args;
@@ -333,7 +336,12 @@ export function directiveProblem(r: unknown): string | undefined {
       ? undefined
       : "action 'block' needs a non-empty message; ignored (the call is not blocked by it)";
   if (d.action === "approve") return undefined;
-  return `unknown action ${d.action === undefined ? "(none)" : typeof d.action === "string" ? JSON.stringify(d.action) : describeValue(d.action)} (expected block, approve or modify); ignored`;
+  return (
+    "unknown action " +
+    `${d.action === undefined ? "(none)" : typeof d.action === "string" ? JSON.stringify(d.action) : ""}` +
+    `${d.action !== undefined && typeof d.action !== "string" ? describeValue(d.action) : ""}` +
+    " (expected block, approve or modify); ignored"
+  );
 }
 
 /**

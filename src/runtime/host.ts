@@ -41,7 +41,8 @@ export interface RuntimeHost {
   readonly providers: ProviderRegistry;
   readonly promptSections: SlotMap<PromptSection>;
   readonly builtinCliCommands: ReadonlySet<string>;
-  /** The agent session attached to this runtime (hermes chat, hermes demo): ctx.llm and ctx.inject_message go through it. */
+  /** The agent session attached to this runtime (hermes chat, hermes demo): ctx.llm and ctx.inject_message go through
+   * it. */
   readonly agent?: AgentBridge;
   loadedPlugins(): Array<{ key: string; name: string }>;
   grantedCapabilities(key: string): readonly string[];

@@ -25,7 +25,8 @@ export class McpPermissionError extends HermesError {
     super("E_MCP_NOT_ALLOWED", {
       message:
         `Plugin '${pluginName}' is not allowed to call MCP server '${server}'. ` +
-        `Add it to plugins.entries.${pluginKey}.mcp_allowlist in config.yaml to grant access (default is no MCP access).`,
+        `Add it to plugins.entries.${pluginKey}.mcp_allowlist in config.yaml to grant access (default is no ` +
+        "MCP access).",
       path: `plugins.entries.${pluginKey}.mcp_allowlist`,
     });
     this.name = "PermissionError";
@@ -146,5 +147,6 @@ export interface McpDispatcher {
 
 export const NO_MCP_RAW = JSON.stringify({
   error:
-    "no MCP servers are attached to this runtime (configure mcp_servers in config.yaml; the agent (`hermes chat`) starts them)",
+    "no MCP servers are attached to this runtime (configure mcp_servers in config.yaml; the agent (`hermes " +
+    "chat`) starts them)",
 });

@@ -37,7 +37,9 @@ export class RequiredMiddlewareError extends HermesError {
     readonly causeError: unknown,
   ) {
     super("E_AGENT_MIDDLEWARE_FAILED", {
-      message: `required plugin ${plugin}: ${kind} middleware failed: ${causeError instanceof Error ? causeError.message : String(causeError)}`,
+      message:
+        `required plugin ${plugin}: ${kind} middleware ` +
+        `failed: ${causeError instanceof Error ? causeError.message : String(causeError)}`,
     });
     this.name = "RequiredMiddlewareError";
   }
@@ -175,7 +177,9 @@ export class MiddlewareEngine {
       const next_call = (nextPayload?: T): Promise<R> => {
         if (downstream !== undefined) {
           throw new HermesError("E_PLUGIN_NEXT_CALL_REUSED", {
-            message: `Middleware '${kind}' callback ${cbName(e.cb)} called next_call() more than once; downstream execution is single-use`,
+            message:
+              `Middleware '${kind}' callback ${cbName(e.cb)} called next_call() more than once; downstream ` +
+              "execution is single-use",
           });
         }
         downstream = callAt(i + 1, nextPayload === undefined ? p : nextPayload);

@@ -30,7 +30,8 @@ export class FailureReporter {
     const provides = fields.length ? [...fields].sort().join(", ") : "no fields";
     this.warn(
       owner,
-      `${surface} '${name}' callback ${cbName} raised: ${e.message} (${surface.toLowerCase()} provides: ${provides}; identical failures are logged at DEBUG from now on)`,
+      `${surface} '${name}' callback ${cbName} raised: ${e.message} (${surface.toLowerCase()} ` +
+        `provides: ${provides}; identical failures are logged at DEBUG from now on)`,
     );
   }
 
@@ -47,7 +48,8 @@ export class FailureReporter {
     this.seen.add(key);
     this.warn(
       owner,
-      `${surface} '${name}' callback ${cbName} returned a malformed result: ${problem} (identical problems are logged at DEBUG from now on)`,
+      `${surface} '${name}' callback ${cbName} returned a malformed result: ${problem} (identical problems ` +
+        "are logged at DEBUG from now on)",
     );
   }
 

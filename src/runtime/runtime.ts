@@ -174,11 +174,14 @@ export class Runtime implements RuntimeHost {
   noteRegistration(kind: "hook" | "middleware", name: string, owner: string): void {
     const chain = kind === "hook" ? this.lock.chains.hooks[name] : this.lock.chains.middleware[name];
     if (chain?.includes(owner)) return;
-    const message = `plugin ${owner} registered ${kind} '${name}' without an order slot in the lock (declare it in plugin.yaml: ${kind === "hook" ? "hooks" : "provides_middleware"})`;
+    const message =
+      `plugin ${owner} registered ${kind} '${name}' without an order slot in the lock (declare it in ` +
+      `plugin.yaml: ${kind === "hook" ? "hooks" : "provides_middleware"})`;
     // A managed home runs exactly the order its deployment locked: an unrecorded registration fails the plugin.
     if (this.managed && this.byKey.has(owner)) {
       throw new PluginRegistrationError(
-        `${message}; in this ${this.managed.kind}-managed home the lock is the order, so the plugin does not load until its manifest declares it and the deployment compiles again`,
+        `${message}; in this ${this.managed.kind}-managed home the lock is the order, so the plugin does not ` +
+          "load until its manifest declares it and the deployment compiles again",
       );
     }
     this.orderIssues.push({ kind, name, plugin: owner, message });
@@ -268,7 +271,9 @@ export class Runtime implements RuntimeHost {
         await this.unloadAll();
         throw new HermesError("E_RUNTIME_REQUIRED_FAILED", {
           message: `required plugin ${p.key} did not load: ${s.error}`,
-          hint: `fix the plugin (hermes plugins why ${p.key}) or remove required: true; the runtime does not start without it`,
+          hint:
+            `fix the plugin (hermes plugins why ${p.key}) or remove required: true; the runtime does not start ` +
+            "without it",
         });
       }
     }
@@ -295,7 +300,8 @@ export class Runtime implements RuntimeHost {
         const dropped = cur.capabilities.granted.filter((c) => !granted.includes(c));
         this.log.warn(
           { plugin: p.key },
-          `the lock grants ${dropped.join(", ")} but config.yaml and the deployment do not; not granted (run hermes compile)`,
+          `the lock grants ${dropped.join(", ")} but config.yaml and the deployment do not; not granted (run ` +
+            "hermes compile)",
         );
         next = {
           ...next,
@@ -417,7 +423,9 @@ export class Runtime implements RuntimeHost {
   async loadDeferred(key: string): Promise<boolean> {
     const p = this.byKey.get(key);
     if (!p || p.action !== "defer") return false;
-    const url = `${pathToFileURL(join(p.target, p.entry ?? "index.js")).href}?v=${p.integrity.slice(-12)}.${this.reloadGeneration}`;
+    const url =
+      `${pathToFileURL(join(p.target, p.entry ?? "index.js")).href}?v=${p.integrity.slice(-12)}.` +
+      `${this.reloadGeneration}`;
     return this.loadOne(p, import(url), this.lock.settings.load_timeout_seconds * 1000);
   }
 

@@ -40,7 +40,9 @@ describe("system prompt sections (runtime spec §4.12)", () => {
     expect(r.used).toEqual(["a", "b", "z"]);
     expect(r.skipped.map((s) => s.id)).toEqual(["m.empty", "m.long", "m.marker", "m.num", "m.raise"]);
     expect(r.text).toBe(
-      '<plugin-section id="a" plugin="pk-a">\nfirst for s1\n</plugin-section>\n\n<plugin-section id="b" plugin="pk-b">\nasync ok\n</plugin-section>\n\n<plugin-section id="z" plugin="pk-z">\nlast\n</plugin-section>',
+      '<plugin-section id="a" plugin="pk-a">\nfirst for s1\n</plugin-section>\n\n<plugin-section id="b" ' +
+        'plugin="pk-b">\nasync ok\n</plugin-section>\n\n<plugin-section id="z" ' +
+        'plugin="pk-z">\nlast\n</plugin-section>',
     );
     expect(logs.warnings().map((w) => w.msg)).toContain(
       "system prompt section 'm.raise' skipped: its content function raised Error: boom",
@@ -74,21 +76,25 @@ describe("the agent loop", () => {
     expect(agentSettings({ agent: { max_turns: 0 } }).maxTurns).toBe(90);
   });
 
-  it("pre_llm_call results are joined and appended to the user message; transform_llm_output's first non-empty string wins", async () => {
-    const r = await rig();
-    r.hook("pre_llm_call", () => "ctx one");
-    r.hook("pre_llm_call", () => ({ context: "ctx two" }));
-    r.hook("pre_llm_call", () => ({ nothing: true }));
-    r.hook("transform_llm_output", () => "");
-    r.hook("transform_llm_output", (p) => `${p.response_text}!`);
-    const p = new FakeProvider([say("answer")]);
-    const a = new Agent({ runtime: r.rt, provider: p });
-    const t = await a.runTurn("question");
-    expect(t.answer).toBe("answer!");
-    expect(p.requests[0]!.messages.at(-1)).toEqual({ role: "user", content: "question\n\nctx one\n\nctx two" });
-    // The stored history has the transformed answer, so the next turn sends it.
-    expect(a.session.messages.at(-1)).toEqual({ role: "assistant", content: "answer!" });
-  });
+  it(
+    "pre_llm_call results are joined and appended to the user message; transform_llm_output's first non-empty " +
+      "string wins",
+    async () => {
+      const r = await rig();
+      r.hook("pre_llm_call", () => "ctx one");
+      r.hook("pre_llm_call", () => ({ context: "ctx two" }));
+      r.hook("pre_llm_call", () => ({ nothing: true }));
+      r.hook("transform_llm_output", () => "");
+      r.hook("transform_llm_output", (p) => `${p.response_text}!`);
+      const p = new FakeProvider([say("answer")]);
+      const a = new Agent({ runtime: r.rt, provider: p });
+      const t = await a.runTurn("question");
+      expect(t.answer).toBe("answer!");
+      expect(p.requests[0]!.messages.at(-1)).toEqual({ role: "user", content: "question\n\nctx one\n\nctx two" });
+      // The stored history has the transformed answer, so the next turn sends it.
+      expect(a.session.messages.at(-1)).toEqual({ role: "assistant", content: "answer!" });
+    },
+  );
 
   it("the timeline shows every fire site of a turn in order, with its owners", async () => {
     const r = await rig();
@@ -144,29 +150,33 @@ describe("the agent loop", () => {
     ]);
   });
 
-  it("inject: idle → queued for the next turn (onQueued called); mid-turn → the turn is interrupted and the message is next", async () => {
-    const r = await rig();
-    let queuedCalls = 0;
-    const p = new FakeProvider([
-      async (_req, o) => {
-        a.inject("[system] stop");
-        if (o.signal.aborted) throw Object.assign(new Error("aborted"), { name: "AbortError" });
-        return say("unreachable?");
-      },
-      say("second"),
-    ]);
-    const a = new Agent({ runtime: r.rt, provider: p });
-    a.onQueued = () => queuedCalls++;
-    expect(a.inject("hello")).toBe(true);
-    expect(queuedCalls).toBe(1);
-    expect(a.takeQueued()).toBe("hello");
-    const t1 = await a.runTurn("first");
-    expect(t1).toMatchObject({ interrupted: true, exit_reason: "interrupted", answer: null });
-    expect(a.takeQueued()).toBe("[system] stop");
-    const t2 = await a.runTurn("[system] stop");
-    expect(t2.answer).toBe("second");
-    expect(a.interrupt()).toBe(false);
-  });
+  it(
+    "inject: idle → queued for the next turn (onQueued called); mid-turn → the turn is interrupted and the " +
+      "message is next",
+    async () => {
+      const r = await rig();
+      let queuedCalls = 0;
+      const p = new FakeProvider([
+        async (_req, o) => {
+          a.inject("[system] stop");
+          if (o.signal.aborted) throw Object.assign(new Error("aborted"), { name: "AbortError" });
+          return say("unreachable?");
+        },
+        say("second"),
+      ]);
+      const a = new Agent({ runtime: r.rt, provider: p });
+      a.onQueued = () => queuedCalls++;
+      expect(a.inject("hello")).toBe(true);
+      expect(queuedCalls).toBe(1);
+      expect(a.takeQueued()).toBe("hello");
+      const t1 = await a.runTurn("first");
+      expect(t1).toMatchObject({ interrupted: true, exit_reason: "interrupted", answer: null });
+      expect(a.takeQueued()).toBe("[system] stop");
+      const t2 = await a.runTurn("[system] stop");
+      expect(t2.answer).toBe("second");
+      expect(a.interrupt()).toBe(false);
+    },
+  );
 
   it("ctx.inject_message and ctx.llm reach the attached session; without one they refuse clearly", async () => {
     const { start } = await import("../runtime/helpers.js");

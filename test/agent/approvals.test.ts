@@ -136,62 +136,71 @@ describe("approval requests and transports (runtime spec §8)", () => {
     });
   };
 
-  it("validation order: late → timeout, thrown → error, not a decision → invalid, other request → stale, not offered → invalid", async () => {
-    expect(await run((r) => r.respond("session"))).toEqual({ choice: "session", failure: null });
-    expect(await run(async (r) => r.respond("once"))).toEqual({ choice: "once", failure: null });
-    expect(
-      (await run((r) => new Promise((res) => setTimeout(() => res(r.respond("once")), 300)), { timeout: 0.1 })).failure,
-    ).toBe("timeout");
-    expect(
-      await run(() => {
-        throw new TypeError("nope");
-      }),
-    ).toMatchObject({ choice: "deny", failure: "error", detail: "TypeError: nope" });
-    expect((await run(() => Promise.reject(new Error("async nope")))).failure).toBe("error");
-    expect((await run((r) => ({ request_id: r.request_id, request_digest: r.digest, choice: "once" }))).failure).toBe(
-      "invalid",
-    );
-    const other = createApprovalRequest(base);
-    expect((await run(() => other.respond("once"))).failure).toBe("stale");
-    expect(await run((r) => r.respond("always"), { init: { allow_permanent: false } })).toMatchObject({
-      failure: "invalid",
-      detail: "choice 'always' was not offered (offered: once, session, deny)",
-    });
-    expect((await run((r) => r.respond("maybe"))).failure).toBe("invalid");
-    // A stale decision stays stale even when its choice is one the new request offers, and is checked before the choice.
-    expect((await run(() => other.respond("sometimes"))).failure).toBe("stale");
-  });
+  it(
+    "validation order: late → timeout, thrown → error, not a decision → invalid, other request → stale, not " +
+      "offered → invalid",
+    async () => {
+      expect(await run((r) => r.respond("session"))).toEqual({ choice: "session", failure: null });
+      expect(await run(async (r) => r.respond("once"))).toEqual({ choice: "once", failure: null });
+      expect(
+        (await run((r) => new Promise((res) => setTimeout(() => res(r.respond("once")), 300)), { timeout: 0.1 }))
+          .failure,
+      ).toBe("timeout");
+      expect(
+        await run(() => {
+          throw new TypeError("nope");
+        }),
+      ).toMatchObject({ choice: "deny", failure: "error", detail: "TypeError: nope" });
+      expect((await run(() => Promise.reject(new Error("async nope")))).failure).toBe("error");
+      expect((await run((r) => ({ request_id: r.request_id, request_digest: r.digest, choice: "once" }))).failure).toBe(
+        "invalid",
+      );
+      const other = createApprovalRequest(base);
+      expect((await run(() => other.respond("once"))).failure).toBe("stale");
+      expect(await run((r) => r.respond("always"), { init: { allow_permanent: false } })).toMatchObject({
+        failure: "invalid",
+        detail: "choice 'always' was not offered (offered: once, session, deny)",
+      });
+      expect((await run((r) => r.respond("maybe"))).failure).toBe("invalid");
+      // A stale decision stays stale even when its choice is one the new request offers, and is checked before the
+      // choice.
+      expect((await run(() => other.respond("sometimes"))).failure).toBe("stale");
+    },
+  );
 
-  it("an interrupt ends the wait at once; at most 8 calls are in flight (late ones included) — the 9th is busy", async () => {
-    // Late calls of the test before still hold slots until their plugin code settles.
-    for (let i = 0; i < 100 && transportCallsInFlight() > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(transportCallsInFlight()).toBe(0);
-    const ctl = new AbortController();
-    setTimeout(() => ctl.abort(), 50);
-    const t0 = Date.now();
-    let settle: () => void = () => undefined;
-    expect((await run(() => new Promise<void>((r) => (settle = r)), { signal: ctl.signal, timeout: 10 })).failure).toBe(
-      "interrupted",
-    );
-    expect(Date.now() - t0).toBeLessThan(2000);
-    // Until the plugin's call settles it keeps its slot.
-    expect(transportCallsInFlight()).toBe(1);
-    settle();
-    await new Promise((r) => setTimeout(r, 10));
-    expect(transportCallsInFlight()).toBe(0);
-    const release: Array<() => void> = [];
-    const pending = Array.from({ length: TRANSPORT_POOL_SIZE }, () =>
-      run(() => new Promise<void>((r) => release.push(r)), { timeout: 0.05 }),
-    );
-    const results = await Promise.all(pending);
-    expect(results.every((r) => r.failure === "timeout")).toBe(true);
-    // The abandoned calls still hold their slots.
-    expect(transportCallsInFlight()).toBeGreaterThanOrEqual(TRANSPORT_POOL_SIZE);
-    expect((await run((r) => r.respond("once"))).failure).toBe("busy");
-    for (const r of release) r();
-    await new Promise((r) => setTimeout(r, 10));
-    expect(await run((r) => r.respond("once"))).toEqual({ choice: "once", failure: null });
-  });
+  it(
+    "an interrupt ends the wait at once; at most 8 calls are " + "in flight (late ones included) — the 9th is busy",
+    async () => {
+      // Late calls of the test before still hold slots until their plugin code settles.
+      for (let i = 0; i < 100 && transportCallsInFlight() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(transportCallsInFlight()).toBe(0);
+      const ctl = new AbortController();
+      setTimeout(() => ctl.abort(), 50);
+      const t0 = Date.now();
+      let settle: () => void = () => undefined;
+      expect(
+        (await run(() => new Promise<void>((r) => (settle = r)), { signal: ctl.signal, timeout: 10 })).failure,
+      ).toBe("interrupted");
+      expect(Date.now() - t0).toBeLessThan(2000);
+      // Until the plugin's call settles it keeps its slot.
+      expect(transportCallsInFlight()).toBe(1);
+      settle();
+      await new Promise((r) => setTimeout(r, 10));
+      expect(transportCallsInFlight()).toBe(0);
+      const release: Array<() => void> = [];
+      const pending = Array.from({ length: TRANSPORT_POOL_SIZE }, () =>
+        run(() => new Promise<void>((r) => release.push(r)), { timeout: 0.05 }),
+      );
+      const results = await Promise.all(pending);
+      expect(results.every((r) => r.failure === "timeout")).toBe(true);
+      // The abandoned calls still hold their slots.
+      expect(transportCallsInFlight()).toBeGreaterThanOrEqual(TRANSPORT_POOL_SIZE);
+      expect((await run((r) => r.respond("once"))).failure).toBe("busy");
+      for (const r of release) r();
+      await new Promise((r) => setTimeout(r, 10));
+      expect(await run((r) => r.respond("once"))).toEqual({ choice: "once", failure: null });
+    },
+  );
 });
 
 describe("the approval gate", () => {
@@ -267,22 +276,25 @@ describe("the approval gate", () => {
     ]);
   });
 
-  it("a person's 'session' answer covers the rest of the session; 'always' is saved in <home>/approvals.json", async () => {
-    const answers = ["session", "always"];
-    const asked: string[] = [];
-    const prompter: ApprovalPrompter = { ask: async (q) => (asked.push(q), answers.shift()!) };
-    const { g, r, ask, session } = await gate({}, prompter);
-    expect((await g.request(ask())).approved).toBe(true);
-    expect((await g.request(ask())).decided_by).toBe("approved earlier in this session");
-    expect(asked).toHaveLength(1);
-    expect(session.sessionApprovals.has("rm_recursive")).toBe(true);
-    const o = await g.request(
-      ask({ pattern_key: "git_reset_hard", pattern_keys: ["git_reset_hard"], command: "git reset --hard" }),
-    );
-    expect(o).toMatchObject({ approved: true, choice: "always" });
-    expect(JSON.parse(readFileSync(join(r.home, "approvals.json"), "utf8"))).toEqual({ always: ["git_reset_hard"] });
-    expect(new PermanentApprovals(r.home).has("git_reset_hard")).toBe(true);
-  });
+  it(
+    "a person's 'session' answer covers the rest of the " + "session; 'always' is saved in <home>/approvals.json",
+    async () => {
+      const answers = ["session", "always"];
+      const asked: string[] = [];
+      const prompter: ApprovalPrompter = { ask: async (q) => (asked.push(q), answers.shift()!) };
+      const { g, r, ask, session } = await gate({}, prompter);
+      expect((await g.request(ask())).approved).toBe(true);
+      expect((await g.request(ask())).decided_by).toBe("approved earlier in this session");
+      expect(asked).toHaveLength(1);
+      expect(session.sessionApprovals.has("rm_recursive")).toBe(true);
+      const o = await g.request(
+        ask({ pattern_key: "git_reset_hard", pattern_keys: ["git_reset_hard"], command: "git reset --hard" }),
+      );
+      expect(o).toMatchObject({ approved: true, choice: "always" });
+      expect(JSON.parse(readFileSync(join(r.home, "approvals.json"), "utf8"))).toEqual({ always: ["git_reset_hard"] });
+      expect(new PermanentApprovals(r.home).has("git_reset_hard")).toBe(true);
+    },
+  );
 
   it("approvals.mode off approves without asking; a timeout answer denies", async () => {
     const off = await gate({ approvals: { mode: "off" } });
@@ -292,25 +304,29 @@ describe("the approval gate", () => {
     expect(await slow.g.request(slow.ask())).toMatchObject({ approved: false, choice: "timeout" });
   });
 
-  it("an unknown transport is unavailable: denied with the BLOCKED text, or the built-in prompt with fallback", async () => {
-    const a = await gate({ security: { approval: { transport: "ghost" } } });
-    const o = await a.g.request(a.ask());
-    expect(o).toMatchObject({ approved: false, choice: "transport_unavailable", code: "E_APPROVAL_TRANSPORT" });
-    expect(o.message).toBe(
-      "BLOCKED: Selected approval transport failed (unavailable); the user has NOT consented to this action. Do NOT retry this command or attempt the same outcome through another route.",
-    );
-    const b = await gate(
-      { security: { approval: { transport: "ghost", transport_fallback: "builtin" } } },
-      { ask: async () => "once" },
-    );
-    expect(await b.g.request(b.ask())).toMatchObject({ approved: true, choice: "once", decided_by: "user" });
-    expect(b.fired.map(([h, p]) => `${h}:${p.choice ?? ""}`)).toEqual([
-      "post_approval_response:transport_unavailable",
-      "pre_approval_request:",
-      "post_approval_response:once",
-    ]);
-    expect(b.logs.records.some((l) => /falling back to the built-in prompt/.test(l.msg))).toBe(true);
-  });
+  it(
+    "an unknown transport is unavailable: denied with the " + "BLOCKED text, or the built-in prompt with fallback",
+    async () => {
+      const a = await gate({ security: { approval: { transport: "ghost" } } });
+      const o = await a.g.request(a.ask());
+      expect(o).toMatchObject({ approved: false, choice: "transport_unavailable", code: "E_APPROVAL_TRANSPORT" });
+      expect(o.message).toBe(
+        "BLOCKED: Selected approval transport failed (unavailable); the user has NOT consented to this action. " +
+          "Do NOT retry this command or attempt the same outcome through another route.",
+      );
+      const b = await gate(
+        { security: { approval: { transport: "ghost", transport_fallback: "builtin" } } },
+        { ask: async () => "once" },
+      );
+      expect(await b.g.request(b.ask())).toMatchObject({ approved: true, choice: "once", decided_by: "user" });
+      expect(b.fired.map(([h, p]) => `${h}:${p.choice ?? ""}`)).toEqual([
+        "post_approval_response:transport_unavailable",
+        "pre_approval_request:",
+        "post_approval_response:once",
+      ]);
+      expect(b.logs.records.some((l) => /falling back to the built-in prompt/.test(l.msg))).toBe(true);
+    },
+  );
 
   it("a transport of another profile is not used", async () => {
     const { g, r, ask } = await gate({ security: { approval: { transport: "t" } } });

@@ -161,7 +161,8 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
 
   it("refuses a server outside the allowlist, naming the exact config key; '*' is not a wildcard", async () => {
     const expected =
-      "Plugin 'nobody' is not allowed to call MCP server 'echo'. Add it to plugins.entries.nobody.mcp_allowlist in config.yaml to grant access (default is no MCP access).";
+      "Plugin 'nobody' is not allowed to call MCP server 'echo'. Add it to " +
+      "plugins.entries.nobody.mcp_allowlist in config.yaml to grant access (default is no MCP access).";
     const err = await h
       .ctx("nobody")
       .call_mcp("echo", "echo", { message: "x" })
@@ -211,7 +212,8 @@ describe("MCP over stdio: tools beside the built-ins and ctx.call_mcp", () => {
     const ctx = h.ctx("caller");
     const started = Date.now();
     let slowSettled = false;
-    const slow = ctx.call_mcp("echo", "slow", { ms: 8000 }, 0).finally(() => (slowSettled = true)); // 0 → clamped to 1 s
+    // 0 → clamped to 1 s
+    const slow = ctx.call_mcp("echo", "slow", { ms: 8000 }, 0).finally(() => (slowSettled = true));
     const quick = await ctx.call_mcp("echo", "echo", { message: "meanwhile" });
     expect(quick).toEqual({ ok: true, result: "echo: meanwhile" });
     expect(slowSettled).toBe(false);
@@ -354,7 +356,8 @@ describe("MCP over Streamable HTTP", () => {
       { caller: ["remote", "locked"] },
     );
     try {
-      // attachMcp was given MCP_TEST_VAR=from-env; the fixture expects s3cret → remote is refused, so re-attach with the token.
+      // attachMcp was given MCP_TEST_VAR=from-env; the fixture expects s3cret → remote is refused, so re-attach with
+      // the token.
       await h.manager.close();
       const { manager } = await attachMcp(h.runtime, { env: { MCP_TEST_VAR: "s3cret" } });
       h.manager = manager;

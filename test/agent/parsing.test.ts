@@ -7,20 +7,23 @@ import { parseScript } from "../../src/agent/providers/scripted.js";
 import { parseToolArgs } from "../../src/agent/tool-args.js";
 
 describe("SSE parsing", () => {
-  it("splits events on blank lines, joins multi-line data, ignores comments and other fields, survives any split", () => {
-    const text = ': keep-alive\r\ndata: {"a":1}\r\n\r\nevent: x\ndata: line1\ndata: line2\n\ndata: [DONE]\n\n';
-    const whole = new SseParser().push(text);
-    expect(whole).toEqual(['{"a":1}', "line1\nline2", "[DONE]"]);
-    // Byte by byte gives the same events.
-    const p = new SseParser();
-    const events: string[] = [];
-    for (const ch of text) events.push(...p.push(ch));
-    expect(events).toEqual(whole);
-    // A last event without its blank line counts at the end of the stream.
-    const q = new SseParser();
-    expect(q.push("data: tail")).toEqual([]);
-    expect(q.end()).toEqual(["tail"]);
-  });
+  it(
+    "splits events on blank lines, joins multi-line data, " + "ignores comments and other fields, survives any split",
+    () => {
+      const text = ': keep-alive\r\ndata: {"a":1}\r\n\r\nevent: x\ndata: line1\ndata: line2\n\ndata: [DONE]\n\n';
+      const whole = new SseParser().push(text);
+      expect(whole).toEqual(['{"a":1}', "line1\nline2", "[DONE]"]);
+      // Byte by byte gives the same events.
+      const p = new SseParser();
+      const events: string[] = [];
+      for (const ch of text) events.push(...p.push(ch));
+      expect(events).toEqual(whole);
+      // A last event without its blank line counts at the end of the stream.
+      const q = new SseParser();
+      expect(q.push("data: tail")).toEqual([]);
+      expect(q.end()).toEqual(["tail"]);
+    },
+  );
 
   it("assembles text and tool-call deltas (id and name first, arguments in pieces, several calls by index)", () => {
     const a = new ChunkAssembler();
@@ -149,7 +152,8 @@ describe("tool arguments", () => {
 describe("scripted provider scripts", () => {
   it("accepts a list or {model, turns}; say, call (one or several, args or raw arguments), fail", () => {
     const s = parseScript(
-      "model: m2\nturns:\n  - say: hi\n  - call: {tool: t, args: {a: 1}}\n  - call: [{tool: a}, {tool: b, arguments: 'not json'}]\n  - fail: {status: 503, message: busy}\n",
+      "model: m2\nturns:\n  - say: hi\n  - call: {tool: t, args: {a: 1}}\n  - call: [{tool: a}, {tool: b, " +
+        "arguments: 'not json'}]\n  - fail: {status: 503, message: busy}\n",
     );
     expect(s).toEqual({
       model: "m2",
@@ -164,7 +168,8 @@ describe("scripted provider scripts", () => {
 
   it("lists every problem at once", () => {
     expect(() => parseScript("- say: 1\n- {}\n- call: {tool: x, args: [1]}\n", "s.yaml")).toThrow(
-      "s.yaml: turns[0].say: expected text; turns[1]: give exactly one of say:, call:, fail: (got nothing); turns[2].call.args: expected a mapping",
+      "s.yaml: turns[0].say: expected text; turns[1]: give exactly one of say:, call:, fail: (got nothing); " +
+        "turns[2].call.args: expected a mapping",
     );
     expect(() => parseScript("{a: 1}")).toThrow(/expected a list of turns/);
     expect(() => parseScript("[]")).toThrow(/no turns/);

@@ -42,26 +42,32 @@ const ok = (res: ServerResponse) =>
   );
 
 describe("SSE over HTTP", () => {
-  it("reads a stream whose lines end in bare CR (valid per the SSE spec), split anywhere, ending without a blank line", async () => {
-    const chunk = (delta: object, finish: string | null = null) =>
-      JSON.stringify({ id: "c", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
-    const text = `: hello\rdata: ${chunk({ role: "assistant", content: "Hel" })}\r\rdata: ${chunk({ content: "lo" })}\r\rdata: ${chunk({}, "stop")}\r`;
-    handler = (res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      // Split inside lines and between the CRs, so no line ending arrives in one piece with its line.
-      for (let i = 0; i < text.length; i += 7) res.write(text.slice(i, i + 7));
-      res.end();
-    };
-    const evs: StreamEvent[] = [];
-    const p = new OpenAiCompatibleProvider({ baseUrl: url, model: "m" });
-    const r = await p.complete(
-      { model: "m", messages: [], stream: true },
-      { signal: new AbortController().signal, onStream: (e) => evs.push(e) },
-    );
-    expect(r.choices[0]!.message.content).toBe("Hello");
-    expect(r.choices[0]!.finish_reason).toBe("stop");
-    expect(evs.filter((e) => e.type === "delta").map((e) => (e as { text: string }).text)).toEqual(["Hel", "lo"]);
-  });
+  it(
+    "reads a stream whose lines end in bare CR (valid per the SSE spec), split anywhere, ending without a " +
+      "blank line",
+    async () => {
+      const chunk = (delta: object, finish: string | null = null) =>
+        JSON.stringify({ id: "c", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
+      const text =
+        `: hello\rdata: ${chunk({ role: "assistant", content: "Hel" })}\r\rdata: ${chunk({ content: "lo" })}` +
+        `\r\rdata: ${chunk({}, "stop")}\r`;
+      handler = (res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        // Split inside lines and between the CRs, so no line ending arrives in one piece with its line.
+        for (let i = 0; i < text.length; i += 7) res.write(text.slice(i, i + 7));
+        res.end();
+      };
+      const evs: StreamEvent[] = [];
+      const p = new OpenAiCompatibleProvider({ baseUrl: url, model: "m" });
+      const r = await p.complete(
+        { model: "m", messages: [], stream: true },
+        { signal: new AbortController().signal, onStream: (e) => evs.push(e) },
+      );
+      expect(r.choices[0]!.message.content).toBe("Hello");
+      expect(r.choices[0]!.finish_reason).toBe("stop");
+      expect(evs.filter((e) => e.type === "delta").map((e) => (e as { text: string }).text)).toEqual(["Hel", "lo"]);
+    },
+  );
 });
 
 describe("retries against a real server", () => {

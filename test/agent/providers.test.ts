@@ -77,48 +77,52 @@ describe("openai-compatible provider", () => {
     ).toBe("plain");
   });
 
-  it("names every failure: HTTP status with the server's message, not JSON, timeout, unreachable, stream without an end", async () => {
-    const p = new OpenAiCompatibleProvider({ baseUrl: url, model: "m", timeoutSeconds: 0.3 });
-    const fail = (req = { model: "m", messages: [], stream: false }) =>
-      p.complete(req, { signal: signal() }).then(
-        () => undefined,
-        (e: ProviderError) => e,
-      );
-    handler = (res) =>
-      res
-        .writeHead(429, { "content-type": "application/json" })
-        .end(JSON.stringify({ error: { message: "slow down", type: "rate_limit" } }));
-    expect(await fail()).toMatchObject({
-      kind: "http",
-      status_code: 429,
-      error_code: "rate_limit",
-      message: expect.stringContaining("HTTP 429"),
-    });
-    handler = (res) => res.writeHead(200).end("<html>");
-    expect(await fail()).toMatchObject({ kind: "malformed", code: "E_PROVIDER_MALFORMED" });
-    handler = () => undefined;
-    expect(await fail()).toMatchObject({ kind: "timeout", code: "E_PROVIDER_TIMEOUT" });
-    handler = (res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(`data: ${JSON.stringify({ choices: [{ delta: { content: "half" } }] })}\n\n`);
-    };
-    expect(await fail({ model: "m", messages: [], stream: true })).toMatchObject({
-      kind: "stream",
-      code: "E_PROVIDER_STREAM",
-    });
-    const dead = new OpenAiCompatibleProvider({ baseUrl: "http://127.0.0.1:9/v1", model: "m" });
-    expect(await dead.complete({ model: "m", messages: [] }, { signal: signal() }).catch((e) => e)).toMatchObject({
-      kind: "network",
-      code: "E_PROVIDER_NETWORK",
-    });
-    const ctl = new AbortController();
-    handler = () => setTimeout(() => ctl.abort(), 20);
-    expect(
-      await new OpenAiCompatibleProvider({ baseUrl: url, model: "m" })
-        .complete({ model: "m", messages: [] }, { signal: ctl.signal })
-        .catch((e) => e),
-    ).toMatchObject({ kind: "interrupted" });
-  });
+  it(
+    "names every failure: HTTP status with the server's message, not JSON, timeout, unreachable, stream " +
+      "without an end",
+    async () => {
+      const p = new OpenAiCompatibleProvider({ baseUrl: url, model: "m", timeoutSeconds: 0.3 });
+      const fail = (req = { model: "m", messages: [], stream: false }) =>
+        p.complete(req, { signal: signal() }).then(
+          () => undefined,
+          (e: ProviderError) => e,
+        );
+      handler = (res) =>
+        res
+          .writeHead(429, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { message: "slow down", type: "rate_limit" } }));
+      expect(await fail()).toMatchObject({
+        kind: "http",
+        status_code: 429,
+        error_code: "rate_limit",
+        message: expect.stringContaining("HTTP 429"),
+      });
+      handler = (res) => res.writeHead(200).end("<html>");
+      expect(await fail()).toMatchObject({ kind: "malformed", code: "E_PROVIDER_MALFORMED" });
+      handler = () => undefined;
+      expect(await fail()).toMatchObject({ kind: "timeout", code: "E_PROVIDER_TIMEOUT" });
+      handler = (res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(`data: ${JSON.stringify({ choices: [{ delta: { content: "half" } }] })}\n\n`);
+      };
+      expect(await fail({ model: "m", messages: [], stream: true })).toMatchObject({
+        kind: "stream",
+        code: "E_PROVIDER_STREAM",
+      });
+      const dead = new OpenAiCompatibleProvider({ baseUrl: "http://127.0.0.1:9/v1", model: "m" });
+      expect(await dead.complete({ model: "m", messages: [] }, { signal: signal() }).catch((e) => e)).toMatchObject({
+        kind: "network",
+        code: "E_PROVIDER_NETWORK",
+      });
+      const ctl = new AbortController();
+      handler = () => setTimeout(() => ctl.abort(), 20);
+      expect(
+        await new OpenAiCompatibleProvider({ baseUrl: url, model: "m" })
+          .complete({ model: "m", messages: [] }, { signal: ctl.signal })
+          .catch((e) => e),
+      ).toMatchObject({ kind: "interrupted" });
+    },
+  );
 });
 
 describe("provider selection", () => {
@@ -146,32 +150,35 @@ describe("provider selection", () => {
     });
   });
 
-  it("the scripted provider streams words, serves tool calls and failures, and says when the script is used up", async () => {
-    const p = new ScriptedProvider(
-      parseScript("- fail: {status: 503}\n- call: {tool: t, args: {a: 1}}\n- say: two words\n"),
-    );
-    expect(await p.complete({ model: "x", messages: [] }, { signal: signal() }).catch((e) => e)).toMatchObject({
-      kind: "http",
-      status_code: 503,
-    });
-    expect(
-      (await p.complete({ model: "x", messages: [] }, { signal: signal() })).choices[0]!.message.tool_calls,
-    ).toEqual([{ id: "call_2_1", type: "function", function: { name: "t", arguments: '{"a":1}' } }]);
-    const evs: StreamEvent[] = [];
-    await p
-      .withModel("other")
-      .complete({ model: "other", messages: [], stream: true }, { signal: signal(), onStream: (e) => evs.push(e) });
-    expect(evs).toEqual([
-      { type: "start" },
-      { type: "delta", text: "two ", kind: "text" },
-      { type: "delta", text: "words", kind: "text" },
-      { type: "end", final_text: "two words", finished: true },
-    ]);
-    expect(await p.complete({ model: "x", messages: [] }, { signal: signal() }).catch((e) => e)).toMatchObject({
-      kind: "script",
-      message: expect.stringContaining("all were used"),
-    });
-  });
+  it(
+    "the scripted provider streams words, serves tool calls " + "and failures, and says when the script is used up",
+    async () => {
+      const p = new ScriptedProvider(
+        parseScript("- fail: {status: 503}\n- call: {tool: t, args: {a: 1}}\n- say: two words\n"),
+      );
+      expect(await p.complete({ model: "x", messages: [] }, { signal: signal() }).catch((e) => e)).toMatchObject({
+        kind: "http",
+        status_code: 503,
+      });
+      expect(
+        (await p.complete({ model: "x", messages: [] }, { signal: signal() })).choices[0]!.message.tool_calls,
+      ).toEqual([{ id: "call_2_1", type: "function", function: { name: "t", arguments: '{"a":1}' } }]);
+      const evs: StreamEvent[] = [];
+      await p
+        .withModel("other")
+        .complete({ model: "other", messages: [], stream: true }, { signal: signal(), onStream: (e) => evs.push(e) });
+      expect(evs).toEqual([
+        { type: "start" },
+        { type: "delta", text: "two ", kind: "text" },
+        { type: "delta", text: "words", kind: "text" },
+        { type: "end", final_text: "two words", finished: true },
+      ]);
+      expect(await p.complete({ model: "x", messages: [] }, { signal: signal() }).catch((e) => e)).toMatchObject({
+        kind: "script",
+        message: expect.stringContaining("all were used"),
+      });
+    },
+  );
 });
 
 describe("ctx.llm (runtime spec §4.7)", () => {
@@ -238,44 +245,48 @@ describe("ctx.llm (runtime spec §4.7)", () => {
     });
   });
 
-  it("complete_structured: schema-checked JSON (fences stripped), content_type, schema_name; bad input and bad output refused", async () => {
-    const schema = {
-      type: "object",
-      properties: { n: { type: "integer" } },
-      required: ["n"],
-      additionalProperties: false,
-    };
-    const ok = await llm({}, [], [say('```json\n{"n": 3}\n```')]);
-    const r = await ok.l.complete_structured({
-      instructions: "count",
-      input: ["a", { b: 1 }],
-      json_schema: schema,
-      schema_name: "count",
-    });
-    expect(r).toMatchObject({ parsed: { n: 3 }, content_type: "json", audit: { schema_name: "count" } });
-    expect(ok.provider.requests[0]!.response_format).toEqual({
-      type: "json_schema",
-      json_schema: { name: "count", schema },
-    });
-    expect(ok.provider.requests[0]!.messages[1]!.content).toContain('Input:\na\n{"b":1}');
-    const bad = await llm({}, [], [say('{"n": "three"}')]);
-    await expect(
-      bad.l.complete_structured({ instructions: "count", input: ["a"], json_schema: schema }),
-    ).rejects.toThrow(/does not match the schema: \/n must be integer/);
-    const notJson = await llm({}, [], [say("three")]);
-    await expect(
-      notJson.l.complete_structured({ instructions: "count", input: ["a"], json_mode: true }),
-    ).rejects.toThrow(/not JSON/);
-    const text = await llm({}, [], [say("free text")]);
-    await expect(text.l.complete_structured({ instructions: "say", input: "x" })).resolves.toMatchObject({
-      parsed: null,
-      content_type: "text",
-    });
-    await expect(text.l.complete_structured({ instructions: " ", input: ["x"] })).rejects.toMatchObject({
-      name: "ValueError",
-    });
-    await expect(text.l.complete_structured({ instructions: "x", input: [] })).rejects.toMatchObject({
-      name: "ValueError",
-    });
-  });
+  it(
+    "complete_structured: schema-checked JSON (fences stripped), content_type, schema_name; bad input and bad " +
+      "output refused",
+    async () => {
+      const schema = {
+        type: "object",
+        properties: { n: { type: "integer" } },
+        required: ["n"],
+        additionalProperties: false,
+      };
+      const ok = await llm({}, [], [say('```json\n{"n": 3}\n```')]);
+      const r = await ok.l.complete_structured({
+        instructions: "count",
+        input: ["a", { b: 1 }],
+        json_schema: schema,
+        schema_name: "count",
+      });
+      expect(r).toMatchObject({ parsed: { n: 3 }, content_type: "json", audit: { schema_name: "count" } });
+      expect(ok.provider.requests[0]!.response_format).toEqual({
+        type: "json_schema",
+        json_schema: { name: "count", schema },
+      });
+      expect(ok.provider.requests[0]!.messages[1]!.content).toContain('Input:\na\n{"b":1}');
+      const bad = await llm({}, [], [say('{"n": "three"}')]);
+      await expect(
+        bad.l.complete_structured({ instructions: "count", input: ["a"], json_schema: schema }),
+      ).rejects.toThrow(/does not match the schema: \/n must be integer/);
+      const notJson = await llm({}, [], [say("three")]);
+      await expect(
+        notJson.l.complete_structured({ instructions: "count", input: ["a"], json_mode: true }),
+      ).rejects.toThrow(/not JSON/);
+      const text = await llm({}, [], [say("free text")]);
+      await expect(text.l.complete_structured({ instructions: "say", input: "x" })).resolves.toMatchObject({
+        parsed: null,
+        content_type: "text",
+      });
+      await expect(text.l.complete_structured({ instructions: " ", input: ["x"] })).rejects.toMatchObject({
+        name: "ValueError",
+      });
+      await expect(text.l.complete_structured({ instructions: "x", input: [] })).rejects.toMatchObject({
+        name: "ValueError",
+      });
+    },
+  );
 });

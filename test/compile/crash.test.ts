@@ -157,7 +157,8 @@ beforeAll(() => {
   );
   writeFileSync(
     specNew,
-    `plugins:\n  - path: ${store}/alpha-2\n  - path: ${store}/gamma\n  - path: ${store}/delta\nsettings:\n  model: {default: two}\n  plugins: {hook_callback_timeout: 5}\n`,
+    `plugins:\n  - path: ${store}/alpha-2\n  - path: ${store}/gamma\n  - path: ${store}/delta\nsettings:\n  ` +
+      "model: {default: two}\n  plugins: {hook_callback_timeout: 5}\n",
   );
   base = join(root, "base", "home");
   mkdirSync(base, { recursive: true });

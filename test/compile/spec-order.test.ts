@@ -128,7 +128,8 @@ function specText(rnd?: () => number): string {
 }
 
 describe("deploy spec declaration order", () => {
-  it("every permutation of entries, grants and settings keys compiles to the same bytes, checks up to date and starts", async () => {
+  it("every permutation of entries, grants and settings keys compiles to the same bytes, checks up to date and " +
+    "starts", async () => {
     const home = join(scratch.root, "home");
     const specFile = join(scratch.root, "spec.json");
     const fresh = async (text: string) => {
@@ -168,27 +169,30 @@ describe("deploy spec declaration order", () => {
     );
   }, 240_000);
 
-  it("the CLI agrees: compile --check is up to date and plugins chain starts for a spec declared out of order", async () => {
-    const home = scratch.dir("cli-home");
-    const specFile = join(scratch.dir("cli-spec"), "spec.json");
-    for (const seed of [1, 2, 3]) {
-      writeFileSync(specFile, specText(prng(seed)));
-      const run = (args: string[]) => runCli(["--home", home, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } });
-      const c = await run(["compile", "--spec", specFile, "--managed", "nixos"]);
-      expect(c.code, c.stderr).toBe(0);
-      const check = await run(["compile", "--check"]);
-      expect(check.code, check.stdout + check.stderr).toBe(0);
-      const chain = await run(["plugins", "chain", "--json"]);
-      expect(chain.code, chain.stderr).toBe(0);
-      expect(JSON.parse(chain.stdout).load_order ?? JSON.parse(chain.stdout).loadOrder).toEqual([
-        "zeta",
-        "beta",
-        "alpha",
-        "gamma",
-        "mid",
-      ]);
-    }
-  });
+  it(
+    "the CLI agrees: compile --check is up to date and " + "plugins chain starts for a spec declared out of order",
+    async () => {
+      const home = scratch.dir("cli-home");
+      const specFile = join(scratch.dir("cli-spec"), "spec.json");
+      for (const seed of [1, 2, 3]) {
+        writeFileSync(specFile, specText(prng(seed)));
+        const run = (args: string[]) => runCli(["--home", home, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } });
+        const c = await run(["compile", "--spec", specFile, "--managed", "nixos"]);
+        expect(c.code, c.stderr).toBe(0);
+        const check = await run(["compile", "--check"]);
+        expect(check.code, check.stdout + check.stderr).toBe(0);
+        const chain = await run(["plugins", "chain", "--json"]);
+        expect(chain.code, chain.stderr).toBe(0);
+        expect(JSON.parse(chain.stdout).load_order ?? JSON.parse(chain.stdout).loadOrder).toEqual([
+          "zeta",
+          "beta",
+          "alpha",
+          "gamma",
+          "mid",
+        ]);
+      }
+    },
+  );
 });
 
 describe("deploy spec key", () => {

@@ -27,19 +27,24 @@ describe("enablePlugin", () => {
     expect(await config(sb)).toEqual({ plugins: { enabled: ["weather"] } });
   });
 
-  it("removes the key and the manifest name from plugins.disabled, not a bare leaf (it may be another plugin's key)", async () => {
-    const sb = await makeSandbox();
-    writeText(
-      sb.configFile,
-      "plugins:\n  enabled: [other]\n  disabled:\n    - observability/langfuse\n    - langfuse\n    - langfuse-tracing\n    - keep-me\n",
-    );
-    const r = await enablePlugin(sb.configFile, CAT);
-    expect(r.changed).toBe(true);
-    expect((await config(sb)).plugins).toEqual({
-      enabled: ["other", "observability/langfuse"],
-      disabled: ["langfuse", "keep-me"],
-    });
-  });
+  it(
+    "removes the key and the manifest name from plugins.disabled, not a bare leaf (it may be another plugin's " +
+      "key)",
+    async () => {
+      const sb = await makeSandbox();
+      writeText(
+        sb.configFile,
+        "plugins:\n  enabled: [other]\n  disabled:\n    - observability/langfuse\n    - langfuse\n    - " +
+          "langfuse-tracing\n    - keep-me\n",
+      );
+      const r = await enablePlugin(sb.configFile, CAT);
+      expect(r.changed).toBe(true);
+      expect((await config(sb)).plugins).toEqual({
+        enabled: ["other", "observability/langfuse"],
+        disabled: ["langfuse", "keep-me"],
+      });
+    },
+  );
 
   it("already enabled (by key or by name) and not disabled → no write at all", async () => {
     for (const listed of ["observability/langfuse", "langfuse-tracing"]) {
@@ -94,21 +99,24 @@ describe("enablePlugin", () => {
     );
   });
 
-  it("refuses a non-list plugins.enabled with E_SCHEMA_INVALID at its line and column, leaving the file alone", async () => {
-    const sb = await makeSandbox();
-    writeText(sb.configFile, "model: x\nplugins:\n  enabled: weather\n");
-    const before = fileStamp(sb.configFile);
-    const e = await rejection(() => enablePlugin(sb.configFile, { key: "a", name: "a" }));
-    expect(e).toMatchObject({
-      code: "E_SCHEMA_INVALID",
-      file: sb.configFile,
-      line: 3,
-      col: 12,
-      path: "plugins.enabled",
-    });
-    expect(e.message).toContain("plugins.enabled");
-    expect(fileStamp(sb.configFile)).toEqual(before);
-  });
+  it(
+    "refuses a non-list plugins.enabled with " + "E_SCHEMA_INVALID at its line and column, leaving the " + "file alone",
+    async () => {
+      const sb = await makeSandbox();
+      writeText(sb.configFile, "model: x\nplugins:\n  enabled: weather\n");
+      const before = fileStamp(sb.configFile);
+      const e = await rejection(() => enablePlugin(sb.configFile, { key: "a", name: "a" }));
+      expect(e).toMatchObject({
+        code: "E_SCHEMA_INVALID",
+        file: sb.configFile,
+        line: 3,
+        col: 12,
+        path: "plugins.enabled",
+      });
+      expect(e.message).toContain("plugins.enabled");
+      expect(fileStamp(sb.configFile)).toEqual(before);
+    },
+  );
 
   it("refuses a non-list plugins.disabled, and a non-mapping plugins", async () => {
     const sb = await makeSandbox();

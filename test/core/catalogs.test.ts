@@ -57,10 +57,12 @@ describe("error catalog", () => {
       path: "plugins.enabled",
     });
     expect(formatDiagnostic(e.toDiagnostic())).toBe(
-      `error E_SCHEMA_INVALID config.yaml:3:12 plugins.enabled: must be array\n  hint: ${ERROR_CATALOG.E_SCHEMA_INVALID.hint}`,
+      "error E_SCHEMA_INVALID config.yaml:3:12 plugins.enabled: must be array\n  " +
+        `hint: ${ERROR_CATALOG.E_SCHEMA_INVALID.hint}`,
     );
     expect(formatGithub(e.toDiagnostic())).toBe(
-      `::error file=config.yaml,line=3,col=12,title=E_SCHEMA_INVALID::plugins.enabled: must be array (${ERROR_CATALOG.E_SCHEMA_INVALID.hint})`,
+      "::error file=config.yaml,line=3,col=12,title=E_SCHEMA_INVALID::plugins.enabled: must be array " +
+        `(${ERROR_CATALOG.E_SCHEMA_INVALID.hint})`,
     );
     expect(new HermesError("E_USAGE").exitCode).toBe(2);
     expect(e.exitCode).toBe(1);

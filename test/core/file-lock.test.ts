@@ -96,29 +96,32 @@ describe("withFileLock", () => {
     expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
-  it("a lock held by a live process times out with E_FS_LOCK_TIMEOUT naming the holder, and is left in place", async () => {
-    const dir = tempDir();
-    const file = join(dir, "config.yaml");
-    await writeLock(`${file}.lock`, { pid: process.pid, host: hostname() });
-    const t0 = Date.now();
-    let ran = false;
-    const e = await rejection(() =>
-      withFileLock(
-        file,
-        async () => {
-          ran = true;
-        },
-        { timeoutMs: 150 },
-      ),
-    );
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
-    expect(Date.now() - t0).toBeLessThan(5_000);
-    expect(ran).toBe(false);
-    expect(e.code).toBe("E_FS_LOCK_TIMEOUT");
-    expect(e.file).toBe(`${file}.lock`);
-    expect(e.message).toContain(`pid ${process.pid}`);
-    expect(existsSync(`${file}.lock`)).toBe(true);
-  });
+  it(
+    "a lock held by a live process times out with " + "E_FS_LOCK_TIMEOUT naming the holder, and is left in " + "place",
+    async () => {
+      const dir = tempDir();
+      const file = join(dir, "config.yaml");
+      await writeLock(`${file}.lock`, { pid: process.pid, host: hostname() });
+      const t0 = Date.now();
+      let ran = false;
+      const e = await rejection(() =>
+        withFileLock(
+          file,
+          async () => {
+            ran = true;
+          },
+          { timeoutMs: 150 },
+        ),
+      );
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      expect(ran).toBe(false);
+      expect(e.code).toBe("E_FS_LOCK_TIMEOUT");
+      expect(e.file).toBe(`${file}.lock`);
+      expect(e.message).toContain(`pid ${process.pid}`);
+      expect(existsSync(`${file}.lock`)).toBe(true);
+    },
+  );
 
   it("a dead pid on another host is not ours to judge: it is waited for", async () => {
     const dir = tempDir();
@@ -181,8 +184,10 @@ describe("editConfig under the lock", () => {
     const file = writeText(join(dir, "config.yaml"), "plugins:\n  enabled: []\n");
     const distEnable = fileURLToPath(new URL("../../dist/config/enable.js", import.meta.url));
     expect(existsSync(distEnable), "dist/ is built by test/global-setup.ts").toBe(true);
-    const script = `import { enablePlugin } from ${JSON.stringify(distEnable)};
-      for (let i = 0; i < 5; i++) await enablePlugin(process.argv[1], { key: process.argv[2] + i, name: process.argv[2] + i });`;
+    const script =
+      `import { enablePlugin } from ${JSON.stringify(distEnable)};
+      for (let i = 0; i < 5; i++) await ` +
+      "enablePlugin(process.argv[1], { key: process.argv[2] + i, name: process.argv[2] + i });";
     const run = (prefix: string) =>
       new Promise<number>((resolve, reject) => {
         const child = spawn(process.execPath, ["--input-type=module", "-e", script, file, prefix], {

@@ -15,7 +15,8 @@ const SHARED = hasShared("test/core/schema-precompiled.test.ts: the comparison o
 
 afterAll(cleanupTemp);
 
-/** Validate files with the schema module of `pkg` in a fresh node process; prints diagnostics and which validators were precompiled. */
+/** Validate files with the schema module of `pkg` in a fresh node process; prints diagnostics and which validators were
+ * precompiled. */
 function validateWith(
   pkg: string,
   jobs: Array<{ schema: string; file: string }>,

@@ -47,39 +47,49 @@ describe("migrateEnabledList", () => {
     expect((await migrateEnabledList(sb.home)).names).toEqual(["user-one"]);
   });
 
-  it("a user plugin that legitimately shadows a bundled one (same folder name) is grandfathered and loads", async () => {
-    const sb = await makeSandbox();
-    await writePlugin(sb.bundled, "hello");
-    await writePlugin(sb.userPlugins, "hello");
-    expect((await migrateEnabledList(sb.home)).names).toEqual(["hello"]);
-    const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
-    expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([
-      ["user", "hello", "load"],
-    ]);
-  });
+  it(
+    "a user plugin that legitimately shadows a bundled one " + "(same folder name) is grandfathered and loads",
+    async () => {
+      const sb = await makeSandbox();
+      await writePlugin(sb.bundled, "hello");
+      await writePlugin(sb.userPlugins, "hello");
+      expect((await migrateEnabledList(sb.home)).names).toEqual(["hello"]);
+      const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
+      expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([
+        ["user", "hello", "load"],
+      ]);
+    },
+  );
 
-  it("an impostor of a bundled plugin is not grandfathered, so the bundled plugin does not get enabled through its name", async () => {
-    const sb = await makeSandbox();
-    await writePlugin(sb.bundled, "hello");
-    await writePlugin(sb.userPlugins, "not-hello", { manifest: { name: "hello" } });
-    await writePlugin(sb.userPlugins, "mine");
-    await migrateEnabledList(sb.home, sb.env);
-    const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
-    expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([
-      ["bundled", "hello", "skip"],
-      ["user", "mine", "load"],
-    ]);
-  });
+  it(
+    "an impostor of a bundled plugin is not grandfathered, so the bundled plugin does not get enabled through " +
+      "its name",
+    async () => {
+      const sb = await makeSandbox();
+      await writePlugin(sb.bundled, "hello");
+      await writePlugin(sb.userPlugins, "not-hello", { manifest: { name: "hello" } });
+      await writePlugin(sb.userPlugins, "mine");
+      await migrateEnabledList(sb.home, sb.env);
+      const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
+      expect(set.views.map((v) => [v.candidate.source, v.candidate.key, v.verdict.action])).toEqual([
+        ["bundled", "hello", "skip"],
+        ["user", "mine", "load"],
+      ]);
+    },
+  );
 
-  it("does not descend into category folders, and ignores folders without a manifest, files and dot folders", async () => {
-    const sb = await makeSandbox();
-    await writePlugin(sb.userPlugins, "observability/langfuse");
-    await writePlugin(sb.userPlugins, ".staging-x");
-    await fsp.mkdir(join(sb.userPlugins, "empty-folder"));
-    writeText(join(sb.userPlugins, "notes.txt"), "x");
-    await writePlugin(sb.userPlugins, "real");
-    expect((await migrateEnabledList(sb.home)).names).toEqual(["real"]);
-  });
+  it(
+    "does not descend into category folders, and ignores " + "folders without a manifest, files and dot folders",
+    async () => {
+      const sb = await makeSandbox();
+      await writePlugin(sb.userPlugins, "observability/langfuse");
+      await writePlugin(sb.userPlugins, ".staging-x");
+      await fsp.mkdir(join(sb.userPlugins, "empty-folder"));
+      writeText(join(sb.userPlugins, "notes.txt"), "x");
+      await writePlugin(sb.userPlugins, "real");
+      expect((await migrateEnabledList(sb.home)).names).toEqual(["real"]);
+    },
+  );
 
   it("writes an empty list when there is nothing to grandfather, so later installs stay opt-in", async () => {
     const sb = await makeSandbox();

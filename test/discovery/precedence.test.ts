@@ -68,26 +68,29 @@ describe("later sources win", () => {
 });
 
 describe("impostor rule", () => {
-  it("a user plugin with a bundled key from a differently named folder is ignored with W_DISCOVERY_IMPOSTOR", async () => {
-    const sb = await makeSandbox();
-    const b = await writePlugin(sb.bundled, "disk-cleanup");
-    const u = await writePlugin(sb.userPlugins, "my-cleanup", { manifest: { name: "disk-cleanup" } });
-    const r = await resolveIn(sb);
-    expect(winner(r, "disk-cleanup").path).toBe(b);
-    expect(r.shadowed).toHaveLength(1);
-    expect(r.shadowed[0]).toMatchObject({ reason: "impostor" });
-    expect(r.shadowed[0]!.candidate.path).toBe(u);
-    expect(r.shadowed[0]!.by.path).toBe(b);
-    expect(r.diagnostics).toHaveLength(1);
-    expect(r.diagnostics[0]).toMatchObject({
-      code: "W_DISCOVERY_IMPOSTOR",
-      severity: "warning",
-      file: join(u, "plugin.yaml"),
-    });
-    expect(r.diagnostics[0]!.message).toContain("disk-cleanup");
-    expect(r.diagnostics[0]!.message).toContain("my-cleanup");
-    expect(r.diagnostics[0]!.message).toContain("rename the folder to 'disk-cleanup'");
-  });
+  it(
+    "a user plugin with a bundled key from a differently " + "named folder is ignored with W_DISCOVERY_IMPOSTOR",
+    async () => {
+      const sb = await makeSandbox();
+      const b = await writePlugin(sb.bundled, "disk-cleanup");
+      const u = await writePlugin(sb.userPlugins, "my-cleanup", { manifest: { name: "disk-cleanup" } });
+      const r = await resolveIn(sb);
+      expect(winner(r, "disk-cleanup").path).toBe(b);
+      expect(r.shadowed).toHaveLength(1);
+      expect(r.shadowed[0]).toMatchObject({ reason: "impostor" });
+      expect(r.shadowed[0]!.candidate.path).toBe(u);
+      expect(r.shadowed[0]!.by.path).toBe(b);
+      expect(r.diagnostics).toHaveLength(1);
+      expect(r.diagnostics[0]).toMatchObject({
+        code: "W_DISCOVERY_IMPOSTOR",
+        severity: "warning",
+        file: join(u, "plugin.yaml"),
+      });
+      expect(r.diagnostics[0]!.message).toContain("disk-cleanup");
+      expect(r.diagnostics[0]!.message).toContain("my-cleanup");
+      expect(r.diagnostics[0]!.message).toContain("rename the folder to 'disk-cleanup'");
+    },
+  );
 
   it("a project impostor is ignored too", async () => {
     const sb = await makeSandbox();
@@ -100,7 +103,8 @@ describe("impostor rule", () => {
 
   it("the impostor check compares with the bundled folder, whatever the bundled manifest name", async () => {
     const sb = await makeSandbox();
-    // Bundled key "cleaner" lives in folder "disk-cleanup"; a user folder "disk-cleanup" claiming "cleaner" is legitimate.
+    // Bundled key "cleaner" lives in folder "disk-cleanup"; a user folder "disk-cleanup" claiming "cleaner" is
+    // legitimate.
     const b = await writePlugin(sb.bundled, "disk-cleanup", { manifest: { name: "cleaner" } });
     const u = await writePlugin(sb.userPlugins, "disk-cleanup", { manifest: { name: "cleaner" } });
     const r = await resolveIn(sb);

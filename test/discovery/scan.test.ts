@@ -107,23 +107,28 @@ describe("scanRoot: folders", () => {
 });
 
 describe("scanRoot: bundled skip names", () => {
-  it("skips memory, context_engine, model-providers, cron_providers, computer_use at the top of the bundled root", async () => {
-    expect([...BUNDLED_SKIP].sort()).toEqual([
-      "computer_use",
-      "context_engine",
-      "cron_providers",
-      "memory",
-      "model-providers",
-    ]);
-    const root = tempDir();
-    for (const n of BUNDLED_SKIP) {
-      await writePlugin(root, n); // as a plugin
-      await writePlugin(root, `${n}/inner`); // and as a category
-    }
-    await writePlugin(root, "kept");
-    const { candidates } = await scanRoot(root, "bundled", { skipTop: BUNDLED_SKIP });
-    expect(keys(candidates)).toEqual(["kept"]);
-  });
+  it(
+    "skips memory, context_engine, model-providers, " +
+      "cron_providers, computer_use at the top of the bundled " +
+      "root",
+    async () => {
+      expect([...BUNDLED_SKIP].sort()).toEqual([
+        "computer_use",
+        "context_engine",
+        "cron_providers",
+        "memory",
+        "model-providers",
+      ]);
+      const root = tempDir();
+      for (const n of BUNDLED_SKIP) {
+        await writePlugin(root, n); // as a plugin
+        await writePlugin(root, `${n}/inner`); // and as a category
+      }
+      await writePlugin(root, "kept");
+      const { candidates } = await scanRoot(root, "bundled", { skipTop: BUNDLED_SKIP });
+      expect(keys(candidates)).toEqual(["kept"]);
+    },
+  );
 
   it("the skip names are ordinary names in the user root", async () => {
     const sb = await makeSandbox();
@@ -174,25 +179,30 @@ describe("scanRoot: symlinks", () => {
     expect(candidates.map((c) => [c.key, c.status, c.linkTarget])).toEqual([["rel", "ok", "../store-rel/p"]]);
   });
 
-  it("a dangling symlink is a candidate with status 'dangling' and E_DISCOVERY_DANGLING_LINK naming the target", async () => {
-    const root = tempDir();
-    const gone = join(root, "..", "nowhere-xyz", "plugin");
-    await fsp.symlink(gone, join(root, "broken"));
-    await writePlugin(root, "fine");
-    const { candidates } = await scanRoot(root, "user");
-    expect(keys(candidates)).toEqual(["broken", "fine"]);
-    const b = byKey(candidates, "broken");
-    expect(b.status).toBe("dangling");
-    expect(b.linkTarget).toBe(gone);
-    expect(b.diagnostics).toHaveLength(1);
-    expect(b.diagnostics[0]).toMatchObject({
-      code: "E_DISCOVERY_DANGLING_LINK",
-      severity: "error",
-      file: join(root, "broken"),
-    });
-    expect(b.diagnostics[0]!.message).toContain(gone);
-    expect(byKey(candidates, "fine").status).toBe("ok");
-  });
+  it(
+    "a dangling symlink is a candidate with status " +
+      "'dangling' and E_DISCOVERY_DANGLING_LINK naming the " +
+      "target",
+    async () => {
+      const root = tempDir();
+      const gone = join(root, "..", "nowhere-xyz", "plugin");
+      await fsp.symlink(gone, join(root, "broken"));
+      await writePlugin(root, "fine");
+      const { candidates } = await scanRoot(root, "user");
+      expect(keys(candidates)).toEqual(["broken", "fine"]);
+      const b = byKey(candidates, "broken");
+      expect(b.status).toBe("dangling");
+      expect(b.linkTarget).toBe(gone);
+      expect(b.diagnostics).toHaveLength(1);
+      expect(b.diagnostics[0]).toMatchObject({
+        code: "E_DISCOVERY_DANGLING_LINK",
+        severity: "error",
+        file: join(root, "broken"),
+      });
+      expect(b.diagnostics[0]!.message).toContain(gone);
+      expect(byKey(candidates, "fine").status).toBe("ok");
+    },
+  );
 
   it("a dangling nix-managed-<name> link is keyed by <name>", async () => {
     const root = tempDir();
@@ -324,7 +334,8 @@ describe("scanRoot: status of a folder", () => {
   });
 
   it.skipIf(!permissionsEnforced)(
-    "an unreadable plugin folder is reported and skipped, the others still scan (skipped when running as root: chmod 000 does not stop root from reading)",
+    "an unreadable plugin folder is reported and skipped, the others still scan (skipped when running as " +
+      "root: chmod 000 does not stop root from reading)",
     async () => {
       const root = tempDir();
       await writePlugin(root, "a-ok");
@@ -345,7 +356,8 @@ describe("scanRoot: status of a folder", () => {
   );
 
   it.skipIf(!permissionsEnforced)(
-    "an unreadable plugin.yaml gives status 'unreadable' (skipped when running as root: chmod 000 does not stop root from reading)",
+    "an unreadable plugin.yaml gives status 'unreadable' (skipped when running as root: chmod 000 does not " +
+      "stop root from reading)",
     async () => {
       const root = tempDir();
       const dir = await writePlugin(root, "secret");
@@ -387,18 +399,21 @@ describe("scanNodeModules", () => {
     expect((await scanNodeModules(nm)).candidates.map((c) => c.key)).toEqual(["nameless"]);
   });
 
-  it('"hermes-plugin" escaping the package → E_MANIFEST_PATH_ESCAPE; a missing manifest → E_DISCOVERY_NO_MANIFEST', async () => {
-    const nm = join(tempDir(), "node_modules");
-    await writeNpmPackage(nm, "escaper", "../elsewhere");
-    await writeNpmPackage(nm, "empty", true);
-    await writeNpmPackage(nm, "good", true, { spec: {} });
-    const { candidates, diagnostics } = await scanNodeModules(nm);
-    expect(candidates.map((c) => c.key)).toEqual(["good"]);
-    expect(diagnostics.map((d) => d.code).sort()).toEqual(["E_DISCOVERY_NO_MANIFEST", "E_MANIFEST_PATH_ESCAPE"]);
-    expect(diagnostics.find((d) => d.code === "E_MANIFEST_PATH_ESCAPE")!.file).toBe(
-      join(nm, "escaper", "package.json"),
-    );
-  });
+  it(
+    '"hermes-plugin" escaping the package → E_MANIFEST_PATH_ESCAPE; a missing manifest → ' + "E_DISCOVERY_NO_MANIFEST",
+    async () => {
+      const nm = join(tempDir(), "node_modules");
+      await writeNpmPackage(nm, "escaper", "../elsewhere");
+      await writeNpmPackage(nm, "empty", true);
+      await writeNpmPackage(nm, "good", true, { spec: {} });
+      const { candidates, diagnostics } = await scanNodeModules(nm);
+      expect(candidates.map((c) => c.key)).toEqual(["good"]);
+      expect(diagnostics.map((d) => d.code).sort()).toEqual(["E_DISCOVERY_NO_MANIFEST", "E_MANIFEST_PATH_ESCAPE"]);
+      expect(diagnostics.find((d) => d.code === "E_MANIFEST_PATH_ESCAPE")!.file).toBe(
+        join(nm, "escaper", "package.json"),
+      );
+    },
+  );
 
   it("a missing node_modules yields nothing", async () => {
     expect(await scanNodeModules(join(tempDir(), "node_modules"))).toEqual({ candidates: [], diagnostics: [] });

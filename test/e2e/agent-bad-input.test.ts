@@ -61,17 +61,20 @@ async function chat(
 }
 
 describe("a provider that misbehaves", () => {
-  it("malformed JSON: api_request_error (malformed_response, retryable), retried, then the turn continues", async () => {
-    const r = await chat([{ raw: "{this is not json" }, { say: "recovered" }], { stream: false });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.json!.answer).toBe("recovered");
-    expect(r.trace.find((t) => t.ev === "hook:api_request_error")).toMatchObject({
-      reason: "malformed_response",
-      retryable: true,
-      error: { code: "E_PROVIDER_MALFORMED" },
-    });
-    expect(r.log.some((l) => l.code === "E_PROVIDER_MALFORMED" && /not JSON/.test(String(l.msg)))).toBe(true);
-  });
+  it(
+    "malformed JSON: api_request_error " + "(malformed_response, retryable), retried, then the " + "turn continues",
+    async () => {
+      const r = await chat([{ raw: "{this is not json" }, { say: "recovered" }], { stream: false });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json!.answer).toBe("recovered");
+      expect(r.trace.find((t) => t.ev === "hook:api_request_error")).toMatchObject({
+        reason: "malformed_response",
+        retryable: true,
+        error: { code: "E_PROVIDER_MALFORMED" },
+      });
+      expect(r.log.some((l) => l.code === "E_PROVIDER_MALFORMED" && /not JSON/.test(String(l.msg)))).toBe(true);
+    },
+  );
 
   it("malformed JSON every time: the turn ends failed, with the code on stderr and exit 1, no stack", async () => {
     const r = await chat([{ raw: "<html>oops</html>", contentType: "text/html" }], {
@@ -181,25 +184,29 @@ describe("tool calls the agent cannot run", () => {
     expect(r.trace.find((t) => t.ev === "mw:tool_request")!.args).toEqual({ command: "echo coerced", timeout: 5 });
   });
 
-  it("an unknown tool: tool_request runs, then an error naming the available tools; no pre_tool_call, nothing executed", async () => {
-    const r = await chat([{ tools: [{ name: "launch_rockets", arguments: "{}" }] }, { say: "no rockets" }]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(names(r.trace)).toEqual([
-      ...TURN_START,
-      ...LLM_CALL,
-      "mw:tool_request",
-      "hook:post_tool_call",
-      "hook:transform_tool_result",
-      ...LLM_CALL,
-      ...TURN_END,
-    ]);
-    expect(r.trace.find((t) => t.ev === "hook:post_tool_call")).toMatchObject({
-      status: "error",
-      error_type: "unknown_tool",
-    });
-    expect(r.json!.tool_calls[0]!.result).toMatch(/unknown tool 'launch_rockets'; available tools: .*terminal/);
-    expect(r.log.some((l) => l.code === "E_AGENT_UNKNOWN_TOOL")).toBe(true);
-  });
+  it(
+    "an unknown tool: tool_request runs, then an error naming the available tools; no pre_tool_call, nothing " +
+      "executed",
+    async () => {
+      const r = await chat([{ tools: [{ name: "launch_rockets", arguments: "{}" }] }, { say: "no rockets" }]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(names(r.trace)).toEqual([
+        ...TURN_START,
+        ...LLM_CALL,
+        "mw:tool_request",
+        "hook:post_tool_call",
+        "hook:transform_tool_result",
+        ...LLM_CALL,
+        ...TURN_END,
+      ]);
+      expect(r.trace.find((t) => t.ev === "hook:post_tool_call")).toMatchObject({
+        status: "error",
+        error_type: "unknown_tool",
+      });
+      expect(r.json!.tool_calls[0]!.result).toMatch(/unknown tool 'launch_rockets'; available tools: .*terminal/);
+      expect(r.log.some((l) => l.code === "E_AGENT_UNKNOWN_TOOL")).toBe(true);
+    },
+  );
 
   it("a model that never stops calling tools ends at --max-turns with E_AGENT_MAX_TURNS and exit 1", async () => {
     const r = await chat(
@@ -293,18 +300,27 @@ function writeApprover(pluginsDir: string): void {
     `import { appendFileSync } from "node:fs";
 export function register(ctx) {
   let first;
-  ctx.register_approval_transport("test-ui", (request) => {
+  ` +
+      `ctx.register_approval_transport("test-ui", (request) => {
     const mode = ctx.get_config("mode");
-    appendFileSync(ctx.get_config("trace_file"), JSON.stringify({ ev: "transport", mode, command: request.command, choices: request.allowed_choices, frozen: Object.isFrozen(request) }) + "\\n");
-    if (mode === "once") return request.respond("once");
-    if (mode === "late") return new Promise((r) => setTimeout(() => r(request.respond("once")), 2500));
+    ` +
+      `appendFileSync(ctx.get_config("trace_file"), JSON.stringify({ ev: "transport", mode, command: ` +
+      `request.command, choices: request.allowed_choices, frozen: Object.isFrozen(request) }) + "\\n");
+    if ` +
+      `(mode === "once") return request.respond("once");
+    if (mode === "late") return new Promise((r) => ` +
+      `setTimeout(() => r(request.respond("once")), 2500));
     if (mode === "stale") {
-      if (!first) { first = request; return request.respond("deny"); }
+      if (!first) { ` +
+      `first = request; return request.respond("deny"); }
       return first.respond("once");
     }
-    if (mode === "always") return request.respond("always");
-    if (mode === "plain") return { request_id: request.request_id, request_digest: request.digest, choice: "once" };
-    if (mode === "throw") throw new Error("transport exploded");
+    if ` +
+      `(mode === "always") return request.respond("always");
+    if (mode === "plain") return { request_id: ` +
+      `request.request_id, request_digest: request.digest, choice: "once" };
+    if (mode === "throw") throw ` +
+      `new Error("transport exploded");
     return request.respond("deny");
   });
 }
@@ -327,7 +343,11 @@ describe("approvals", () => {
     // The approver writes into the same trace file.
     writeFileSync(
       join(h.home, "config.yaml"),
-      `${readFileSync(join(h.home, "config.yaml"), "utf8").replace("  entries:\n", `  entries:\n    approver:\n      settings:\n        mode: ${mode}\n        trace_file: ${JSON.stringify(trace)}\n`)}`,
+      `${readFileSync(join(h.home, "config.yaml"), "utf8").replace(
+        "  entries:\n",
+        `  entries:\n    approver:\n      settings:\n        mode: ${mode}\n        ` +
+          `trace_file: ${JSON.stringify(trace)}\n`,
+      )}`,
     );
     const server = await fakeOpenAI(replies);
     try {
@@ -405,30 +425,37 @@ describe("approvals", () => {
     expect(existsSync(join(r.work, "victim2"))).toBe(true);
   });
 
-  it("a choice that was not offered ('always' with approvals.allow_permanent: false) or a plain object: transport_invalid", async () => {
-    const a = await approve("always", [rm("victim1"), { say: "ok" }], "approvals:\n  allow_permanent: false\n");
-    expect(a.trace.find((t) => t.ev === "transport")!.choices).toEqual(["once", "session", "deny"]);
-    expect(choices(a.trace)).toEqual(["transport_invalid"]);
-    expect(existsSync(join(a.work, "victim1"))).toBe(true);
-    const p = await approve("plain", [rm("victim1"), { say: "ok" }]);
-    expect(choices(p.trace)).toEqual(["transport_invalid"]);
-    expect(existsSync(join(p.work, "victim1"))).toBe(true);
-  });
+  it(
+    "a choice that was not offered ('always' with approvals.allow_permanent: false) or a plain object: " +
+      "transport_invalid",
+    async () => {
+      const a = await approve("always", [rm("victim1"), { say: "ok" }], "approvals:\n  allow_permanent: false\n");
+      expect(a.trace.find((t) => t.ev === "transport")!.choices).toEqual(["once", "session", "deny"]);
+      expect(choices(a.trace)).toEqual(["transport_invalid"]);
+      expect(existsSync(join(a.work, "victim1"))).toBe(true);
+      const p = await approve("plain", [rm("victim1"), { say: "ok" }]);
+      expect(choices(p.trace)).toEqual(["transport_invalid"]);
+      expect(existsSync(join(p.work, "victim1"))).toBe(true);
+    },
+  );
 
-  it("transport_fallback: builtin falls back to the built-in prompt, which denies at once without a terminal", async () => {
-    const r = await approve("throw", [rm("victim1"), { say: "ok" }], "    transport_fallback: builtin\n");
-    expect(r.code, r.stderr).toBe(0);
-    expect(
-      r.trace.filter((t) => t.ev === "hook:post_approval_response").map((t) => [t.choice, t.surface, t.decided_by]),
-    ).toEqual([
-      ["transport_error", "transport:test-ui", "transport:test-ui"],
-      ["deny", "cli", "no_tty"],
-    ]);
-    expect(existsSync(join(r.work, "victim1"))).toBe(true);
-    expect(JSON.parse(r.json.tool_calls[0]!.result).error).toMatch(
-      /nobody can be asked in this session \(no terminal\)/,
-    );
-  });
+  it(
+    "transport_fallback: builtin falls back to the built-in " + "prompt, which denies at once without a terminal",
+    async () => {
+      const r = await approve("throw", [rm("victim1"), { say: "ok" }], "    transport_fallback: builtin\n");
+      expect(r.code, r.stderr).toBe(0);
+      expect(
+        r.trace.filter((t) => t.ev === "hook:post_approval_response").map((t) => [t.choice, t.surface, t.decided_by]),
+      ).toEqual([
+        ["transport_error", "transport:test-ui", "transport:test-ui"],
+        ["deny", "cli", "no_tty"],
+      ]);
+      expect(existsSync(join(r.work, "victim1"))).toBe(true);
+      expect(JSON.parse(r.json.tool_calls[0]!.result).error).toMatch(
+        /nobody can be asked in this session \(no terminal\)/,
+      );
+    },
+  );
 
   it("a hardline command is blocked before any transport or hook of the approval path runs", async () => {
     const r = await approve("once", [

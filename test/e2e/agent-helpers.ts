@@ -222,71 +222,107 @@ export function writeTracer(pluginsDir: string): string {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, "plugin.yaml"),
-    `name: tracer\nversion: "1"\nhooks: [${TRACED_HOOKS.join(", ")}]\nprovides_middleware: [llm_request, llm_execution, tool_request, tool_execution]\n`,
+    `name: tracer\nversion: "1"\nhooks: [${TRACED_HOOKS.join(", ")}]\nprovides_middleware: [llm_request, ` +
+      "llm_execution, tool_request, tool_execution]\n",
   );
   writeFileSync(
     join(dir, "index.js"),
     `import { appendFileSync } from "node:fs";
 export function register(ctx) {
-  const file = ctx.get_config("trace_file");
-  const rec = (ev, data = {}) => appendFileSync(file, JSON.stringify({ ev, ...data }) + "\\n");
-  const pick = (p, keys) => Object.fromEntries(keys.filter((k) => k in p).map((k) => [k, p[k]]));
+  const file = ` +
+      `ctx.get_config("trace_file");
+  const rec = (ev, data = {}) => appendFileSync(file, JSON.stringify({ ` +
+      `ev, ...data }) + "\\n");
+  const pick = (p, keys) => Object.fromEntries(keys.filter((k) => k in ` +
+      `p).map((k) => [k, p[k]]));
   const summaries = {
-    on_session_start: ["session_id", "model", "platform"],
+    on_session_start: ["session_id", "model", ` +
+      `"platform"],
     pre_llm_call: ["session_id", "turn_id", "user_message", "is_first_turn"],
-    pre_api_request: ["api_request_id", "retry_count", "middleware_trace", "model", "provider", "message_count", "tool_count", "api_call_count"],
-    post_api_request: ["api_request_id", "finish_reason", "assistant_tool_call_count", "response_model"],
-    api_request_error: ["api_request_id", "retry_count", "retryable", "reason", "status_code", "error"],
-    transform_api_error_classification: ["status_code", "error_type", "error_message"],
-    on_stream_start: ["iteration"],
+    ` +
+      `pre_api_request: ["api_request_id", "retry_count", "middleware_trace", "model", "provider", ` +
+      `"message_count", "tool_count", "api_call_count"],
+    post_api_request: ["api_request_id", ` +
+      `"finish_reason", "assistant_tool_call_count", "response_model"],
+    api_request_error: ` +
+      `["api_request_id", "retry_count", "retryable", "reason", "status_code", "error"],
+    ` +
+      `transform_api_error_classification: ["status_code", "error_type", "error_message"],
+    ` +
+      `on_stream_start: ["iteration"],
     on_stream_delta: ["delta", "kind"],
-    on_stream_end: ["final_text", "finished", "error"],
-    pre_tool_call: ["tool_name", "args", "tool_call_id", "middleware_trace"],
+    on_stream_end: ` +
+      `["final_text", "finished", "error"],
+    pre_tool_call: ["tool_name", "args", "tool_call_id", ` +
+      `"middleware_trace"],
     transform_terminal_output: ["command", "output", "returncode"],
-    post_tool_call: ["tool_name", "args", "result", "status", "error_type", "error_message", "duration_ms", "middleware_trace", "tool_call_id"],
+    ` +
+      `post_tool_call: ["tool_name", "args", "result", "status", "error_type", "error_message", "duration_ms", ` +
+      `"middleware_trace", "tool_call_id"],
     transform_tool_result: ["tool_name", "result", "status"],
-    transform_llm_output: ["response_text"],
+    ` +
+      `transform_llm_output: ["response_text"],
     post_llm_call: ["assistant_response", "user_message"],
-    on_session_end: ["completed", "failed", "interrupted", "turn_exit_reason"],
-    pre_approval_request: ["command", "description", "surface", "request_id", "request_digest", "pattern_keys"],
-    post_approval_response: ["choice", "surface", "decided_by"],
-    pre_auxiliary_call: ["aux_task", "model"],
+    ` +
+      `on_session_end: ["completed", "failed", "interrupted", "turn_exit_reason"],
+    pre_approval_request: ` +
+      `["command", "description", "surface", "request_id", "request_digest", "pattern_keys"],
+    ` +
+      `post_approval_response: ["choice", "surface", "decided_by"],
+    pre_auxiliary_call: ["aux_task", ` +
+      `"model"],
     post_auxiliary_call: ["error", "error_type"],
     pre_command: ["command", "args_raw"],
-  };
+  ` +
+      `};
   for (const [name, keys] of Object.entries(summaries)) {
     ctx.register_hook(name, (p) => {
-      rec("hook:" + name, { ...pick(p, keys), schema: p.telemetry_schema_version });
-      if (name === "pre_tool_call" && p.tool_name === ctx.get_config("block_tool")) return { action: "block", message: "tracer blocks " + p.tool_name };
-      if (name === "pre_llm_call" && ctx.get_config("context")) return { context: ctx.get_config("context") };
+      ` +
+      `rec("hook:" + name, { ...pick(p, keys), schema: p.telemetry_schema_version });
+      if (name === ` +
+      `"pre_tool_call" && p.tool_name === ctx.get_config("block_tool")) return { action: "block", message: ` +
+      `"tracer blocks " + p.tool_name };
+      if (name === "pre_llm_call" && ctx.get_config("context")) ` +
+      `return { context: ctx.get_config("context") };
       return null;
     });
   }
-  ctx.register_middleware("llm_request", (kw) => {
-    rec("mw:llm_request", { has_request: !!kw.request, mw_schema: kw.middleware_schema_version, extra_body: kw.request.extra_body ?? null, api_request_id: kw.api_request_id });
+  ` +
+      `ctx.register_middleware("llm_request", (kw) => {
+    rec("mw:llm_request", { has_request: !!kw.request, ` +
+      "mw_schema: kw.middleware_schema_version, extra_body: kw.request.extra_body ?? null, api_request_id: " +
+      `kw.api_request_id });
     return null;
   });
-  ctx.register_middleware("llm_execution", async (kw) => {
+  ctx.register_middleware("llm_execution", async (kw) => ` +
+      `{
     rec("mw:llm_execution:enter");
     try {
       const r = await kw.next_call(kw.request);
-      rec("mw:llm_execution:exit");
+      ` +
+      `rec("mw:llm_execution:exit");
       return r;
     } catch (e) {
-      rec("mw:llm_execution:error", { message: String(e && e.message) });
+      rec("mw:llm_execution:error", { ` +
+      `message: String(e && e.message) });
       throw e;
     }
   });
-  ctx.register_middleware("tool_request", (kw) => {
-    rec("mw:tool_request", { tool_name: kw.tool_name, args: kw.args });
+  ` +
+      `ctx.register_middleware("tool_request", (kw) => {
+    rec("mw:tool_request", { tool_name: kw.tool_name, ` +
+      `args: kw.args });
     return null;
   });
-  ctx.register_middleware("tool_execution", async (kw) => {
+  ctx.register_middleware("tool_execution", async (kw) => ` +
+      `{
     rec("mw:tool_execution:enter", { tool_name: kw.tool_name, args: kw.args });
-    const r = await kw.next_call(kw.args);
+    const r = await ` +
+      `kw.next_call(kw.args);
     rec("mw:tool_execution:exit", { tool_name: kw.tool_name });
     return r;
-  });
+  ` +
+      `});
 }
 `,
   );
@@ -317,7 +353,8 @@ export const LLM_CALL = [
   "hook:post_api_request",
 ];
 
-/** One tool call, as the middleware seed orders it (tracer view); terminal adds transform_terminal_output inside the execution. */
+/** One tool call, as the middleware seed orders it (tracer view); terminal adds transform_terminal_output inside the
+ * execution. */
 export const TOOL_CALL = (terminal: boolean) => [
   "mw:tool_request",
   "hook:pre_tool_call",

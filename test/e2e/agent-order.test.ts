@@ -117,64 +117,72 @@ describe.each([
     } else expect(r.trace.some((t) => t.ev.startsWith("hook:on_stream_"))).toBe(false);
   });
 
-  it("a tool call: parse → tool_request → pre_tool_call → tool_execution → post_tool_call → transform_tool_result, between two provider attempts", async () => {
-    const r = await chat(
-      [
-        { tools: [{ name: "terminal", arguments: JSON.stringify({ command: "echo from-the-tool" }) }] },
-        { say: "the tool said from-the-tool" },
-      ],
-      { stream },
-    );
-    expect(r.code, r.stderr).toBe(0);
-    expect(names(r.trace)).toEqual([...TURN_START, ...LLM_CALL, ...TOOL_CALL(true), ...LLM_CALL, ...TURN_END]);
-    const post = r.trace.find((t) => t.ev === "hook:post_tool_call")!;
-    expect(post).toMatchObject({ tool_name: "terminal", status: "success", error_type: null });
-    expect(typeof post.duration_ms).toBe("number");
-    expect(JSON.parse(post.result as string)).toEqual({ output: "from-the-tool\n", exit_code: 0, error: null });
-    // The model gets the tool result in the next request, tied to its call id.
-    const second = r.requests[1]!.messages as Array<{ role: string; content: string; tool_call_id?: string }>;
-    const toolMsg = second.find((m) => m.role === "tool")!;
-    expect(JSON.parse(toolMsg.content)).toEqual({ output: "from-the-tool\n", exit_code: 0, error: null });
-    expect(toolMsg.tool_call_id).toBe(post.tool_call_id);
-    expect(r.requests[0]!.tools).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ type: "function", function: expect.objectContaining({ name: "terminal" }) }),
-      ]),
-    );
-  });
+  it(
+    "a tool call: parse → tool_request → pre_tool_call → tool_execution → post_tool_call → " +
+      "transform_tool_result, between two provider attempts",
+    async () => {
+      const r = await chat(
+        [
+          { tools: [{ name: "terminal", arguments: JSON.stringify({ command: "echo from-the-tool" }) }] },
+          { say: "the tool said from-the-tool" },
+        ],
+        { stream },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(names(r.trace)).toEqual([...TURN_START, ...LLM_CALL, ...TOOL_CALL(true), ...LLM_CALL, ...TURN_END]);
+      const post = r.trace.find((t) => t.ev === "hook:post_tool_call")!;
+      expect(post).toMatchObject({ tool_name: "terminal", status: "success", error_type: null });
+      expect(typeof post.duration_ms).toBe("number");
+      expect(JSON.parse(post.result as string)).toEqual({ output: "from-the-tool\n", exit_code: 0, error: null });
+      // The model gets the tool result in the next request, tied to its call id.
+      const second = r.requests[1]!.messages as Array<{ role: string; content: string; tool_call_id?: string }>;
+      const toolMsg = second.find((m) => m.role === "tool")!;
+      expect(JSON.parse(toolMsg.content)).toEqual({ output: "from-the-tool\n", exit_code: 0, error: null });
+      expect(toolMsg.tool_call_id).toBe(post.tool_call_id);
+      expect(r.requests[0]!.tools).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ type: "function", function: expect.objectContaining({ name: "terminal" }) }),
+        ]),
+      );
+    },
+  );
 });
 
 describe("call order: blocked, retried, failing middleware", () => {
-  it("a blocked tool call gives the model {error} and post_tool_call(status blocked, plugin_block); nothing executes", async () => {
-    const r = await chat(
-      [
-        { tools: [{ name: "terminal", arguments: JSON.stringify({ command: "echo should-not-run > ran.txt" }) }] },
-        { say: "ok, blocked" },
-      ],
-      { settings: { block_tool: "terminal" } },
-    );
-    expect(r.code, r.stderr).toBe(0);
-    expect(names(r.trace)).toEqual([
-      ...TURN_START,
-      ...LLM_CALL,
-      "mw:tool_request",
-      "hook:pre_tool_call",
-      "hook:post_tool_call",
-      ...LLM_CALL,
-      ...TURN_END,
-    ]);
-    expect(r.trace.find((t) => t.ev === "hook:post_tool_call")).toMatchObject({
-      status: "blocked",
-      error_type: "plugin_block",
-      error_message: "tracer blocks terminal",
-      result: JSON.stringify({ error: "tracer blocks terminal" }),
-    });
-    const toolMsg = (r.requests[1]!.messages as Array<{ role: string; content: string }>).find(
-      (m) => m.role === "tool",
-    )!;
-    expect(JSON.parse(toolMsg.content)).toEqual({ error: "tracer blocks terminal" });
-    expect(existsSync(join(r.work, "ran.txt"))).toBe(false);
-  });
+  it(
+    "a blocked tool call gives the model {error} and post_tool_call(status blocked, plugin_block); nothing " +
+      "executes",
+    async () => {
+      const r = await chat(
+        [
+          { tools: [{ name: "terminal", arguments: JSON.stringify({ command: "echo should-not-run > ran.txt" }) }] },
+          { say: "ok, blocked" },
+        ],
+        { settings: { block_tool: "terminal" } },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(names(r.trace)).toEqual([
+        ...TURN_START,
+        ...LLM_CALL,
+        "mw:tool_request",
+        "hook:pre_tool_call",
+        "hook:post_tool_call",
+        ...LLM_CALL,
+        ...TURN_END,
+      ]);
+      expect(r.trace.find((t) => t.ev === "hook:post_tool_call")).toMatchObject({
+        status: "blocked",
+        error_type: "plugin_block",
+        error_message: "tracer blocks terminal",
+        result: JSON.stringify({ error: "tracer blocks terminal" }),
+      });
+      const toolMsg = (r.requests[1]!.messages as Array<{ role: string; content: string }>).find(
+        (m) => m.role === "tool",
+      )!;
+      expect(JSON.parse(toolMsg.content)).toEqual({ error: "tracer blocks terminal" });
+      expect(existsSync(join(r.work, "ran.txt"))).toBe(false);
+    },
+  );
 
   it("a retry after HTTP 500 re-applies llm_request and fires api_request_error with the classification", async () => {
     const r = await chat([{ status: 500 }, { say: "second time lucky" }]);
@@ -203,63 +211,69 @@ describe("call order: blocked, retried, failing middleware", () => {
     expect(log.some((l) => l.code === "E_PROVIDER_HTTP" && /retry 1\//.test(String(l.msg)))).toBe(true);
   });
 
-  it("execution middleware failing before next_call is skipped (fail open); failing after keeps the result; nothing runs twice", async () => {
-    const plugins = (dir: string) => {
-      for (const [name, when] of [
-        ["fail-before", "before"],
-        ["fail-after", "after"],
-      ] as const) {
-        mkdirSync(join(dir, name), { recursive: true });
-        writeFileSync(
-          join(dir, name, "plugin.yaml"),
-          `name: ${name}\nversion: "1"\nprovides_middleware: [llm_execution, tool_execution]\n`,
-        );
-        const body =
-          when === "before"
-            ? `throw new Error("${name} broke before next_call");`
-            : `await kw.next_call(kw[key]); throw new Error("${name} broke after next_call");`;
-        writeFileSync(
-          join(dir, name, "index.js"),
-          `export function register(ctx) {
+  it(
+    "execution middleware failing before next_call is skipped (fail open); failing after keeps the result; " +
+      "nothing runs twice",
+    async () => {
+      const plugins = (dir: string) => {
+        for (const [name, when] of [
+          ["fail-before", "before"],
+          ["fail-after", "after"],
+        ] as const) {
+          mkdirSync(join(dir, name), { recursive: true });
+          writeFileSync(
+            join(dir, name, "plugin.yaml"),
+            `name: ${name}\nversion: "1"\nprovides_middleware: [llm_execution, tool_execution]\n`,
+          );
+          const body =
+            when === "before"
+              ? `throw new Error("${name} broke before next_call");`
+              : `await kw.next_call(kw[key]); throw new Error("${name} broke after next_call");`;
+          writeFileSync(
+            join(dir, name, "index.js"),
+            `export function register(ctx) {
   for (const kind of ["llm_execution", "tool_execution"]) {
     const key = kind === "llm_execution" ? "request" : "args";
     ctx.register_middleware(kind, async function ${name.replace("-", "_")}(kw) { ${body} });
   }
 }
 `,
-        );
-      }
-    };
-    const r = await chat(
-      [
+          );
+        }
+      };
+      const r = await chat(
+        [
+          {
+            tools: [
+              { name: "terminal", arguments: JSON.stringify({ command: "echo once >> count.txt; echo counted" }) },
+            ],
+          },
+          { say: "counted once" },
+        ],
         {
-          tools: [{ name: "terminal", arguments: JSON.stringify({ command: "echo once >> count.txt; echo counted" }) }],
+          enabled: ["fail-before", "fail-after"],
+          plugins,
         },
-        { say: "counted once" },
-      ],
-      {
-        enabled: ["fail-before", "fail-after"],
-        plugins,
-      },
-    );
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.json!.answer).toBe("counted once");
-    // The tool ran once and the provider was called once per model call.
-    expect(readFileSync(join(r.work, "count.txt"), "utf8")).toBe("once\n");
-    expect(r.requests).toHaveLength(2);
-    expect(names(r.trace)).toEqual([...TURN_START, ...LLM_CALL, ...TOOL_CALL(true), ...LLM_CALL, ...TURN_END]);
-    const toolMsg = (r.requests[1]!.messages as Array<{ role: string; content: string }>).find(
-      (m) => m.role === "tool",
-    )!;
-    expect(JSON.parse(toolMsg.content)).toEqual({ output: "counted\n", exit_code: 0, error: null });
-    // Each failure is reported once with the field names the middleware provides, not once per call.
-    const warn = logLines(r.stderr).map((l) => String(l.msg));
-    expect(
-      warn.filter((m) => /Middleware 'tool_execution' callback fail_before raised: .*broke before next_call/.test(m)),
-    ).toHaveLength(1);
-    expect(
-      warn.filter((m) => /Middleware 'tool_execution' callback fail_after raised: .*broke after next_call/.test(m)),
-    ).toHaveLength(1);
-    expect(warn.filter((m) => /Middleware 'llm_execution' callback fail_before raised/.test(m))).toHaveLength(1);
-  });
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json!.answer).toBe("counted once");
+      // The tool ran once and the provider was called once per model call.
+      expect(readFileSync(join(r.work, "count.txt"), "utf8")).toBe("once\n");
+      expect(r.requests).toHaveLength(2);
+      expect(names(r.trace)).toEqual([...TURN_START, ...LLM_CALL, ...TOOL_CALL(true), ...LLM_CALL, ...TURN_END]);
+      const toolMsg = (r.requests[1]!.messages as Array<{ role: string; content: string }>).find(
+        (m) => m.role === "tool",
+      )!;
+      expect(JSON.parse(toolMsg.content)).toEqual({ output: "counted\n", exit_code: 0, error: null });
+      // Each failure is reported once with the field names the middleware provides, not once per call.
+      const warn = logLines(r.stderr).map((l) => String(l.msg));
+      expect(
+        warn.filter((m) => /Middleware 'tool_execution' callback fail_before raised: .*broke before next_call/.test(m)),
+      ).toHaveLength(1);
+      expect(
+        warn.filter((m) => /Middleware 'tool_execution' callback fail_after raised: .*broke after next_call/.test(m)),
+      ).toHaveLength(1);
+      expect(warn.filter((m) => /Middleware 'llm_execution' callback fail_before raised/.test(m))).toHaveLength(1);
+    },
+  );
 });

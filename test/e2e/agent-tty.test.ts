@@ -20,7 +20,8 @@ describe.skipIf(!hasScript)("hermes chat on a terminal", () => {
     mkdirSync(join(work, "victim"), { recursive: true });
     const script = writeText(
       join(root, "s.yaml"),
-      '- call: {tool: terminal, args: {command: "rm -rf victim"}}\n- say: "removed it"\n- call: {tool: terminal, args: {command: "sleep 30"}}\n- say: "never"\n',
+      '- call: {tool: terminal, args: {command: "rm -rf victim"}}\n- say: "removed it"\n- call: {tool: ' +
+        'terminal, args: {command: "sleep 30"}}\n- say: "never"\n',
     );
     const t = ttyCli(["chat", "--script", script], {
       cwd: work,

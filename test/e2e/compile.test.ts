@@ -20,7 +20,8 @@ function setup() {
   writeText(join(home, "config.yaml"), "# mine\nplugins:\n  enabled:\n    - mine  # by hand\n");
   const spec = writeText(
     join(root, "spec.yaml"),
-    `plugins:\n  - path: ${store}/alpha\n    grants: [tools.override]\n  - path: ${store}/beta\nsettings:\n  model:\n    default: llama\n`,
+    `plugins:\n  - path: ${store}/alpha\n    grants: [tools.override]\n  - path: ${store}/beta\nsettings:\n  ` +
+      "model:\n    default: llama\n",
   );
   const env = { HERMES_BUNDLED_PLUGINS: bundled };
   const cli = (...args: string[]) => runCli(["--home", home, ...args], { env });

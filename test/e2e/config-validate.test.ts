@@ -23,7 +23,8 @@ beforeAll(() => {
   writeText(f("empty.yaml"), "");
   writeText(
     f("agent-types.yaml"),
-    "model:\n  default: m\n  timeout: 0\n  vendor_flag: kept\nagent:\n  max_turns: ten\n  reasoning_effort: high\nterminal:\n  output_limit: 2.5\n",
+    "model:\n  default: m\n  timeout: 0\n  vendor_flag: kept\nagent:\n  max_turns: ten\n  reasoning_effort: " +
+      "high\nterminal:\n  output_limit: 2.5\n",
   );
   writeText(f("model-string.yaml"), "model: gpt-4o-mini\nagent:\n  max_turns: 12\nterminal:\n  timeout: 30\n");
   const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
@@ -52,14 +53,22 @@ describe.concurrent("hermes config validate [file]", () => {
     });
   });
 
-  it("the model, agent and terminal fields the agent reads are type-checked at their line; the original's other keys pass", async () => {
-    const r = await validate(f("agent-types.yaml"), "--format", "json");
-    expect(r.code).toBe(1);
-    const got = (JSON.parse(r.stdout) as Diag[]).map((x) => `${x.severity} ${x.line}:${x.col} ${x.path}`);
-    expect(got).toEqual(["error 3:12 model.timeout", "error 6:14 agent.max_turns", "error 9:17 terminal.output_limit"]);
-    const ok = await validate(f("model-string.yaml"));
-    expect(ok.code, ok.stderr).toBe(0);
-  });
+  it(
+    "the model, agent and terminal fields the agent reads are type-checked at their line; the original's other " +
+      "keys pass",
+    async () => {
+      const r = await validate(f("agent-types.yaml"), "--format", "json");
+      expect(r.code).toBe(1);
+      const got = (JSON.parse(r.stdout) as Diag[]).map((x) => `${x.severity} ${x.line}:${x.col} ${x.path}`);
+      expect(got).toEqual([
+        "error 3:12 model.timeout",
+        "error 6:14 agent.max_turns",
+        "error 9:17 terminal.output_limit",
+      ]);
+      const ok = await validate(f("model-string.yaml"));
+      expect(ok.code, ok.stderr).toBe(0);
+    },
+  );
 
   it("plugins.enabled: notalist → exit 1 with line:col and the JSON path plugins.enabled", async () => {
     const r = await validate(f("notalist.yaml"));

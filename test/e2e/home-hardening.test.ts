@@ -64,135 +64,156 @@ describe("runtime start in an unmanaged home", () => {
 });
 
 describe("the no-op record of a compile", () => {
-  it("describes the config the compile read, not one written while it ran (compile --check then says stale)", async () => {
-    const t = home("plugins:\n  enabled: [cap]\n");
-    writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
-    const hold = writeText(join(t.root, "hold"), "");
-    const child = spawnCli(["--home", t.h, "compile"], {
-      env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
-      ignoreOutput: true,
-    });
-    const done = child.done.then((r) => r.code);
-    const { existsSync, rmSync } = await import("node:fs");
-    for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(existsSync(`${hold}.reached`), "compile never reached the point after gathering its inputs").toBe(true);
-    // Another process's enable lands after this compile read config.yaml.
-    writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [cap, other]\n");
-    rmSync(hold);
-    expect(await done).toBe(0);
-    const check = await t.cli(["compile", "--check"]);
-    expect(check.code, `${check.stdout}\n${check.stderr}`).toBe(1);
-    const fixed = await t.cli(["compile"]);
-    expect(fixed.code, fixed.stderr).toBe(0);
-    expect(
-      (JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order,
-    ).toEqual(["cap", "other"]);
-  });
+  it(
+    "describes the config the compile read, not one written " + "while it ran (compile --check then says stale)",
+    async () => {
+      const t = home("plugins:\n  enabled: [cap]\n");
+      writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
+      const hold = writeText(join(t.root, "hold"), "");
+      const child = spawnCli(["--home", t.h, "compile"], {
+        env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
+        ignoreOutput: true,
+      });
+      const done = child.done.then((r) => r.code);
+      const { existsSync, rmSync } = await import("node:fs");
+      for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(existsSync(`${hold}.reached`), "compile never reached the point after gathering its inputs").toBe(true);
+      // Another process's enable lands after this compile read config.yaml.
+      writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [cap, other]\n");
+      rmSync(hold);
+      expect(await done).toBe(0);
+      const check = await t.cli(["compile", "--check"]);
+      expect(check.code, `${check.stdout}\n${check.stderr}`).toBe(1);
+      const fixed = await t.cli(["compile"]);
+      expect(fixed.code, fixed.stderr).toBe(0);
+      expect(
+        (JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order,
+      ).toEqual(["cap", "other"]);
+    },
+  );
 });
 
 describe("imperative edits that would break the home are refused before writing", () => {
-  it("a managed home: disabling a plugin the spec marks required is refused, naming the deployment and its spec", async () => {
-    const t = home("# mine\n");
-    writePlugin(join(t.root, "store", "guard"), "name: guard\nversion: '1'\n");
-    const spec = writeText(
-      join(t.root, "spec.yaml"),
-      `plugins:\n  - path: ${join(t.root, "store", "guard")}\n    required: true\n`,
-    );
-    const c = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
-    expect(c.code, c.stderr).toBe(0);
-    const before = readFileSync(join(t.h, "config.yaml"), "utf8");
-    const r = await t.cli(["plugins", "disable", "guard"]);
-    expect(r.code).toBe(1);
-    expect(r.stdout).not.toContain("disabled.");
-    expect(r.stderr).toContain("E_CONFIG_MANAGED_KEY");
-    expect(r.stderr).toContain(`required plugin guard is declared by the nixos deployment of this home (spec ${spec})`);
-    expect(r.stderr).toContain(`drop \`required\` (or the plugin) from ${spec}`);
-    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
-    const again = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
-    expect(again.code, again.stderr).toBe(0);
-    // A home already in that state (edited by hand): the error's hint names the edit that fixes it.
-    writeText(join(t.h, "config.yaml"), `${before}  disabled: [guard]\n`);
-    const broken = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
-    expect(broken.code).toBe(1);
-    expect(broken.stderr).toContain(
-      `hint: remove guard from plugins.disabled in ${join(t.h, "config.yaml")} (\`hermes plugins enable guard\`); it is required by the deploy spec ${spec}`,
-    );
-    const fix = await t.cli(["plugins", "enable", "guard"]);
-    expect(fix.code, fix.stderr).toBe(0);
-    expect((await t.cli(["compile", "--spec", spec, "--managed", "nixos"])).code).toBe(0);
-  });
+  it(
+    "a managed home: disabling a plugin the spec marks " + "required is refused, naming the deployment and its spec",
+    async () => {
+      const t = home("# mine\n");
+      writePlugin(join(t.root, "store", "guard"), "name: guard\nversion: '1'\n");
+      const spec = writeText(
+        join(t.root, "spec.yaml"),
+        `plugins:\n  - path: ${join(t.root, "store", "guard")}\n    required: true\n`,
+      );
+      const c = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
+      expect(c.code, c.stderr).toBe(0);
+      const before = readFileSync(join(t.h, "config.yaml"), "utf8");
+      const r = await t.cli(["plugins", "disable", "guard"]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).not.toContain("disabled.");
+      expect(r.stderr).toContain("E_CONFIG_MANAGED_KEY");
+      expect(r.stderr).toContain(
+        `required plugin guard is declared by the nixos deployment of this home (spec ${spec})`,
+      );
+      expect(r.stderr).toContain(`drop \`required\` (or the plugin) from ${spec}`);
+      expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
+      const again = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
+      expect(again.code, again.stderr).toBe(0);
+      // A home already in that state (edited by hand): the error's hint names the edit that fixes it.
+      writeText(join(t.h, "config.yaml"), `${before}  disabled: [guard]\n`);
+      const broken = await t.cli(["compile", "--spec", spec, "--managed", "nixos"]);
+      expect(broken.code).toBe(1);
+      expect(broken.stderr).toContain(
+        `hint: remove guard from plugins.disabled in ${join(t.h, "config.yaml")} (\`hermes plugins enable ` +
+          `guard\`); it is required by the deploy spec ${spec}`,
+      );
+      const fix = await t.cli(["plugins", "enable", "guard"]);
+      expect(fix.code, fix.stderr).toBe(0);
+      expect((await t.cli(["compile", "--spec", spec, "--managed", "nixos"])).code).toBe(0);
+    },
+  );
 
-  it("an unmanaged home: disabling a plugin its config marks required is refused with where the requirement is", async () => {
-    const t = home("plugins:\n  enabled: [cap]\n  entries:\n    cap:\n      required: true\n");
-    expect((await t.cli(["compile"])).code).toBe(0);
-    const before = readFileSync(join(t.h, "config.yaml"), "utf8");
-    const r = await t.cli(["plugins", "disable", "cap"]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("E_CONFIG_EDIT_BREAKS_COMPILE");
-    expect(r.stderr).toContain(
-      `required plugin cap will not load: disabled via config (plugins.disabled) (${join(t.h, "config.yaml")} plugins.entries.cap.required)`,
-    );
-    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
-  });
+  it(
+    "an unmanaged home: disabling a plugin its config marks " + "required is refused with where the requirement is",
+    async () => {
+      const t = home("plugins:\n  enabled: [cap]\n  entries:\n    cap:\n      required: true\n");
+      expect((await t.cli(["compile"])).code).toBe(0);
+      const before = readFileSync(join(t.h, "config.yaml"), "utf8");
+      const r = await t.cli(["plugins", "disable", "cap"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("E_CONFIG_EDIT_BREAKS_COMPILE");
+      expect(r.stderr).toContain(
+        "required plugin cap will not load: disabled via config (plugins.disabled) " +
+          `(${join(t.h, "config.yaml")} plugins.entries.cap.required)`,
+      );
+      expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
+    },
+  );
 });
 
 describe("compile --dry-run and the v21 migration", () => {
-  it("a dry run plans on the migrated config (as the real run will) and says so on stderr; the real run announces it", async () => {
-    const t = home("model:\n  default: x\n");
-    writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
-    const before = readFileSync(join(t.h, "config.yaml"), "utf8");
-    const dry = await t.cli(["compile", "--dry-run", "--json"]);
-    expect(dry.code, dry.stderr).toBe(0);
-    const predicted = JSON.parse(dry.stdout) as { loadOrder?: string[]; load_order?: string[] };
-    expect(predicted.loadOrder ?? predicted.load_order).toEqual(["cap", "other"]);
-    expect(dry.stderr).toContain("Would grandfather 2 installed user plugin(s) into plugins.enabled: cap, other");
-    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
-    const real = await t.cli(["compile"]);
-    expect(real.code, real.stderr).toBe(0);
-    expect(real.stderr).toContain("Grandfathered 2 installed user plugin(s) into plugins.enabled: cap, other");
-    expect(real.stdout).toContain("(2 plugin(s) load)");
-    expect(cfg(t.h).plugins?.enabled).toEqual(["cap", "other"]);
-  });
+  it(
+    "a dry run plans on the migrated config (as the real run will) and says so on stderr; the real run " +
+      "announces it",
+    async () => {
+      const t = home("model:\n  default: x\n");
+      writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
+      const before = readFileSync(join(t.h, "config.yaml"), "utf8");
+      const dry = await t.cli(["compile", "--dry-run", "--json"]);
+      expect(dry.code, dry.stderr).toBe(0);
+      const predicted = JSON.parse(dry.stdout) as { loadOrder?: string[]; load_order?: string[] };
+      expect(predicted.loadOrder ?? predicted.load_order).toEqual(["cap", "other"]);
+      expect(dry.stderr).toContain("Would grandfather 2 installed user plugin(s) into plugins.enabled: cap, other");
+      expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(before);
+      const real = await t.cli(["compile"]);
+      expect(real.code, real.stderr).toBe(0);
+      expect(real.stderr).toContain("Grandfathered 2 installed user plugin(s) into plugins.enabled: cap, other");
+      expect(real.stdout).toContain("(2 plugin(s) load)");
+      expect(cfg(t.h).plugins?.enabled).toEqual(["cap", "other"]);
+    },
+  );
 });
 
 describe("compile --rollback", () => {
-  it("restores what the generation ran, config included, and stays after an imperative change; the listing says why it is current", async () => {
-    const t = home("# mine\nplugins:\n  enabled: [cap]\n");
-    writePlugin(join(t.h, "plugins", "extra"), "name: extra\nversion: '1'\n");
-    expect((await t.cli(["compile"])).code).toBe(0);
-    const gen1Config = readFileSync(join(t.h, "config.yaml"), "utf8");
-    const en = await t.cli(["plugins", "enable", "extra"]);
-    expect(en.code, en.stderr).toBe(0);
-    const rb = await t.cli(["compile", "--rollback"]);
-    expect(rb.code, rb.stderr).toBe(0);
-    expect(rb.stdout).toBe("rolled back to generation 1 (from 2)\n");
-    expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(gen1Config);
-    const lockOrder = () =>
-      (JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order;
-    expect(lockOrder()).toEqual(["cap"]);
-    // A runtime start and a check leave it in force.
-    expect((await t.cli(["plugins", "chain"])).code).toBe(0);
-    expect((await t.cli(["compile", "--check"])).code).toBe(0);
-    expect(lockOrder()).toEqual(["cap"]);
-    const list = await t.cli(["compile", "--list-generations", "--json"]);
-    const gens = JSON.parse(list.stdout) as Array<{
-      generation: number;
-      current: boolean;
-      current_reason: string | null;
-    }>;
-    expect(gens.map((g) => [g.generation, g.current])).toEqual([
-      [1, true],
-      [2, false],
-    ]);
-    expect(gens[0]!.current_reason).toMatch(
-      /^rolled back to at .* from generation 2; stays until the next change is compiled$/,
-    );
-    const text = await t.cli(["compile", "--list-generations"]);
-    expect(text.stdout).toMatch(/\*\s+1 .*\(current: rolled back to at .* from generation 2/);
-    // The next explicit change is compiled on top of it.
-    expect((await t.cli(["plugins", "enable", "extra"])).code).toBe(0);
-    expect(lockOrder()).toEqual(["cap", "extra"]);
-  });
+  it(
+    "restores what the generation ran, config included, and stays after an imperative change; the listing says " +
+      "why it is current",
+    async () => {
+      const t = home("# mine\nplugins:\n  enabled: [cap]\n");
+      writePlugin(join(t.h, "plugins", "extra"), "name: extra\nversion: '1'\n");
+      expect((await t.cli(["compile"])).code).toBe(0);
+      const gen1Config = readFileSync(join(t.h, "config.yaml"), "utf8");
+      const en = await t.cli(["plugins", "enable", "extra"]);
+      expect(en.code, en.stderr).toBe(0);
+      const rb = await t.cli(["compile", "--rollback"]);
+      expect(rb.code, rb.stderr).toBe(0);
+      expect(rb.stdout).toBe("rolled back to generation 1 (from 2)\n");
+      expect(readFileSync(join(t.h, "config.yaml"), "utf8")).toBe(gen1Config);
+      const lockOrder = () =>
+        (JSON.parse(readFileSync(join(t.h, "hermes.lock.json"), "utf8")) as { load_order: string[] }).load_order;
+      expect(lockOrder()).toEqual(["cap"]);
+      // A runtime start and a check leave it in force.
+      expect((await t.cli(["plugins", "chain"])).code).toBe(0);
+      expect((await t.cli(["compile", "--check"])).code).toBe(0);
+      expect(lockOrder()).toEqual(["cap"]);
+      const list = await t.cli(["compile", "--list-generations", "--json"]);
+      const gens = JSON.parse(list.stdout) as Array<{
+        generation: number;
+        current: boolean;
+        current_reason: string | null;
+      }>;
+      expect(gens.map((g) => [g.generation, g.current])).toEqual([
+        [1, true],
+        [2, false],
+      ]);
+      expect(gens[0]!.current_reason).toMatch(
+        /^rolled back to at .* from generation 2; stays until the next change is compiled$/,
+      );
+      const text = await t.cli(["compile", "--list-generations"]);
+      expect(text.stdout).toMatch(/\*\s+1 .*\(current: rolled back to at .* from generation 2/);
+      // The next explicit change is compiled on top of it.
+      expect((await t.cli(["plugins", "enable", "extra"])).code).toBe(0);
+      expect(lockOrder()).toEqual(["cap", "extra"]);
+    },
+  );
 });
 
 describe("root writing into a user's home", () => {
@@ -277,20 +298,24 @@ describe("typos are errors, and read-only commands never write", () => {
 });
 
 describe("one key claimed by two plugins", () => {
-  it("is no dead end: compile goes on while neither is enabled, why names both paths, and each is addressable by its folder", async () => {
-    const t = home("plugins:\n  enabled: [cap]\n");
-    const a = writePlugin(join(t.h, "plugins", "nachos"), "name: nachos\nversion: '1'\n");
-    const b = writePlugin(join(t.h, "plugins", "nachos-copy"), "name: nachos\nversion: '2'\n");
-    const c = await t.cli(["compile"]);
-    expect(c.code, c.stderr).toBe(0);
-    expect(c.stderr).toContain(`plugin key 'nachos' is claimed by ${a} and ${b}`);
-    const why = await t.cli(["plugins", "why", "nachos"]);
-    expect(why.code).toBe(1);
-    expect(why.stderr).toContain("E_PLUGIN_AMBIGUOUS");
-    expect(why.stderr).toContain(`\`hermes plugins why ${a}\` or \`hermes plugins why ${b}\``);
-    const byPath = await t.cli(["plugins", "why", b]);
-    expect(byPath.code, byPath.stderr).toBe(0);
-    expect(byPath.stdout).toContain(`path:      ${b}`);
-    expect(byPath.stdout).toContain("v2");
-  });
+  it(
+    "is no dead end: compile goes on while neither is enabled, why names both paths, and each is addressable " +
+      "by its folder",
+    async () => {
+      const t = home("plugins:\n  enabled: [cap]\n");
+      const a = writePlugin(join(t.h, "plugins", "nachos"), "name: nachos\nversion: '1'\n");
+      const b = writePlugin(join(t.h, "plugins", "nachos-copy"), "name: nachos\nversion: '2'\n");
+      const c = await t.cli(["compile"]);
+      expect(c.code, c.stderr).toBe(0);
+      expect(c.stderr).toContain(`plugin key 'nachos' is claimed by ${a} and ${b}`);
+      const why = await t.cli(["plugins", "why", "nachos"]);
+      expect(why.code).toBe(1);
+      expect(why.stderr).toContain("E_PLUGIN_AMBIGUOUS");
+      expect(why.stderr).toContain(`\`hermes plugins why ${a}\` or \`hermes plugins why ${b}\``);
+      const byPath = await t.cli(["plugins", "why", b]);
+      expect(byPath.code, byPath.stderr).toBe(0);
+      expect(byPath.stdout).toContain(`path:      ${b}`);
+      expect(byPath.stdout).toContain("v2");
+    },
+  );
 });

@@ -31,26 +31,30 @@ describe("hostile values end in catalog codes", () => {
     noInternal(r);
   });
 
-  it("a deploy spec whose grants are {toString: 1} / {valueOf: 1} is E_SPEC_INVALID at the grant (was a TypeError)", async () => {
-    const t = home();
-    const store = writePlugin(join(s.dir("store"), "q"), "name: q\nversion: '1'\ncapabilities: [tools.override]\n");
-    const spec = writeText(
-      join(s.dir("spec"), "spec.yaml"),
-      `plugins:\n  - path: ${store}\n    grants: [{toString: 1}, {valueOf: 1}]\n`,
-    );
-    const r = await t.cli("compile", "--spec", spec, "--dry-run");
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(
-      /E_SPEC_INVALID .*grants\[0\]\.toString: a mapping here has a key named like a built-in method/,
-    );
-    noInternal(r);
-  });
+  it(
+    "a deploy spec whose grants are {toString: 1} / {valueOf: 1} is E_SPEC_INVALID at the grant (was a " + "TypeError)",
+    async () => {
+      const t = home();
+      const store = writePlugin(join(s.dir("store"), "q"), "name: q\nversion: '1'\ncapabilities: [tools.override]\n");
+      const spec = writeText(
+        join(s.dir("spec"), "spec.yaml"),
+        `plugins:\n  - path: ${store}\n    grants: [{toString: 1}, {valueOf: 1}]\n`,
+      );
+      const r = await t.cli("compile", "--spec", spec, "--dry-run");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /E_SPEC_INVALID .*grants\[0\]\.toString: a mapping here has a key named like a built-in method/,
+      );
+      noInternal(r);
+    },
+  );
 
   it("a plugin.yaml with {toString: 1} values is listed, explained and compiled with its problems named", async () => {
     const t = home();
     writePlugin(
       join(t.h, "plugins", "p"),
-      "name: p\nversion: {toString: 1}\nkind: {valueOf: 1}\nconfig_schema:\n  k: {type: {toString: 1}}\nrequires_plugins: [{id: q, version_range: {valueOf: 1}}]\n",
+      "name: p\nversion: {toString: 1}\nkind: {valueOf: 1}\nconfig_schema:\n  k: {type: {toString: " +
+        "1}}\nrequires_plugins: [{id: q, version_range: {valueOf: 1}}]\n",
     );
     writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [p]\n");
     for (const args of [

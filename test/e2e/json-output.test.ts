@@ -65,62 +65,73 @@ describe("machine output: --json with snake_case keys", () => {
     expect(camelKeys(rem)).toEqual([]);
   });
 
-  it("compile, lock verify, why and show use snake_case keys only (load_order, inputs_hash, lock_changed, manifest_changed, real_path, load_position, manifest_file)", async () => {
-    const home = s.dir("home-keys");
-    const bundled = s.dir("bundled-keys");
-    writePlugin(join(home, "plugins", "memo"), "name: memo\nversion: 1.0.0\n");
-    writePlugin(join(bundled, "core-backend"), "name: core-backend\nkind: backend\n");
-    writeText(join(home, "config.yaml"), "plugins:\n  enabled: [memo]\n");
-    const env = { HERMES_BUNDLED_PLUGINS: bundled };
-    const dry = await runCli(["compile", "--dry-run", "--json"], { home, env });
-    const plan = JSON.parse(dry.stdout) as Record<string, unknown>;
-    expect(plan).toMatchObject({ load_order: ["core-backend", "memo"], lock_changed: true });
-    expect(plan.inputs_hash).toMatch(/^sha256:/);
-    expect(camelKeys(plan)).toEqual([]);
-    expect((await runCli(["compile"], { home, env })).code).toBe(0);
-    writeText(join(home, "plugins", "memo", "plugin.yaml"), "name: memo\nversion: 1.0.1\n");
-    const [verify, why, whyBundled, show] = await Promise.all([
-      runCli(["lock", "verify", "--json"], { home, env }),
-      runCli(["plugins", "why", "memo", "--json"], { home, env }),
-      runCli(["plugins", "why", "core-backend", "--json"], { home, env }),
-      runCli(["plugins", "show", "memo", "--json"], { home, env }),
-    ]);
-    const drift = JSON.parse(verify.stdout) as Record<string, unknown>;
-    expect(JSON.stringify(drift)).toContain('"manifest_changed":true');
-    expect(camelKeys(drift)).toEqual([]);
-    const w = JSON.parse(whyBundled.stdout) as Record<string, unknown>;
-    expect(w).toMatchObject({
-      real_path: join(bundled, "core-backend"),
-      load_position: 1,
-      capabilities: { consent_current: expect.any(Boolean) },
-    });
-    for (const r of [why, whyBundled, show]) expect(camelKeys(JSON.parse(r.stdout))).toEqual([]);
-    expect(JSON.parse(show.stdout)).toMatchObject({ manifest_file: join(home, "plugins", "memo", "plugin.yaml") });
-    expect(readFileSync(join(home, "config.yaml"), "utf8")).toContain("memo");
-  });
+  it(
+    "compile, lock verify, why and show use snake_case keys only (load_order, inputs_hash, lock_changed, " +
+      "manifest_changed, real_path, load_position, manifest_file)",
+    async () => {
+      const home = s.dir("home-keys");
+      const bundled = s.dir("bundled-keys");
+      writePlugin(join(home, "plugins", "memo"), "name: memo\nversion: 1.0.0\n");
+      writePlugin(join(bundled, "core-backend"), "name: core-backend\nkind: backend\n");
+      writeText(join(home, "config.yaml"), "plugins:\n  enabled: [memo]\n");
+      const env = { HERMES_BUNDLED_PLUGINS: bundled };
+      const dry = await runCli(["compile", "--dry-run", "--json"], { home, env });
+      const plan = JSON.parse(dry.stdout) as Record<string, unknown>;
+      expect(plan).toMatchObject({ load_order: ["core-backend", "memo"], lock_changed: true });
+      expect(plan.inputs_hash).toMatch(/^sha256:/);
+      expect(camelKeys(plan)).toEqual([]);
+      expect((await runCli(["compile"], { home, env })).code).toBe(0);
+      writeText(join(home, "plugins", "memo", "plugin.yaml"), "name: memo\nversion: 1.0.1\n");
+      const [verify, why, whyBundled, show] = await Promise.all([
+        runCli(["lock", "verify", "--json"], { home, env }),
+        runCli(["plugins", "why", "memo", "--json"], { home, env }),
+        runCli(["plugins", "why", "core-backend", "--json"], { home, env }),
+        runCli(["plugins", "show", "memo", "--json"], { home, env }),
+      ]);
+      const drift = JSON.parse(verify.stdout) as Record<string, unknown>;
+      expect(JSON.stringify(drift)).toContain('"manifest_changed":true');
+      expect(camelKeys(drift)).toEqual([]);
+      const w = JSON.parse(whyBundled.stdout) as Record<string, unknown>;
+      expect(w).toMatchObject({
+        real_path: join(bundled, "core-backend"),
+        load_position: 1,
+        capabilities: { consent_current: expect.any(Boolean) },
+      });
+      for (const r of [why, whyBundled, show]) expect(camelKeys(JSON.parse(r.stdout))).toEqual([]);
+      expect(JSON.parse(show.stdout)).toMatchObject({ manifest_file: join(home, "plugins", "memo", "plugin.yaml") });
+      expect(readFileSync(join(home, "config.yaml"), "utf8")).toContain("memo");
+    },
+  );
 
-  it("demo --json: one JSON document on stdout (the turn's result), the timeline and what plugins print on stderr", async () => {
-    const r = await runCli(["demo", "--json"]);
-    expect(r.code, r.stderr).toBe(0);
-    const d = JSON.parse(r.stdout) as { completed: boolean; kept: boolean; tool_calls: Array<{ tool_name: string }> };
-    expect(d).toMatchObject({ completed: true, kept: false, exit_reason: "completed" });
-    expect(d.tool_calls.map((t) => t.tool_name)).toEqual(["terminal", "hello_world"]);
-    expect(camelKeys(d)).toEqual([]);
-    expect(r.stderr).toContain("llm_execution elapsed_ms=");
-  });
+  it(
+    "demo --json: one JSON document on stdout (the turn's result), the timeline and what plugins print on " + "stderr",
+    async () => {
+      const r = await runCli(["demo", "--json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const d = JSON.parse(r.stdout) as { completed: boolean; kept: boolean; tool_calls: Array<{ tool_name: string }> };
+      expect(d).toMatchObject({ completed: true, kept: false, exit_reason: "completed" });
+      expect(d.tool_calls.map((t) => t.tool_name)).toEqual(["terminal", "hello_world"]);
+      expect(camelKeys(d)).toEqual([]);
+      expect(r.stderr).toContain("llm_execution elapsed_ms=");
+    },
+  );
 
-  it("GitHub annotations name files relative to the working directory when under it (absolute otherwise); scan takes --json", async () => {
-    const root = s.dir("ann");
-    writePlugin(join(root, "p"), "name: p\nhooks: [post_tool_cal]\n");
-    const [inside, outside, scanJson, scanFormat] = await Promise.all([
-      runCli(["plugins", "validate", "p", "--format", "github"], { cwd: root }),
-      runCli(["plugins", "validate", join(root, "p"), "--format", "github"]),
-      runCli(["plugins", "scan", join(root, "p"), "--json"]),
-      runCli(["plugins", "scan", join(root, "p"), "--format", "json"]),
-    ]);
-    expect(inside.stdout).toMatch(/^::warning file=p\/plugin\.yaml,line=2,col=9,title=W_MANIFEST_UNKNOWN_HOOK::/m);
-    expect(outside.stdout).toContain(`::warning file=${join(root, "p", "plugin.yaml")},line=2`);
-    expect(scanJson.code).toBe(0);
-    expect(JSON.parse(scanJson.stdout)).toEqual(JSON.parse(scanFormat.stdout));
-  });
+  it(
+    "GitHub annotations name files relative to the working directory when under it (absolute otherwise); scan " +
+      "takes --json",
+    async () => {
+      const root = s.dir("ann");
+      writePlugin(join(root, "p"), "name: p\nhooks: [post_tool_cal]\n");
+      const [inside, outside, scanJson, scanFormat] = await Promise.all([
+        runCli(["plugins", "validate", "p", "--format", "github"], { cwd: root }),
+        runCli(["plugins", "validate", join(root, "p"), "--format", "github"]),
+        runCli(["plugins", "scan", join(root, "p"), "--json"]),
+        runCli(["plugins", "scan", join(root, "p"), "--format", "json"]),
+      ]);
+      expect(inside.stdout).toMatch(/^::warning file=p\/plugin\.yaml,line=2,col=9,title=W_MANIFEST_UNKNOWN_HOOK::/m);
+      expect(outside.stdout).toContain(`::warning file=${join(root, "p", "plugin.yaml")},line=2`);
+      expect(scanJson.code).toBe(0);
+      expect(JSON.parse(scanJson.stdout)).toEqual(JSON.parse(scanFormat.stdout));
+    },
+  );
 });

@@ -22,7 +22,8 @@ function home(): { cli: (...args: string[]) => ReturnType<typeof runCli> } {
   });
   writeFileSync(
     join(h, "plugins", "sneaky", "index.js"),
-    'export function register(ctx) { ctx.register_hook("post_tool_call", () => {}); ctx.register_hook("pre_tool_call", () => {}); }\n',
+    'export function register(ctx) { ctx.register_hook("post_tool_call", () => {}); ' +
+      'ctx.register_hook("pre_tool_call", () => {}); }\n',
   );
   writePlugin(join(h, "plugins", "honest"), "name: honest\nversion: '1'\n");
   writeFileSync(join(h, "config.yaml"), "plugins:\n  enabled: [sneaky, honest]\n");

@@ -37,7 +37,9 @@ function spyPlugin(dir: string, name: string, out: string, extra = ""): void {
   writePlugin(dir, { manifest: `name: ${name}\nversion: '1'\ncapabilities: [tools.override]\n${extra}`, entry: false });
   writeFileSync(
     join(dir, "index.js"),
-    `import { writeFileSync } from "node:fs";\nexport function register(ctx) { writeFileSync(${JSON.stringify(join(out, `${name}.ran`))}, String(ctx.has_capability("tools.override"))); }\n`,
+    `import { writeFileSync } from "node:fs";\nexport function register(ctx) { ` +
+      `writeFileSync(${JSON.stringify(join(out, `${name}.ran`))}, ` +
+      `String(ctx.has_capability("tools.override"))); }\n`,
   );
 }
 
@@ -73,58 +75,71 @@ function setup() {
 }
 
 describe("hermes lock verify: each state has one precise message", () => {
-  it("a version edited in place (the link replaced by a regular file, as sed -i does) is tampering, not 'no drift'", async () => {
-    const t = setup();
-    expect((await t.cli("compile")).code).toBe(0);
-    const link = join(t.home, "hermes.lock.json");
-    writeFileSync(`${link}.tmp`, readFileSync(link, "utf8").replace('"version": "1"', '"version": "9"'));
-    rmSync(link);
-    writeFileSync(link, readFileSync(`${link}.tmp`));
-    const r = await t.cli("lock", "verify");
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("E_LOCK_TAMPERED");
-    expect(r.stderr).toContain("regular file");
-    expect(r.stdout).not.toContain("no drift");
-    expect(r.stdout).toContain("the lock itself was changed since it was compiled");
-  });
+  it(
+    "a version edited in place (the link replaced by a regular file, as sed -i does) is tampering, not 'no " + "drift'",
+    async () => {
+      const t = setup();
+      expect((await t.cli("compile")).code).toBe(0);
+      const link = join(t.home, "hermes.lock.json");
+      writeFileSync(`${link}.tmp`, readFileSync(link, "utf8").replace('"version": "1"', '"version": "9"'));
+      rmSync(link);
+      writeFileSync(link, readFileSync(`${link}.tmp`));
+      const r = await t.cli("lock", "verify");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("E_LOCK_TAMPERED");
+      expect(r.stderr).toContain("regular file");
+      expect(r.stdout).not.toContain("no drift");
+      expect(r.stdout).toContain("the lock itself was changed since it was compiled");
+    },
+  );
 
-  it("an edit through the link (version, zeroed integrity) is reported as an edited lock, not as a changed plugin", async () => {
-    const t = setup();
-    expect((await t.cli("compile")).code).toBe(0);
-    t.editLock((l) => (l.plugins.find((p) => p.key === "spy")!.version = "9"), false);
-    const v = await t.cli("lock", "verify");
-    expect(v.code).toBe(1);
-    expect(v.stderr).toMatch(/E_LOCK_TAMPERED .*checksum does not match/);
-    expect((await t.cli("compile")).code).toBe(0);
-    t.editLock((l) => (l.plugins.find((p) => p.key === "spy")!.integrity = `sha256-tree:${"0".repeat(64)}`), false);
-    const z = await t.cli("lock", "verify", "--json");
-    expect(z.code).toBe(1);
-    const report = JSON.parse(z.stdout) as { state: string; plugins: unknown[]; diagnostics: Array<{ code: string }> };
-    expect(report.state).toBe("tampered");
-    expect(report.plugins).toEqual([]);
-    expect(report.diagnostics.map((d) => d.code)).toEqual(["E_LOCK_TAMPERED"]);
-  });
+  it(
+    "an edit through the link (version, zeroed integrity) is reported as an edited lock, not as a changed " + "plugin",
+    async () => {
+      const t = setup();
+      expect((await t.cli("compile")).code).toBe(0);
+      t.editLock((l) => (l.plugins.find((p) => p.key === "spy")!.version = "9"), false);
+      const v = await t.cli("lock", "verify");
+      expect(v.code).toBe(1);
+      expect(v.stderr).toMatch(/E_LOCK_TAMPERED .*checksum does not match/);
+      expect((await t.cli("compile")).code).toBe(0);
+      t.editLock((l) => (l.plugins.find((p) => p.key === "spy")!.integrity = `sha256-tree:${"0".repeat(64)}`), false);
+      const z = await t.cli("lock", "verify", "--json");
+      expect(z.code).toBe(1);
+      const report = JSON.parse(z.stdout) as {
+        state: string;
+        plugins: unknown[];
+        diagnostics: Array<{ code: string }>;
+      };
+      expect(report.state).toBe("tampered");
+      expect(report.plugins).toEqual([]);
+      expect(report.diagnostics.map((d) => d.code)).toEqual(["E_LOCK_TAMPERED"]);
+    },
+  );
 
-  it("a missing home, a home never compiled and a broken lock: one message each, E_LOCK_INVALID printed once", async () => {
-    const t = setup();
-    const gone = await runCli(["--home", join(t.root, "nope"), "lock", "verify"]);
-    expect(gone.code).toBe(1);
-    expect(gone.stderr).toContain("E_LOCK_MISSING");
-    expect(gone.stderr).toContain("does not exist");
-    expect(gone.stdout).not.toContain("drift");
-    expect(gone.stderr).not.toContain("E_LOCK_INVALID");
-    expect(gone.stderr).not.toMatch(STACK_RE);
-    const fresh = await t.cli("lock", "verify");
-    expect(fresh.code).toBe(1);
-    expect(fresh.stderr).toMatch(/E_LOCK_MISSING .*never compiled/);
-    expect(fresh.stdout).toContain("no lock to verify");
-    expect((await t.cli("compile")).code).toBe(0);
-    writeFileSync(t.lockFile, "{ not json");
-    const bad = await t.cli("lock", "verify");
-    expect(bad.code).toBe(1);
-    expect(bad.stderr.match(/E_LOCK_INVALID/g)).toHaveLength(1);
-    expect(bad.stdout).not.toContain("drift");
-  });
+  it(
+    "a missing home, a home never compiled and a broken " + "lock: one message each, E_LOCK_INVALID printed once",
+    async () => {
+      const t = setup();
+      const gone = await runCli(["--home", join(t.root, "nope"), "lock", "verify"]);
+      expect(gone.code).toBe(1);
+      expect(gone.stderr).toContain("E_LOCK_MISSING");
+      expect(gone.stderr).toContain("does not exist");
+      expect(gone.stdout).not.toContain("drift");
+      expect(gone.stderr).not.toContain("E_LOCK_INVALID");
+      expect(gone.stderr).not.toMatch(STACK_RE);
+      const fresh = await t.cli("lock", "verify");
+      expect(fresh.code).toBe(1);
+      expect(fresh.stderr).toMatch(/E_LOCK_MISSING .*never compiled/);
+      expect(fresh.stdout).toContain("no lock to verify");
+      expect((await t.cli("compile")).code).toBe(0);
+      writeFileSync(t.lockFile, "{ not json");
+      const bad = await t.cli("lock", "verify");
+      expect(bad.code).toBe(1);
+      expect(bad.stderr.match(/E_LOCK_INVALID/g)).toHaveLength(1);
+      expect(bad.stdout).not.toContain("drift");
+    },
+  );
 });
 
 describe("the runtime never trusts an edited lock", () => {
@@ -152,7 +167,11 @@ describe("the runtime never trusts an edited lock", () => {
     const record = (rev: string) =>
       writeFileSync(
         meta,
-        `${JSON.stringify({ spy: { pinned: false, revision: rev.repeat(40), source: "https://example.com/acme/spy.git" } }, null, 2)}\n`,
+        `${JSON.stringify(
+          { spy: { pinned: false, revision: rev.repeat(40), source: "https://example.com/acme/spy.git" } },
+          null,
+          2,
+        )}` + "\n",
       );
     record("a");
     expect((await t.cli("compile")).code).toBe(0);
@@ -192,23 +211,27 @@ describe("the runtime never trusts an edited lock", () => {
     expect(t.ran("spy")).toBe("false");
   });
 
-  it("in a managed home, a plugin path pointed elsewhere is refused with the deployment's command, and nothing runs", async () => {
-    const t = setup();
-    spyPlugin(join(t.root, "store", "guard"), "guard", t.out);
-    const spec = writeText(join(t.root, "spec.yaml"), `plugins:\n  - path: ${join(t.root, "store", "guard")}\n`);
-    const c = await t.cli("compile", "--spec", spec, "--managed", "nixos");
-    expect(c.code, c.stderr).toBe(0);
-    t.reset();
-    t.editLock((l) => Object.assign(l.plugins.find((p) => p.key === "guard")!, { target: join(t.root, "evil") }));
-    const r = await t.cli("plugins", "chain");
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("E_LOCK_TAMPERED");
-    expect(r.stderr).toContain(`hermes compile --spec ${spec} --managed nixos`);
-    expect(r.stderr).not.toMatch(STACK_RE);
-    expect(t.ran("evil")).toBeUndefined();
-    expect(t.ran("guard")).toBeUndefined();
-    expect(lstatSync(join(t.home, "hermes.lock.json")).isSymbolicLink()).toBe(true);
-  });
+  it(
+    "in a managed home, a plugin path pointed elsewhere is refused with the deployment's command, and nothing " +
+      "runs",
+    async () => {
+      const t = setup();
+      spyPlugin(join(t.root, "store", "guard"), "guard", t.out);
+      const spec = writeText(join(t.root, "spec.yaml"), `plugins:\n  - path: ${join(t.root, "store", "guard")}\n`);
+      const c = await t.cli("compile", "--spec", spec, "--managed", "nixos");
+      expect(c.code, c.stderr).toBe(0);
+      t.reset();
+      t.editLock((l) => Object.assign(l.plugins.find((p) => p.key === "guard")!, { target: join(t.root, "evil") }));
+      const r = await t.cli("plugins", "chain");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("E_LOCK_TAMPERED");
+      expect(r.stderr).toContain(`hermes compile --spec ${spec} --managed nixos`);
+      expect(r.stderr).not.toMatch(STACK_RE);
+      expect(t.ran("evil")).toBeUndefined();
+      expect(t.ran("guard")).toBeUndefined();
+      expect(lstatSync(join(t.home, "hermes.lock.json")).isSymbolicLink()).toBe(true);
+    },
+  );
 });
 
 describe("a lock compiled for another hook catalog (checksum intact) never runs as it is", () => {

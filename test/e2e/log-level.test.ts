@@ -17,38 +17,47 @@ beforeAll(() => {
 afterAll(() => s.cleanup());
 
 describe.concurrent("--verbose, --quiet and HERMES_LOG_LEVEL", () => {
-  it("--verbose shows debug records, --quiet hides them even when HERMES_LOG_LEVEL=debug; both together are a usage error", async () => {
-    const [plain, verbose, quiet, both] = await Promise.all([
-      runCli(["plugins", "why", "memo"], { home }),
-      runCli(["plugins", "why", "memo", "--verbose"], { home }),
-      runCli(["--quiet", "plugins", "why", "memo"], { home, env: { HERMES_LOG_LEVEL: "debug" } }),
-      runCli(["plugins", "why", "memo", "--verbose", "--quiet"], { home }),
-    ]);
-    expect(plain.code).toBe(0);
-    expect(plain.stderr).not.toMatch(DEBUG_LINE);
-    expect(verbose.code).toBe(0);
-    expect(verbose.stderr).toMatch(DEBUG_LINE);
-    expect(quiet.code).toBe(0);
-    expect(quiet.stderr).not.toMatch(DEBUG_LINE);
-    expect(both.code).toBe(2);
-    expect(both.stderr).toContain("--verbose and --quiet contradict each other");
-  });
+  it(
+    "--verbose shows debug records, --quiet hides them even when HERMES_LOG_LEVEL=debug; both together are a " +
+      "usage error",
+    async () => {
+      const [plain, verbose, quiet, both] = await Promise.all([
+        runCli(["plugins", "why", "memo"], { home }),
+        runCli(["plugins", "why", "memo", "--verbose"], { home }),
+        runCli(["--quiet", "plugins", "why", "memo"], { home, env: { HERMES_LOG_LEVEL: "debug" } }),
+        runCli(["plugins", "why", "memo", "--verbose", "--quiet"], { home }),
+      ]);
+      expect(plain.code).toBe(0);
+      expect(plain.stderr).not.toMatch(DEBUG_LINE);
+      expect(verbose.code).toBe(0);
+      expect(verbose.stderr).toMatch(DEBUG_LINE);
+      expect(quiet.code).toBe(0);
+      expect(quiet.stderr).not.toMatch(DEBUG_LINE);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toContain("--verbose and --quiet contradict each other");
+    },
+  );
 
-  it("an unknown HERMES_LOG_LEVEL is an error (exit 2, E_LOG_LEVEL naming the levels), not silently ignored; a flag overrides it", async () => {
-    const [bad, overridden, upper] = await Promise.all([
-      runCli(["plugins", "list"], { home, env: { HERMES_LOG_LEVEL: "verbose" } }),
-      runCli(["plugins", "list", "--quiet"], { home, env: { HERMES_LOG_LEVEL: "verbose" } }),
-      runCli(["plugins", "list"], { home, env: { HERMES_LOG_LEVEL: " INFO " } }),
-    ]);
-    expect(bad.code).toBe(2);
-    expect(bad.stdout).toBe("");
-    expect(bad.stderr).toContain(
-      'error E_LOG_LEVEL: HERMES_LOG_LEVEL="verbose" is not a log level (use trace, debug, info, warn, error, fatal, silent)',
-    );
-    expect(bad.stderr).not.toMatch(STACK_RE);
-    expect(overridden.code).toBe(0);
-    expect(upper.code).toBe(0);
-  });
+  it(
+    "an unknown HERMES_LOG_LEVEL is an error (exit 2, E_LOG_LEVEL naming the levels), not silently ignored; a " +
+      "flag overrides it",
+    async () => {
+      const [bad, overridden, upper] = await Promise.all([
+        runCli(["plugins", "list"], { home, env: { HERMES_LOG_LEVEL: "verbose" } }),
+        runCli(["plugins", "list", "--quiet"], { home, env: { HERMES_LOG_LEVEL: "verbose" } }),
+        runCli(["plugins", "list"], { home, env: { HERMES_LOG_LEVEL: " INFO " } }),
+      ]);
+      expect(bad.code).toBe(2);
+      expect(bad.stdout).toBe("");
+      expect(bad.stderr).toContain(
+        'error E_LOG_LEVEL: HERMES_LOG_LEVEL="verbose" is not a log level (use trace, debug, info, warn, ' +
+          "error, fatal, silent)",
+      );
+      expect(bad.stderr).not.toMatch(STACK_RE);
+      expect(overridden.code).toBe(0);
+      expect(upper.code).toBe(0);
+    },
+  );
 
   it("every command accepts both flags", async () => {
     const cmds = [

@@ -234,20 +234,23 @@ describe.concurrent("hermes plugins list", () => {
     expect(r.stdout).toMatch(/plugin\.yaml:\d+:\d+/);
   });
 
-  it("a config.yaml that does not parse fails the list (no enable state is known), table and --json alike", async () => {
-    const h = s.dir("bad-config");
-    writeText(join(h, "config.yaml"), "plugins:\n  enabled: [flat\n");
-    const [t, j] = await Promise.all([
-      runCli(["plugins", "list"], { home: h, env: env() }),
-      runCli(["plugins", "list", "--json"], { home: h, env: env() }),
-    ]);
-    expect(t.code).toBe(1);
-    expect(t.stderr).toContain("E_YAML_PARSE");
-    expect(t.stderr).not.toMatch(STACK_RE);
-    expect(j.code).toBe(1);
-    expect((JSON.parse(j.stdout) as { error: { code: string } }).error.code).toBe("E_YAML_PARSE");
-    expect(readFileSync(join(h, "config.yaml"), "utf8")).toBe("plugins:\n  enabled: [flat\n");
-  });
+  it(
+    "a config.yaml that does not parse fails the list (no " + "enable state is known), table and --json alike",
+    async () => {
+      const h = s.dir("bad-config");
+      writeText(join(h, "config.yaml"), "plugins:\n  enabled: [flat\n");
+      const [t, j] = await Promise.all([
+        runCli(["plugins", "list"], { home: h, env: env() }),
+        runCli(["plugins", "list", "--json"], { home: h, env: env() }),
+      ]);
+      expect(t.code).toBe(1);
+      expect(t.stderr).toContain("E_YAML_PARSE");
+      expect(t.stderr).not.toMatch(STACK_RE);
+      expect(j.code).toBe(1);
+      expect((JSON.parse(j.stdout) as { error: { code: string } }).error.code).toBe("E_YAML_PARSE");
+      expect(readFileSync(join(h, "config.yaml"), "utf8")).toBe("plugins:\n  enabled: [flat\n");
+    },
+  );
 
   it("--plain keeps the key separated from a version longer than its 8-character column", async () => {
     const h = s.dir("long-version");
@@ -259,25 +262,29 @@ describe.concurrent("hermes plugins list", () => {
     expect(r.stdout.trim()).toMatch(/^not enabled\s+user\s+1\.0\.0-beta\.10\s+longver$/);
   });
 
-  it("the one-time migration grandfathers installed user plugins (flat and symlinked), never bundled ones", async () => {
-    const h = s.dir("migrate");
-    writePlugin(join(h, "plugins", "mine"), "name: mine\n");
-    writePlugin(join(h, "plugins", "cat", "deep"), "name: deep\n");
-    mkdirSync(join(s.root, "lnk"), { recursive: true });
-    writePlugin(join(s.root, "lnk", "viaLink"), "name: via-link\n");
-    link(join(s.root, "lnk", "viaLink"), join(h, "plugins", "via-link"));
-    const r = await runCli(["plugins", "list", "--json"], { home: h, env: env() });
-    expect(r.code).toBe(0);
-    const by = Object.fromEntries((JSON.parse(r.stdout) as Row[]).map((x) => [x.key, x.status]));
-    expect(by).toEqual({
-      "cat/deep": "not enabled",
-      "hello-world": "not enabled",
-      mine: "enabled",
-      "via-link": "enabled",
-    });
-    // A read-only command shows the migrated state and writes nothing; the first editing command migrates and says so.
-    expect(existsSync(join(h, "config.yaml"))).toBe(false);
-    const c = await runCli(["compile"], { home: h, env: env() });
-    expect(c.stderr).toContain("Grandfathered 2 installed user plugin(s) into plugins.enabled: mine, via-link");
-  });
+  it(
+    "the one-time migration grandfathers installed user " + "plugins (flat and symlinked), never bundled ones",
+    async () => {
+      const h = s.dir("migrate");
+      writePlugin(join(h, "plugins", "mine"), "name: mine\n");
+      writePlugin(join(h, "plugins", "cat", "deep"), "name: deep\n");
+      mkdirSync(join(s.root, "lnk"), { recursive: true });
+      writePlugin(join(s.root, "lnk", "viaLink"), "name: via-link\n");
+      link(join(s.root, "lnk", "viaLink"), join(h, "plugins", "via-link"));
+      const r = await runCli(["plugins", "list", "--json"], { home: h, env: env() });
+      expect(r.code).toBe(0);
+      const by = Object.fromEntries((JSON.parse(r.stdout) as Row[]).map((x) => [x.key, x.status]));
+      expect(by).toEqual({
+        "cat/deep": "not enabled",
+        "hello-world": "not enabled",
+        mine: "enabled",
+        "via-link": "enabled",
+      });
+      // A read-only command shows the migrated state and writes nothing; the first editing command migrates and says
+      // so.
+      expect(existsSync(join(h, "config.yaml"))).toBe(false);
+      const c = await runCli(["compile"], { home: h, env: env() });
+      expect(c.stderr).toContain("Grandfathered 2 installed user plugin(s) into plugins.enabled: mine, via-link");
+    },
+  );
 });

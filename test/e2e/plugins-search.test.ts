@@ -131,7 +131,11 @@ describe("hermes plugins search", () => {
     const r = await search(h, "media");
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(
-      /WARNING: the community plugin index could not be fetched \(plugin index .*wrong-shape\.json: 'plugins' must be a list\) and there is no cached copy; using the OFFLINE SEED COPY/,
+      new RegExp(
+        String.raw`WARNING: the community plugin index could not be fetched \(plugin index ` +
+          String.raw`.*wrong-shape\.json: 'plugins' must be a list\) and there is no cached copy; using the ` +
+          String.raw`OFFLINE SEED COPY`,
+      ),
     );
     expect(r.stdout).toContain("hermes-media-studio");
     expect(r.stdout).toContain("Index source: seed (offline seed copy).");

@@ -32,7 +32,8 @@ beforeAll(() => {
   const p = join(home, "plugins");
   writePlugin(
     join(p, "image_gen", "openai"),
-    "name: openai-image\nversion: 2.0.0\ndescription: |\n  Image generation.\n  Second line.\nauthor: someone\nprovides_tools: [make_image]\n",
+    "name: openai-image\nversion: 2.0.0\ndescription: |\n  Image generation.\n  Second line.\nauthor: " +
+      "someone\nprovides_tools: [make_image]\n",
   );
   writePlugin(join(p, "alpha"), "name: alpha\nversion: 0.1.0\nrequires_plugins: [zeta]\n");
   writePlugin(join(p, "zeta"), "name: zeta\nversion: 0.2.0\n");

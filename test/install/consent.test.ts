@@ -54,45 +54,51 @@ function capsHome(name: string, config = "plugins:\n  enabled: []\n"): Home {
 }
 
 describe.concurrent("capability consent", { timeout: 240_000 }, () => {
-  it("enable --grant records the consent (hash, time, via flag), mirrors legacy keys, and the lock carries it", async () => {
-    const h = capsHome("grant");
-    const r = await hermes(ctx, h, ["enable", "caps", "--grant", "tools.override"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.split("\n")[0]).toBe("✓ Plugin caps enabled. Takes effect on next session.");
-    expect(r.stdout).toContain("✓ Granted: tools.override");
-    expect(r.stdout).toContain("Not granted: llm.model_override");
-    const e = cfg(h).plugins.entries!.caps!;
-    expect(e.granted_capabilities).toEqual(["tools.override"]);
-    expect(e.capabilities_consent!.hash).toBe(consentHash(["tools.override", "llm.model_override"]));
-    expect(e.capabilities_consent!.granted_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
-    expect(e.capabilities_consent!.granted_via).toBe("flag");
-    expect(e.allow_tool_override).toBe(true);
-    expect(lockCaps(h, "caps")).toMatchObject({ granted: ["tools.override"], consent: "flag" });
-    // A second grant is a union with the first.
-    const more = await hermes(ctx, h, ["enable", "caps", "--grant", "llm.model_override"]);
-    expect(more.code, more.stderr).toBe(0);
-    expect(cfg(h).plugins.entries!.caps!.granted_capabilities).toEqual(["llm.model_override", "tools.override"]);
-    expect(cfg(h).plugins.entries!.caps!.llm).toEqual({ allow_model_override: true });
-    expect(lockCaps(h, "caps")).toMatchObject({ granted: ["llm.model_override", "tools.override"] });
-    // What consent writes is valid config.
-    const v = await runCli(["config", "validate", join(h.home, "config.yaml")], { home: h.home });
-    expect(v.code, v.stdout + v.stderr).toBe(0);
-  });
+  it(
+    "enable --grant records the consent (hash, time, via " + "flag), mirrors legacy keys, and the lock carries it",
+    async () => {
+      const h = capsHome("grant");
+      const r = await hermes(ctx, h, ["enable", "caps", "--grant", "tools.override"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.split("\n")[0]).toBe("✓ Plugin caps enabled. Takes effect on next session.");
+      expect(r.stdout).toContain("✓ Granted: tools.override");
+      expect(r.stdout).toContain("Not granted: llm.model_override");
+      const e = cfg(h).plugins.entries!.caps!;
+      expect(e.granted_capabilities).toEqual(["tools.override"]);
+      expect(e.capabilities_consent!.hash).toBe(consentHash(["tools.override", "llm.model_override"]));
+      expect(e.capabilities_consent!.granted_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
+      expect(e.capabilities_consent!.granted_via).toBe("flag");
+      expect(e.allow_tool_override).toBe(true);
+      expect(lockCaps(h, "caps")).toMatchObject({ granted: ["tools.override"], consent: "flag" });
+      // A second grant is a union with the first.
+      const more = await hermes(ctx, h, ["enable", "caps", "--grant", "llm.model_override"]);
+      expect(more.code, more.stderr).toBe(0);
+      expect(cfg(h).plugins.entries!.caps!.granted_capabilities).toEqual(["llm.model_override", "tools.override"]);
+      expect(cfg(h).plugins.entries!.caps!.llm).toEqual({ allow_model_override: true });
+      expect(lockCaps(h, "caps")).toMatchObject({ granted: ["llm.model_override", "tools.override"] });
+      // What consent writes is valid config.
+      const v = await runCli(["config", "validate", join(h.home, "config.yaml")], { home: h.home });
+      expect(v.code, v.stdout + v.stderr).toBe(0);
+    },
+  );
 
-  it("enable --grant refuses undeclared and unknown capabilities by name and position, before anything is written", async () => {
-    const h = capsHome("grant-bad");
-    const before = readFileSync(join(h.home, "config.yaml"), "utf8");
-    const und = await hermes(ctx, h, ["enable", "caps", "--grant", "tools.override,gateway.platform_actions"]);
-    expect(und.code).toBe(1);
-    expect(und.stderr).toContain("E_GRANT_UNDECLARED");
-    expect(und.stderr).toContain("--grant[1]");
-    expect(und.stderr).toContain("'gateway.platform_actions'");
-    const unk = await hermes(ctx, h, ["enable", "caps", "--grant", "tools.overide"]);
-    expect(unk.code).toBe(1);
-    expect(unk.stderr).toContain("E_GRANT_UNKNOWN_CAPABILITY");
-    expect(unk.stderr).toContain("did you mean 'tools.override'");
-    expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toBe(before);
-  });
+  it(
+    "enable --grant refuses undeclared and unknown capabilities by name and position, before anything is " + "written",
+    async () => {
+      const h = capsHome("grant-bad");
+      const before = readFileSync(join(h.home, "config.yaml"), "utf8");
+      const und = await hermes(ctx, h, ["enable", "caps", "--grant", "tools.override,gateway.platform_actions"]);
+      expect(und.code).toBe(1);
+      expect(und.stderr).toContain("E_GRANT_UNDECLARED");
+      expect(und.stderr).toContain("--grant[1]");
+      expect(und.stderr).toContain("'gateway.platform_actions'");
+      const unk = await hermes(ctx, h, ["enable", "caps", "--grant", "tools.overide"]);
+      expect(unk.code).toBe(1);
+      expect(unk.stderr).toContain("E_GRANT_UNKNOWN_CAPABILITY");
+      expect(unk.stderr).toContain("did you mean 'tools.override'");
+      expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toBe(before);
+    },
+  );
 
   it.each([
     ["closed", undefined],
@@ -187,7 +193,8 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
   it("capabilities [name]: declared vs granted, legacy-only, granted but not declared; --json", async () => {
     const h = capsHome(
       "report",
-      "plugins:\n  enabled: [caps]\n  entries:\n    caps:\n      llm: {allow_model_override: true}\n      allow_platform_actions: true\n",
+      "plugins:\n  enabled: [caps]\n  entries:\n    caps:\n      llm: {allow_model_override: true}\n      " +
+        "allow_platform_actions: true\n",
     );
     writeFiles(join(h.plugins, "plain"), pluginFiles("plain"));
     expect((await hermes(ctx, h, ["enable", "caps", "--grant", "tools.override"])).code).toBe(0);
@@ -196,7 +203,8 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     expect(t.stdout).toContain("caps (local)");
     expect(t.stdout).toContain("  tools.override: granted");
     expect(t.stdout).toContain(
-      "  llm.model_override: legacy key only (deprecated; not honoured without a recorded consent) via llm.allow_model_override",
+      "  llm.model_override: legacy key only (deprecated; not honoured without a recorded consent) via " +
+        "llm.allow_model_override",
     );
     expect(t.stdout).toContain(
       "  gateway.platform_actions: granted (not declared in manifest) via legacy key allow_platform_actions",

@@ -140,52 +140,57 @@ describe.concurrent("kill -9", { timeout: 900_000 }, () => {
     expect(seen.before + seen.after).toBeGreaterThan(3);
   });
 
-  it("a compile or a runtime start right after a kill mid-placement rolls it back first and never sees the torn tree", async () => {
-    const before = state(cloneHome("torn-before"));
-    const placing = (h: Home) =>
-      readdirSync(h.plugins)
-        .filter((d) => d.startsWith(".install-"))
-        .some((d) => {
-          try {
-            return (
-              (JSON.parse(readFileSync(join(h.plugins, d, "journal.json"), "utf8")) as { phase: string }).phase ===
-              "placing"
-            );
-          } catch {
-            return false;
-          }
+  it(
+    "a compile or a runtime start right after a kill mid-placement rolls it back first and never sees the torn " +
+      "tree",
+    async () => {
+      const before = state(cloneHome("torn-before"));
+      const placing = (h: Home) =>
+        readdirSync(h.plugins)
+          .filter((d) => d.startsWith(".install-"))
+          .some((d) => {
+            try {
+              return (
+                (JSON.parse(readFileSync(join(h.plugins, d, "journal.json"), "utf8")) as { phase: string }).phase ===
+                "placing"
+              );
+            } catch {
+              return false;
+            }
+          });
+      const env = { HERMES_BUNDLED_PLUGINS: ctx.bundled };
+      let torn = 0;
+      for (let n = 1; n <= 16; n++) {
+        const probe = cloneHome(`torn-probe-${n}`);
+        const r = await hermes(ctx, probe, ["install", repo.url, "--force"], {
+          env: { HERMES_FAULT_KILL_AT: String(n) },
         });
-    const env = { HERMES_BUNDLED_PLUGINS: ctx.bundled };
-    let torn = 0;
-    for (let n = 1; n <= 16; n++) {
-      const probe = cloneHome(`torn-probe-${n}`);
-      const r = await hermes(ctx, probe, ["install", repo.url, "--force"], {
-        env: { HERMES_FAULT_KILL_AT: String(n) },
-      });
-      if (r.signal !== "SIGKILL") break;
-      if (!placing(probe)) continue;
-      torn++;
-      // The same kill, followed by each command that reads the plugins dir without being a `plugins` command.
-      for (const next of [
-        ["compile", "--json"],
-        ["plugins", "chain", "--json"],
-      ]) {
-        const h = cloneHome(`torn-${n}-${next[0]}`);
-        expect(
-          (await hermes(ctx, h, ["install", repo.url, "--force"], { env: { HERMES_FAULT_KILL_AT: String(n) } })).signal,
-        ).toBe("SIGKILL");
-        const res = await runCli(next, { home: h.home, env, timeoutMs: 120_000 });
-        expect(res.code, res.stderr).toBe(0);
-        expect(res.stderr).toContain("install of 'crashy' was interrupted and has been rolled back");
-        expect(stagingLeftovers(h)).toEqual([]);
-        expect(state(h)).toEqual(before);
-        // What the lock says now is the tree that is there: the first revision, verified.
-        const verify = await runCli(["lock", "verify", "--json"], { home: h.home, env });
-        expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+        if (r.signal !== "SIGKILL") break;
+        if (!placing(probe)) continue;
+        torn++;
+        // The same kill, followed by each command that reads the plugins dir without being a `plugins` command.
+        for (const next of [
+          ["compile", "--json"],
+          ["plugins", "chain", "--json"],
+        ]) {
+          const h = cloneHome(`torn-${n}-${next[0]}`);
+          expect(
+            (await hermes(ctx, h, ["install", repo.url, "--force"], { env: { HERMES_FAULT_KILL_AT: String(n) } }))
+              .signal,
+          ).toBe("SIGKILL");
+          const res = await runCli(next, { home: h.home, env, timeoutMs: 120_000 });
+          expect(res.code, res.stderr).toBe(0);
+          expect(res.stderr).toContain("install of 'crashy' was interrupted and has been rolled back");
+          expect(stagingLeftovers(h)).toEqual([]);
+          expect(state(h)).toEqual(before);
+          // What the lock says now is the tree that is there: the first revision, verified.
+          const verify = await runCli(["lock", "verify", "--json"], { home: h.home, env });
+          expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+        }
       }
-    }
-    expect(torn).toBeGreaterThan(0);
-  });
+      expect(torn).toBeGreaterThan(0);
+    },
+  );
 
   it("install --force, killed from outside at moments seen on disk and after varied delays", async () => {
     const before = state(cloneHome("timed-before"));

@@ -100,7 +100,9 @@ describe("credentials never leave the clone call", () => {
 
   it("redacts URLs, userinfo and token shapes in any text", () => {
     const raw = "https://bob:s3cr3t-token@example.com/r.git";
-    const text = `fatal: unable to access '${raw}/': 403; also https://x:y@other.host/z and ghp_abcdefghijklmnop1234 and ?access_token=zzz`;
+    const text =
+      `fatal: unable to access '${raw}/': 403; also https://x:y@other.host/z and ghp_abcdefghijklmnop1234 and ` +
+      "?access_token=zzz";
     const red = redactSecrets(text, [raw]);
     expect(red).not.toContain("s3cr3t-token");
     expect(red).not.toContain("bob:");
@@ -137,7 +139,9 @@ describe(".install-metadata.json (install spec §4.4)", () => {
       alpha: { revision: sha, pinned: false, source: "https://github.com/a/b.git#sub", extra: "x" } as never,
     });
     expect(text).toBe(
-      `{\n  "alpha": {\n    "pinned": false,\n    "revision": "${sha}",\n    "source": "https://github.com/a/b.git#sub"\n  },\n  "zeta": {\n    "pinned": true,\n    "revision": "${sha}",\n    "source": "https://github.com/a/z.git"\n  }\n}\n`,
+      `{\n  "alpha": {\n    "pinned": false,\n    "revision": "${sha}",\n    "source": ` +
+        `"https://github.com/a/b.git#sub"\n  },\n  "zeta": {\n    "pinned": true,\n    "revision": ` +
+        `"${sha}",\n    "source": "https://github.com/a/z.git"\n  }\n}\n`,
     );
   });
 

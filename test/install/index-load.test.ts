@@ -117,20 +117,24 @@ function writeCache(paths: HomePaths, doc: unknown, ageMs: number): void {
 const CACHED = [{ name: "cached-one", repo: "acme/cached-one" }];
 
 describe("index load order", () => {
-  it("remote answer: used, reported as remote, cached verbatim; the next load within 24 h uses the cache without a request", async () => {
-    const h = home(`${base}/good.json`);
-    const r1 = await load(h);
-    expect(r1.source).toBe("remote");
-    expect(r1.entries.map((e) => e.name)).toEqual(["remote-one"]);
-    expect(r1.printed).toEqual([]);
-    expect(readFileSync(cacheFileOf(h.paths), "utf8")).toBe(JSON.stringify(GOOD));
-    const before = hits.length;
-    const r2 = await load(h);
-    expect(r2.source).toBe("cache");
-    expect(r2.stale).toBe(false);
-    expect(r2.printed).toEqual([]);
-    expect(hits.length).toBe(before);
-  });
+  it(
+    "remote answer: used, reported as remote, cached verbatim; the next load within 24 h uses the cache " +
+      "without a request",
+    async () => {
+      const h = home(`${base}/good.json`);
+      const r1 = await load(h);
+      expect(r1.source).toBe("remote");
+      expect(r1.entries.map((e) => e.name)).toEqual(["remote-one"]);
+      expect(r1.printed).toEqual([]);
+      expect(readFileSync(cacheFileOf(h.paths), "utf8")).toBe(JSON.stringify(GOOD));
+      const before = hits.length;
+      const r2 = await load(h);
+      expect(r2.source).toBe("cache");
+      expect(r2.stale).toBe(false);
+      expect(r2.printed).toEqual([]);
+      expect(hits.length).toBe(before);
+    },
+  );
 
   it("a cache older than 24 h (by mtime) is refreshed from the remote", async () => {
     const h = home(`${base}/good.json`);
@@ -153,20 +157,27 @@ describe("index load order", () => {
     expect(r.source).toBe("remote");
   });
 
-  it("a payload of the wrong shape is a failed source, never cached: stale cache used, LOUDLY, with its age", async () => {
-    const h = home(`${base}/wrong-shape.json`);
-    writeCache(h.paths, CACHED, 3 * 86_400_000 + 2 * 3_600_000);
-    const r = await load(h);
-    expect(r.source).toBe("cache");
-    expect(r.stale).toBe(true);
-    expect(r.entries[0]!.name).toBe("cached-one");
-    expect(r.printed).toHaveLength(1);
-    expect(r.printed[0]).toMatch(
-      /^WARNING: the community plugin index could not be fetched \(plugin index .*wrong-shape\.json: 'plugins' must be a list\); using the STALE cached copy from 3 d 2 h ago/,
-    );
-    expect(r.diagnostics.map((d) => d.code)).toContain("W_INDEX_STALE");
-    expect(JSON.parse(readFileSync(cacheFileOf(h.paths), "utf8"))).toEqual(CACHED);
-  });
+  it(
+    "a payload of the wrong shape is a failed source, never " + "cached: stale cache used, LOUDLY, with its age",
+    async () => {
+      const h = home(`${base}/wrong-shape.json`);
+      writeCache(h.paths, CACHED, 3 * 86_400_000 + 2 * 3_600_000);
+      const r = await load(h);
+      expect(r.source).toBe("cache");
+      expect(r.stale).toBe(true);
+      expect(r.entries[0]!.name).toBe("cached-one");
+      expect(r.printed).toHaveLength(1);
+      expect(r.printed[0]).toMatch(
+        new RegExp(
+          String.raw`^WARNING: the community plugin index could not be fetched \(plugin index ` +
+            String.raw`.*wrong-shape\.json: 'plugins' must be a list\); using the STALE cached copy from 3 d 2 ` +
+            String.raw`h ago`,
+        ),
+      );
+      expect(r.diagnostics.map((d) => d.code)).toContain("W_INDEX_STALE");
+      expect(JSON.parse(readFileSync(cacheFileOf(h.paths), "utf8"))).toEqual(CACHED);
+    },
+  );
 
   it("--refresh that fails falls back to the (fresh) cache and says so", async () => {
     const h = home(`${base}/not-json`);

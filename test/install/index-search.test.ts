@@ -106,7 +106,8 @@ describe("search quality on the shared index fixtures", () => {
       const top = hits[0];
       const orig = originalTop(entries, q);
       rows.push(
-        `| \`${q}\` | ${kind} | ${top ? `${top.entry.name} (${top.score}, ${top.match})` : "–"} | ${orig ?? "(no result)"} |`,
+        `| \`${q}\` | ${kind} | ${top ? `${top.entry.name} (${top.score}, ${top.match})` : "–"} ` +
+          `| ${orig ?? "(no result)"} |`,
       );
       if (top?.entry.name !== expected) wrong.push(`${q}: got ${top?.entry.name}, expected ${expected}`);
     }
@@ -116,43 +117,47 @@ describe("search quality on the shared index fixtures", () => {
     expect(wrong).toEqual([]);
   });
 
-  it("ranks exact > prefix > word > substring > tag; a close typo (r·60) can pass description and author, as in the original", () => {
-    const e = (name: string, more: Partial<IndexEntry> = {}): IndexEntry => ({
-      name,
-      description: "",
-      author: "",
-      tags: [],
-      repo: `o/${name}`,
-      ref: "",
-      subdir: null,
-      homepage: null,
-      capabilities: [],
-      api_version: null,
-      added_at: null,
-      ...more,
-    });
-    const pool = [
-      e("zz-typo", { description: "nothing" }),
-      e("studi"),
-      e("by-author", { author: "Studio Labs" }),
-      e("in-description", { description: "a studio for things" }),
-      e("tagged", { tags: ["studio"] }),
-      e("xstudiox"),
-      e("media-studio"),
-      e("studio-tools"),
-      e("studio"),
-    ];
-    expect(searchIndex(pool, "studio").map((h) => `${h.entry.name}:${h.match}`)).toEqual([
-      "studio:exact",
-      "studio-tools:prefix",
-      "media-studio:word",
-      "xstudiox:name",
-      "tagged:tag",
-      "studi:typo",
-      "in-description:description",
-      "by-author:author",
-    ]);
-  });
+  it(
+    "ranks exact > prefix > word > substring > tag; a close typo (r·60) can pass description and author, as in " +
+      "the original",
+    () => {
+      const e = (name: string, more: Partial<IndexEntry> = {}): IndexEntry => ({
+        name,
+        description: "",
+        author: "",
+        tags: [],
+        repo: `o/${name}`,
+        ref: "",
+        subdir: null,
+        homepage: null,
+        capabilities: [],
+        api_version: null,
+        added_at: null,
+        ...more,
+      });
+      const pool = [
+        e("zz-typo", { description: "nothing" }),
+        e("studi"),
+        e("by-author", { author: "Studio Labs" }),
+        e("in-description", { description: "a studio for things" }),
+        e("tagged", { tags: ["studio"] }),
+        e("xstudiox"),
+        e("media-studio"),
+        e("studio-tools"),
+        e("studio"),
+      ];
+      expect(searchIndex(pool, "studio").map((h) => `${h.entry.name}:${h.match}`)).toEqual([
+        "studio:exact",
+        "studio-tools:prefix",
+        "media-studio:word",
+        "xstudiox:name",
+        "tagged:tag",
+        "studi:typo",
+        "in-description:description",
+        "by-author:author",
+      ]);
+    },
+  );
 
   it.skipIf(!SHARED)("an empty term browses every entry sorted by name; --capability filters exactly", () => {
     const all = searchIndex(index, "  ");

@@ -278,110 +278,123 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     expect(stagingLeftovers(h)).toEqual([]);
   });
 
-  it("pin inheritance: reinstalling a pinned source without --ref keeps the pin, even after the folder was deleted", async () => {
-    const h = newHome(s, "inherit");
-    const first = gitIn(demo.work, "rev-parse", "HEAD~1");
-    expect((await hermes(ctx, h, ["install", demo.url, "--ref", first])).code).toBe(0);
-    const forced = await hermes(ctx, h, ["install", demo.url, "--force"]);
-    expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stdout).toContain("Keeping the pin of 'demo'");
-    expect(metadata(h)!.demo).toEqual({ pinned: true, revision: first, source: demo.url });
-    rmSync(join(h.plugins, "demo"), { recursive: true, force: true });
-    const again = await hermes(ctx, h, ["install", demo.url]);
-    expect(again.code, again.stderr).toBe(0);
-    expect(gitIn(join(h.plugins, "demo"), "rev-parse", "HEAD")).toBe(first);
-    expect(metadata(h)!.demo!.pinned).toBe(true);
-  });
+  it(
+    "pin inheritance: reinstalling a pinned source without --ref keeps the pin, even after the folder was " + "deleted",
+    async () => {
+      const h = newHome(s, "inherit");
+      const first = gitIn(demo.work, "rev-parse", "HEAD~1");
+      expect((await hermes(ctx, h, ["install", demo.url, "--ref", first])).code).toBe(0);
+      const forced = await hermes(ctx, h, ["install", demo.url, "--force"]);
+      expect(forced.code, forced.stderr).toBe(0);
+      expect(forced.stdout).toContain("Keeping the pin of 'demo'");
+      expect(metadata(h)!.demo).toEqual({ pinned: true, revision: first, source: demo.url });
+      rmSync(join(h.plugins, "demo"), { recursive: true, force: true });
+      const again = await hermes(ctx, h, ["install", demo.url]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(gitIn(join(h.plugins, "demo"), "rev-parse", "HEAD")).toBe(first);
+      expect(metadata(h)!.demo!.pinned).toBe(true);
+    },
+  );
 
-  it("pin protection: a pinned plugin is not replaced from another source without --ref, even with --force", async () => {
-    const h = newHome(s, "protect");
-    const first = gitIn(demo.work, "rev-parse", "HEAD~1");
-    expect((await hermes(ctx, h, ["install", demo.url, "--ref", first])).code).toBe(0);
-    const before = snapshot(h);
-    const other = await hermes(ctx, h, ["install", daemon.url("acme/demo"), "--force"]);
-    expect(other.code).toBe(1);
-    expect(other.stderr).toContain("E_INSTALL_PINNED");
-    expect(other.stderr).toContain("--ref <40-character commit SHA>");
-    expect(snapshot(h)).toEqual(before);
-    expect(metadata(h)!.demo).toEqual({ pinned: true, revision: first, source: demo.url });
-    const repinned = await hermes(ctx, h, ["install", daemon.url("acme/demo"), "--force", "--ref", demo.head()]);
-    expect(repinned.code, repinned.stderr).toBe(0);
-    expect(metadata(h)!.demo).toEqual({ pinned: true, revision: demo.head(), source: daemon.url("acme/demo") });
-  });
+  it(
+    "pin protection: a pinned plugin is not replaced from " + "another source without --ref, even with --force",
+    async () => {
+      const h = newHome(s, "protect");
+      const first = gitIn(demo.work, "rev-parse", "HEAD~1");
+      expect((await hermes(ctx, h, ["install", demo.url, "--ref", first])).code).toBe(0);
+      const before = snapshot(h);
+      const other = await hermes(ctx, h, ["install", daemon.url("acme/demo"), "--force"]);
+      expect(other.code).toBe(1);
+      expect(other.stderr).toContain("E_INSTALL_PINNED");
+      expect(other.stderr).toContain("--ref <40-character commit SHA>");
+      expect(snapshot(h)).toEqual(before);
+      expect(metadata(h)!.demo).toEqual({ pinned: true, revision: first, source: demo.url });
+      const repinned = await hermes(ctx, h, ["install", daemon.url("acme/demo"), "--force", "--ref", demo.head()]);
+      expect(repinned.code, repinned.stderr).toBe(0);
+      expect(metadata(h)!.demo).toEqual({ pinned: true, revision: demo.head(), source: daemon.url("acme/demo") });
+    },
+  );
 
-  it("credentials in an http(s) URL are used for the clone and never reach .git/config, metadata or output", async () => {
-    const h = newHome(s, "creds");
-    const r = await hermes(ctx, h, ["install", http.url("acme/demo")]);
-    expect(r.code, r.stderr).toBe(0);
-    const secret = "s3cr3t-T0KEN-value";
-    const clean = http.url("acme/demo", false);
-    expect(http.seen.some((l) => l.includes("auth=yes"))).toBe(true);
-    const gitConfig = readFileSync(join(h.plugins, "demo", ".git", "config"), "utf8");
-    expect(gitConfig).toContain(clean);
-    for (const text of [
-      gitConfig,
-      readFileSync(h.metadataFile, "utf8"),
-      r.stdout,
-      r.stderr,
-      readFileSync(join(h.home, "hermes.lock.json"), "utf8"),
-    ]) {
-      expect(text).not.toContain(secret);
-      expect(text).not.toContain("bob:");
-    }
-    expect(metadata(h)!.demo!.source).toBe(clean);
-    // A failing clone does not echo them either.
-    const bad = await hermes(ctx, h, ["install", http.url("acme/missing"), "--force"]);
-    expect(bad.code).toBe(1);
-    expect(`${bad.stdout}${bad.stderr}`).not.toContain(secret);
-    const wrong = await hermes(ctx, newHome(s, "creds-wrong"), [
-      "install",
-      `http://bob:wrong-${secret}@127.0.0.1:${http.port}/acme/demo.git`,
-    ]);
-    expect(wrong.code).toBe(1);
-    expect(`${wrong.stdout}${wrong.stderr}`).not.toContain(secret);
-  });
+  it(
+    "credentials in an http(s) URL are used for the clone " + "and never reach .git/config, metadata or output",
+    async () => {
+      const h = newHome(s, "creds");
+      const r = await hermes(ctx, h, ["install", http.url("acme/demo")]);
+      expect(r.code, r.stderr).toBe(0);
+      const secret = "s3cr3t-T0KEN-value";
+      const clean = http.url("acme/demo", false);
+      expect(http.seen.some((l) => l.includes("auth=yes"))).toBe(true);
+      const gitConfig = readFileSync(join(h.plugins, "demo", ".git", "config"), "utf8");
+      expect(gitConfig).toContain(clean);
+      for (const text of [
+        gitConfig,
+        readFileSync(h.metadataFile, "utf8"),
+        r.stdout,
+        r.stderr,
+        readFileSync(join(h.home, "hermes.lock.json"), "utf8"),
+      ]) {
+        expect(text).not.toContain(secret);
+        expect(text).not.toContain("bob:");
+      }
+      expect(metadata(h)!.demo!.source).toBe(clean);
+      // A failing clone does not echo them either.
+      const bad = await hermes(ctx, h, ["install", http.url("acme/missing"), "--force"]);
+      expect(bad.code).toBe(1);
+      expect(`${bad.stdout}${bad.stderr}`).not.toContain(secret);
+      const wrong = await hermes(ctx, newHome(s, "creds-wrong"), [
+        "install",
+        `http://bob:wrong-${secret}@127.0.0.1:${http.port}/acme/demo.git`,
+      ]);
+      expect(wrong.code).toBe(1);
+      expect(`${wrong.stdout}${wrong.stderr}`).not.toContain(secret);
+    },
+  );
 
-  it("bare index names: exact and case-insensitive; the index pin pins; near misses are suggested and install nothing", async () => {
-    indexDoc = {
-      schema_version: 1,
-      plugins: [
-        { name: "Demo-Plugin", repo: "acme/demo", description: "d", ref: gitIn(demo.work, "rev-parse", "HEAD~1") },
-        { name: "tool-a", repo: "octo/tools", subdir: "plugins/tool-a", ref: "main" },
-        { name: "twin", repo: "acme/demo" },
-        { name: "TWIN", repo: "acme/mono" },
-      ],
-    };
-    const h = newHome(s, "index", `plugins:\n  index_url: ${indexUrl}\n`);
-    const miss = await hermes(ctx, h, ["install", "demo-plugn"]);
-    expect(miss.code).toBe(1);
-    expect(miss.stderr).toContain("E_INSTALL_INDEX_NOT_FOUND");
-    expect(miss.stderr).toContain("Demo-Plugin  → acme/demo");
-    const partial = await hermes(ctx, h, ["install", "demo"]);
-    expect(partial.code).toBe(1);
-    expect(partial.stderr).toContain("E_INSTALL_INDEX_NOT_FOUND");
-    expect(existsSync(join(h.plugins, "demo"))).toBe(false);
-    const amb = await hermes(ctx, h, ["install", "twin"]);
-    expect(amb.code).toBe(1);
-    expect(amb.stderr).toContain("E_INSTALL_INDEX_AMBIGUOUS");
-    const ok = await hermes(ctx, h, ["install", "demo-PLUGIN"]);
-    expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(
-      /Resolved 'Demo-Plugin' via community index \((remote|cache)\) → acme\/demo @ [0-9a-f]{12}/,
-    );
-    expect(ok.stdout).toContain("Indexed ≠ audited");
-    expect(metadata(h)!.demo).toEqual({
-      pinned: true,
-      revision: gitIn(demo.work, "rev-parse", "HEAD~1"),
-      source: "https://github.com/acme/demo.git",
-    });
-    const sub = await hermes(ctx, h, ["install", "tool-a"]);
-    expect(sub.code, sub.stderr).toBe(0);
-    expect(sub.stdout).toContain("not an exact commit SHA");
-    expect(metadata(h)!["tool-a"]).toMatchObject({
-      pinned: false,
-      source: "https://github.com/octo/tools.git#plugins/tool-a",
-    });
-  });
+  it(
+    "bare index names: exact and case-insensitive; the index pin pins; near misses are suggested and install " +
+      "nothing",
+    async () => {
+      indexDoc = {
+        schema_version: 1,
+        plugins: [
+          { name: "Demo-Plugin", repo: "acme/demo", description: "d", ref: gitIn(demo.work, "rev-parse", "HEAD~1") },
+          { name: "tool-a", repo: "octo/tools", subdir: "plugins/tool-a", ref: "main" },
+          { name: "twin", repo: "acme/demo" },
+          { name: "TWIN", repo: "acme/mono" },
+        ],
+      };
+      const h = newHome(s, "index", `plugins:\n  index_url: ${indexUrl}\n`);
+      const miss = await hermes(ctx, h, ["install", "demo-plugn"]);
+      expect(miss.code).toBe(1);
+      expect(miss.stderr).toContain("E_INSTALL_INDEX_NOT_FOUND");
+      expect(miss.stderr).toContain("Demo-Plugin  → acme/demo");
+      const partial = await hermes(ctx, h, ["install", "demo"]);
+      expect(partial.code).toBe(1);
+      expect(partial.stderr).toContain("E_INSTALL_INDEX_NOT_FOUND");
+      expect(existsSync(join(h.plugins, "demo"))).toBe(false);
+      const amb = await hermes(ctx, h, ["install", "twin"]);
+      expect(amb.code).toBe(1);
+      expect(amb.stderr).toContain("E_INSTALL_INDEX_AMBIGUOUS");
+      const ok = await hermes(ctx, h, ["install", "demo-PLUGIN"]);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout).toMatch(
+        /Resolved 'Demo-Plugin' via community index \((remote|cache)\) → acme\/demo @ [0-9a-f]{12}/,
+      );
+      expect(ok.stdout).toContain("Indexed ≠ audited");
+      expect(metadata(h)!.demo).toEqual({
+        pinned: true,
+        revision: gitIn(demo.work, "rev-parse", "HEAD~1"),
+        source: "https://github.com/acme/demo.git",
+      });
+      const sub = await hermes(ctx, h, ["install", "tool-a"]);
+      expect(sub.code, sub.stderr).toBe(0);
+      expect(sub.stdout).toContain("not an exact commit SHA");
+      expect(metadata(h)!["tool-a"]).toMatchObject({
+        pinned: false,
+        source: "https://github.com/octo/tools.git#plugins/tool-a",
+      });
+    },
+  );
 
   it("requires_env without a terminal is listed, never asked", async () => {
     const repo = new Repo(

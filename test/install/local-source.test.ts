@@ -22,24 +22,27 @@ beforeAll(() => {
 afterAll(() => s?.cleanup());
 
 describe.concurrent("hermes plugins install <local path>", { timeout: 120_000 }, () => {
-  it("a bare repository's path is a local git source: said so, cloned, recorded with its file:// source, pinnable", async () => {
-    const h = newHome(s, "bare");
-    const r = await hermes(ctx, h, ["install", weather.bare]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`Installing from the local git repository ${realpathSync(weather.bare)}`);
-    expect(r.stdout + r.stderr).not.toContain("github.com");
-    expect(metadata(h)!.weather).toEqual({
-      pinned: false,
-      revision: weather.head(),
-      source: `file://${realpathSync(weather.bare)}`,
-    });
+  it(
+    "a bare repository's path is a local git source: said so, cloned, recorded with its file:// source, " + "pinnable",
+    async () => {
+      const h = newHome(s, "bare");
+      const r = await hermes(ctx, h, ["install", weather.bare]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`Installing from the local git repository ${realpathSync(weather.bare)}`);
+      expect(r.stdout + r.stderr).not.toContain("github.com");
+      expect(metadata(h)!.weather).toEqual({
+        pinned: false,
+        revision: weather.head(),
+        source: `file://${realpathSync(weather.bare)}`,
+      });
 
-    const first = weather.head();
-    const p = newHome(s, "bare-pinned");
-    const pinned = await hermes(ctx, p, ["install", weather.bare, "--ref", first]);
-    expect(pinned.code, pinned.stderr).toBe(0);
-    expect(metadata(p)!.weather!.pinned).toBe(true);
-  });
+      const first = weather.head();
+      const p = newHome(s, "bare-pinned");
+      const pinned = await hermes(ctx, p, ["install", weather.bare, "--ref", first]);
+      expect(pinned.code, pinned.stderr).toBe(0);
+      expect(metadata(p)!.weather!.pinned).toBe(true);
+    },
+  );
 
   it("a folder inside a work tree installs that folder of the repository (subdir), relative paths too", async () => {
     const h = newHome(s, "worktree");
@@ -50,20 +53,23 @@ describe.concurrent("hermes plugins install <local path>", { timeout: 120_000 },
     expect(existsSync(join(h.plugins, "alpha", "plugin.yaml"))).toBe(true);
   });
 
-  it("a plain folder (no git) is copied as it is, without a revision or a metadata record; --ref is refused", async () => {
-    const dir = s.dir("plain-folder");
-    writeFileSync(join(dir, "plugin.yaml"), "name: plain\nversion: 1.0.0\n");
-    writeFileSync(join(dir, "index.js"), ENTRY);
-    const h = newHome(s, "plain");
-    const r = await hermes(ctx, h, ["install", dir]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`Installing from the local folder ${realpathSync(dir)}`);
-    expect(readFileSync(join(h.plugins, "plain", "index.js"), "utf8")).toBe(ENTRY);
-    expect(metadata(h)?.plain).toBeUndefined();
-    const ref = await hermes(ctx, newHome(s, "plain-ref"), ["install", dir, "--ref", "a".repeat(40)]);
-    expect(ref.code).toBe(2);
-    expect(ref.stderr).toContain("E_INSTALL_LOCAL_NOT_GIT");
-  });
+  it(
+    "a plain folder (no git) is copied as it is, without a " + "revision or a metadata record; --ref is refused",
+    async () => {
+      const dir = s.dir("plain-folder");
+      writeFileSync(join(dir, "plugin.yaml"), "name: plain\nversion: 1.0.0\n");
+      writeFileSync(join(dir, "index.js"), ENTRY);
+      const h = newHome(s, "plain");
+      const r = await hermes(ctx, h, ["install", dir]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`Installing from the local folder ${realpathSync(dir)}`);
+      expect(readFileSync(join(h.plugins, "plain", "index.js"), "utf8")).toBe(ENTRY);
+      expect(metadata(h)?.plain).toBeUndefined();
+      const ref = await hermes(ctx, newHome(s, "plain-ref"), ["install", dir, "--ref", "a".repeat(40)]);
+      expect(ref.code).toBe(2);
+      expect(ref.stderr).toContain("E_INSTALL_LOCAL_NOT_GIT");
+    },
+  );
 
   it("a path that does not exist is an error, never a GitHub owner/repo", async () => {
     const cwd = s.dir("empty-cwd");

@@ -22,17 +22,23 @@ function folder(name: string, index: string): string {
 }
 
 describe.concurrent("the install-time scan, without a terminal", { timeout: 120_000 }, () => {
-  it('the docs\' pre_tool_call example (message: "no sudo here") installs: a string that names sudo is informational, not sudo usage', async () => {
-    const dir = folder(
-      "guard",
-      'export function register(ctx) {\n  ctx.register_hook("pre_tool_call", ({ tool_name, args }) => {\n    if (tool_name === "terminal" && args.command?.startsWith("sudo")) return { action: "block", message: "no sudo here" };\n  });\n}\n',
-    );
-    const h = newHome(s, "docs-example");
-    const r = await hermes(ctx, h, ["install", dir]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain("Security scan: guard: safe");
-    expect(r.stderr).not.toContain("caution");
-  });
+  it(
+    'the docs\' pre_tool_call example (message: "no sudo here") installs: a string that names sudo is ' +
+      "informational, not sudo usage",
+    async () => {
+      const dir = folder(
+        "guard",
+        'export function register(ctx) {\n  ctx.register_hook("pre_tool_call", ({ tool_name, args }) => {\n    ' +
+          'if (tool_name === "terminal" && args.command?.startsWith("sudo")) return { action: "block", message: ' +
+          '"no sudo here" };\n  });\n}\n',
+      );
+      const h = newHome(s, "docs-example");
+      const r = await hermes(ctx, h, ["install", dir]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain("Security scan: guard: safe");
+      expect(r.stderr).not.toContain("caution");
+    },
+  );
 
   it("E_INSTALL_SCAN_CAUTION names a file that exists (the blocked tree is kept for review)", async () => {
     const dir = folder("needs-root", 'const cmd = "sudo systemctl restart nginx";\nexport function register(ctx) {}\n');

@@ -71,42 +71,59 @@ const PYTHON: Array<[string, string, number]> = [
   ["bc", "ecbcda-deeb-a", 0.26666666666666666],
   [
     "ghjc eha",
-    "icchgfeee eg dehi gbc cbdihidhfhgciddbcfibfdfejdagggidgefahejfc ii dbedgg hgeacaghjhabgihhdbdcci b hbiaacdja ec ei gbbbeijdgedjaaiehef dhididag eaadh  gbed gfdhafgf gdaeibdhdeddhdeebjhjcdhg ajcgadajcgaacghfbbcfdc ihae gffhcbabebfgbidgfegbahdfihdffha gd gagahbaedbjffefjaefeeaj badbhhgeghchcaecjdffhfjbidgcdgb ahiifcg",
+    "icchgfeee eg dehi gbc cbdihidhfhgciddbcfibfdfejdagggidgefahejfc ii dbedgg hgeacaghjhabgihhdbdcci b " +
+      "hbiaacdja ec ei gbbbeijdgedjaaiehef dhididag eaadh  gbed gfdhafgf gdaeibdhdeddhdeebjhjcdhg " +
+      "ajcgadajcgaacghfbbcfdc ihae gffhcbabebfgbidgfegbahdfihdffha gd gagahbaedbjffefjaefeeaj " +
+      "badbhhgeghchcaecjdffhfjbidgcdgb ahiifcg",
     0.0,
   ],
   [
     "bejbdbghhcd",
-    "ghj di beeejefeedhdcddcejdfbgediid b habahdhfaedbadjjdbfichje ab jjfdaffcadeaj dafg fcjebdahihbgbg ic ib cgege egaejfggaf dggdagcgbbgjfhccaaic gbjjficcfecicbbghdecahfaj gbjc djgjdhcjdagicgfbcddai a fbgjhi e gejdgg fhi",
+    "ghj di beeejefeedhdcddcejdfbgediid b habahdhfaedbadjjdbfichje ab jjfdaffcadeaj dafg fcjebdahihbgbg ic " +
+      "ib cgege egaejfggaf dggdagcgbbgjfhccaaic gbjjficcfecicbbghdecahfaj gbjc djgjdhcjdagicgfbcddai a fbgjhi " +
+      "e gejdgg fhi",
     0.0,
   ],
   [
     "caajhhdhjhchgbbcfgfbhii aa cbfiba",
-    "ig cabjbdchec dbfjecfjehceihdjejidffadcgc e fgcebia fhiijbei gfegfjcffbhdcjaeiee j faadcej ggifachdj aaaajfebifidgjejcdfjhccadchbb c egeaa ifj jhjihdcaaaiagcdcabaji dcgdij i  gjciebe ahiagghb hcdbed abfeae i g iee dbiaceddcfdgfjdg  ihhiaagdjedgjjbjccaabbjcfcaaac  ababjfdi bgbdddbaa b  ehbcb deff",
+    "ig cabjbdchec dbfjecfjehceihdjejidffadcgc e fgcebia fhiijbei gfegfjcffbhdcjaeiee j faadcej ggifachdj " +
+      "aaaajfebifidgjejcdfjhccadchbb c egeaa ifj jhjihdcaaaiagcdcabaji dcgdij i  gjciebe ahiagghb hcdbed " +
+      "abfeae i g iee dbiaceddcfdgfjdg  ihhiaagdjedgjjbjccaabbjcfcaaac  ababjfdi bgbdddbaa b  ehbcb deff",
     0.0,
   ],
   [
     "eafeeaffjihejagagibfhaijdbjecgai",
-    "eaafhbhchjfiejceddhcb bhib ffbggbg afdeegiicg dhcijj afjfich ifchhejdcfh dideejccdfjifcdfdebc bdgcceegedb bedghaaggdi ehacejgadgjj gd   jd c bhgfe bgdg ceghhajgi  c faghbaeidcdifbjhidhia fifghd cgibjf aeeggaabgg  fjebdegidghd",
+    "eaafhbhchjfiejceddhcb bhib ffbggbg afdeegiicg dhcijj afjfich ifchhejdcfh dideejccdfjifcdfdebc " +
+      "bdgcceegedb bedghaaggdi ehacejgadgjj gd   jd c bhgfe bgdg ceghhajgi  c faghbaeidcdifbjhidhia fifghd " +
+      "cgibjf aeeggaabgg  fjebdegidghd",
     0.01556420233463035,
   ],
   [
     "cb dh idcf  ghe",
-    "i chfdeg eg chaefd efhhgj b fcegabjfcif ja adb eejbjcdchfcdgicjjb i edhdibh bibegdchhiahhchdhcijacfhjh ehfgg bc f  aaja fbihhcadg cfb ffhiidegfgeiaeefhgfieifd hbfdfecj bagigijagebaadhj aiijgjc  j bda  h cb cagb afceieecgafagj jahjiabgjghba gjj chgibb hdc agaa  bbdbchaejdhcafcbe ihh eaaaaa  jbgeej",
+    "i chfdeg eg chaefd efhhgj b fcegabjfcif ja adb eejbjcdchfcdgicjjb i edhdibh bibegdchhiahhchdhcijacfhjh " +
+      "ehfgg bc f  aaja fbihhcadg cfb ffhiidegfgeiaeefhgfieifd hbfdfecj bagigijagebaadhj aiijgjc  j bda  h cb " +
+      "cagb afceieecgafagj jahjiabgjghba gjj chgibb hdc agaa  bbdbchaejdhcafcbe ihh eaaaaa  jbgeej",
     0.0,
   ],
   [
     "hjaffjhh ccbf c",
-    "ghghejfeeaj jfjacjejgdgg gjdheafeegcjaecjcei hfibiihgddeja ghdejaghibifbdgjieifhijddddbcefjjfgicdahfbf hbcfjafeijabadjhjjdeegbhjjceafdcgbaaaifhhbj gbbefjd b igchcfddcaefaiaaei habcfad ejjh bhffegbfhgchdc ahdacdbjfchbga bhffdhb fcfdachichceggdcaejefcehbfhhbcia  dihebedfgeddbgegcae",
+    "ghghejfeeaj jfjacjejgdgg gjdheafeegcjaecjcei hfibiihgddeja ghdejaghibifbdgjieifhijddddbcefjjfgicdahfbf " +
+      "hbcfjafeijabadjhjjdeegbhjjceafdcgbaaaifhhbj gbbefjd b igchcfddcaefaiaaei habcfad ejjh bhffegbfhgchdc " +
+      "ahdacdbjfchbga bhffdhb fcfdachichceggdcaejefcehbfhhbcia  dihebedfgeddbgegcae",
     0.0,
   ],
   [
     "xxxxxy",
-    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" +
+      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" +
+      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy",
     0.04669260700389105,
   ],
   [
     "yyyy",
-    "yyyzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+    "yyyzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz" +
+      "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz" +
+      "zzz",
     0.028985507246376812,
   ],
 ];

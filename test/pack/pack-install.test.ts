@@ -121,72 +121,77 @@ describe.concurrent("pack install", { timeout: 240_000 }, () => {
     expect(existsSync(join(h.plugins, "demo"))).toBe(false);
   });
 
-  it("one confirmation; each plugin installed independently at its pin; a failing entry exits 1 and the others stay; seeds fill only", async () => {
-    const h = newHome(s, "mixed", config("  entries:\n    demo:\n      color: green   # mine\n"));
-    const f = writePack(
-      "mixed.yaml",
-      [
-        "name: mixed",
-        "plugins:",
-        "  - repo: acme/demo",
-        `    ref: ${demo.head()}`,
-        "  - repo: acme/missing",
-        `    ref: ${MISSING_SHA}`,
-        "  - repo: acme/mono",
-        "    subdir: plugins/alpha",
-        `    ref: ${mono.head()}`,
-        "  - name: telegram",
-        `    ref: ${MISSING_SHA}`,
-        "config:",
-        "  demo:",
-        "    color: red",
-        "    size: 3",
-        "  alpha:",
-        "    mode: fast",
-        "skills: [research/web-digest]",
-        "",
-      ].join("\n"),
-    );
-    const r = await hermesTty(ctx, h, ["pack", "install", f], [CONFIRM]);
-    expect(r.code, r.stdout).toBe(1);
-    const out = r.stdout;
-    expect(out.match(/\[y\/N\]/g)).toHaveLength(1);
-    expect(out).toContain("Pack lists skills (NOT auto-installed yet): research/web-digest");
-    expect(out).toContain(`Installing acme/demo @ ${demo.head().slice(0, 12)}...`);
-    expect(out).toContain("✓ acme/demo installed as demo.");
-    expect(out).toContain("✓ acme/mono/plugins/alpha installed as alpha.");
-    expect(out).toMatch(/✗ acme\/missing: git clone of https:\/\/github\.com\/acme\/missing\.git failed/);
-    expect(out).toContain(
-      "✗ telegram: not found in the community index (seed); closest names: hermes-telegram-business",
-    );
-    expect(out).toContain("Pack 'mixed': 2 installed, 2 failed.");
-    expect(out).toContain("E_PACK_INSTALL_FAILED");
-    expect(out).toContain("the 2 installed stay installed");
-    // Pinned installs, exactly as `install --ref` records them.
-    expect(metadata(h)).toEqual({
-      alpha: { pinned: true, revision: mono.head(), source: "https://github.com/acme/mono.git#plugins/alpha" },
-      demo: { pinned: true, revision: demo.head(), source: "https://github.com/acme/demo.git" },
-    });
-    // Enabled (the confirmation is the consent to enable), seeds fill only, comments kept.
-    const c = cfg(h);
-    expect(c.plugins.enabled).toEqual(["demo", "alpha"]);
-    expect(c.plugins.entries!.demo).toEqual({ color: "green", size: 3 });
-    expect(c.plugins.entries!.alpha).toEqual({ mode: "fast" });
-    expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toContain("color: green   # mine");
-    expect(out).toContain("plugins.entries.demo.color already set — keeping your value.");
-    expect(out).toContain("Seeded plugins.entries.demo from the pack: size.");
-    // The lock follows.
-    expect(lockPlugins(h).map((p) => [p.key, p.state, p.git?.pinned])).toEqual([
-      ["alpha", "enabled", true],
-      ["demo", "enabled", true],
-    ]);
-  });
+  it(
+    "one confirmation; each plugin installed independently at its pin; a failing entry exits 1 and the others " +
+      "stay; seeds fill only",
+    async () => {
+      const h = newHome(s, "mixed", config("  entries:\n    demo:\n      color: green   # mine\n"));
+      const f = writePack(
+        "mixed.yaml",
+        [
+          "name: mixed",
+          "plugins:",
+          "  - repo: acme/demo",
+          `    ref: ${demo.head()}`,
+          "  - repo: acme/missing",
+          `    ref: ${MISSING_SHA}`,
+          "  - repo: acme/mono",
+          "    subdir: plugins/alpha",
+          `    ref: ${mono.head()}`,
+          "  - name: telegram",
+          `    ref: ${MISSING_SHA}`,
+          "config:",
+          "  demo:",
+          "    color: red",
+          "    size: 3",
+          "  alpha:",
+          "    mode: fast",
+          "skills: [research/web-digest]",
+          "",
+        ].join("\n"),
+      );
+      const r = await hermesTty(ctx, h, ["pack", "install", f], [CONFIRM]);
+      expect(r.code, r.stdout).toBe(1);
+      const out = r.stdout;
+      expect(out.match(/\[y\/N\]/g)).toHaveLength(1);
+      expect(out).toContain("Pack lists skills (NOT auto-installed yet): research/web-digest");
+      expect(out).toContain(`Installing acme/demo @ ${demo.head().slice(0, 12)}...`);
+      expect(out).toContain("✓ acme/demo installed as demo.");
+      expect(out).toContain("✓ acme/mono/plugins/alpha installed as alpha.");
+      expect(out).toMatch(/✗ acme\/missing: git clone of https:\/\/github\.com\/acme\/missing\.git failed/);
+      expect(out).toContain(
+        "✗ telegram: not found in the community index (seed); closest names: hermes-telegram-business",
+      );
+      expect(out).toContain("Pack 'mixed': 2 installed, 2 failed.");
+      expect(out).toContain("E_PACK_INSTALL_FAILED");
+      expect(out).toContain("the 2 installed stay installed");
+      // Pinned installs, exactly as `install --ref` records them.
+      expect(metadata(h)).toEqual({
+        alpha: { pinned: true, revision: mono.head(), source: "https://github.com/acme/mono.git#plugins/alpha" },
+        demo: { pinned: true, revision: demo.head(), source: "https://github.com/acme/demo.git" },
+      });
+      // Enabled (the confirmation is the consent to enable), seeds fill only, comments kept.
+      const c = cfg(h);
+      expect(c.plugins.enabled).toEqual(["demo", "alpha"]);
+      expect(c.plugins.entries!.demo).toEqual({ color: "green", size: 3 });
+      expect(c.plugins.entries!.alpha).toEqual({ mode: "fast" });
+      expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toContain("color: green   # mine");
+      expect(out).toContain("plugins.entries.demo.color already set — keeping your value.");
+      expect(out).toContain("Seeded plugins.entries.demo from the pack: size.");
+      // The lock follows.
+      expect(lockPlugins(h).map((p) => [p.key, p.state, p.git?.pinned])).toEqual([
+        ["alpha", "enabled", true],
+        ["demo", "enabled", true],
+      ]);
+    },
+  );
 
   it("capability consent is asked per plugin, never in bulk", async () => {
     const h = newHome(s, "consent", config());
     const f = writePack(
       "caps.yaml",
-      `name: caps\nplugins:\n  - repo: acme/caps\n    ref: ${caps.head()}\n  - repo: acme/demo\n    ref: ${demo.head()}\n`,
+      `name: caps\nplugins:\n  - repo: acme/caps\n    ref: ${caps.head()}\n  - repo: acme/demo\n    ` +
+        `ref: ${demo.head()}\n`,
     );
     const r = await hermesTty(ctx, h, ["pack", "install", f], [CONFIRM, [/Grant these capabilities\? \[y\/N\]/, "y"]]);
     expect(r.code, r.stdout).toBe(0);
@@ -202,7 +207,8 @@ describe.concurrent("pack install", { timeout: 240_000 }, () => {
     const h = newHome(s, "grants", config());
     const f = writePack(
       "grants.yaml",
-      `name: g\nplugins:\n  - repo: acme/caps\n    ref: ${caps.head()}\nconfig:\n  capper:\n    granted_capabilities: [tools.override]\n`,
+      `name: g\nplugins:\n  - repo: acme/caps\n    ref: ${caps.head()}\nconfig:\n  capper:\n    ` +
+        "granted_capabilities: [tools.override]\n",
     );
     const r = await hermesTty(ctx, h, ["pack", "install", f], [CONFIRM]);
     expect(r.code).toBe(1);
@@ -232,7 +238,10 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     const text = readFileSync(join(a.home, "config.yaml"), "utf8");
     writeFileSync(
       join(a.home, "config.yaml"),
-      `${text}  entries:\n    demo:\n      color: blue\n      api_key: sk-live-123\n      nested:\n        db_password: hunter2\n        keep: 1\n        profiles:\n          - name: x\n            clientSecret: s\n      granted_capabilities: [tools.override]\n      allow_tool_override: true\n      max_tokens: 100\n      author: me\n`,
+      `${text}  entries:\n    demo:\n      color: blue\n      api_key: sk-live-123\n      nested:\n        ` +
+        "db_password: hunter2\n        keep: 1\n        profiles:\n          - name: x\n            " +
+        "clientSecret: s\n      granted_capabilities: [tools.override]\n      allow_tool_override: true\n      " +
+        "max_tokens: 100\n      author: me\n",
     );
     // A clean home: the same two plugins, seeds without secrets (for byte-identical round trips).
     clean = newHome(s, "export-clean", config());
@@ -244,36 +253,40 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     );
   });
 
-  it("YAML on stdout, warnings on stderr and as comments; local and Nix plugins listed as comments; secrets stripped at any depth", async () => {
-    const r = await hermes(ctx, a, ["pack", "export"]);
-    expect(r.code, r.stderr).toBe(0);
-    packText = r.stdout;
-    const lines = r.stdout.split("\n");
-    const comments = lines.filter((l) => l.startsWith("# WARNING (not exported): "));
-    expect(comments.join("\n")).toContain("handmade: no Git provenance");
-    expect(comments.join("\n")).toContain("linked: managed by the deployment (nix-managed-linked link)");
-    expect(comments.join("\n")).toContain("demo: config key 'api_key' looks like a secret");
-    expect(comments.join("\n")).toContain("demo: config key 'nested.db_password' looks like a secret");
-    expect(comments.join("\n")).toContain("demo: config key 'nested.profiles[0].clientSecret' looks like a secret");
-    for (const c of comments) expect(r.stderr).toContain(`Warning: ${c.slice("# WARNING (not exported): ".length)}`);
-    expect(r.stdout).not.toMatch(/sk-live|hunter2|clientSecret: s|granted_capabilities|allow_tool_override/);
-    const doc = parse(r.stdout);
-    expect(doc).toEqual({
-      name: "my-hermes-pack",
-      description: "Exported by `hermes plugins pack export`.",
-      version: "1.0.0",
-      plugins: [
-        { name: "alpha", repo: "acme/mono", subdir: "plugins/alpha", ref: mono.head() },
-        { name: "demo", repo: "acme/demo", ref: demo.head() },
-      ],
-      config: {
-        demo: { color: "blue", nested: { keep: 1, profiles: [{ name: "x" }] }, max_tokens: 100, author: "me" },
-      },
-    });
-    // Same state, same bytes.
-    const again = await hermes(ctx, a, ["pack", "export"]);
-    expect(again.stdout).toBe(r.stdout);
-  });
+  it(
+    "YAML on stdout, warnings on stderr and as comments; local and Nix plugins listed as comments; secrets " +
+      "stripped at any depth",
+    async () => {
+      const r = await hermes(ctx, a, ["pack", "export"]);
+      expect(r.code, r.stderr).toBe(0);
+      packText = r.stdout;
+      const lines = r.stdout.split("\n");
+      const comments = lines.filter((l) => l.startsWith("# WARNING (not exported): "));
+      expect(comments.join("\n")).toContain("handmade: no Git provenance");
+      expect(comments.join("\n")).toContain("linked: managed by the deployment (nix-managed-linked link)");
+      expect(comments.join("\n")).toContain("demo: config key 'api_key' looks like a secret");
+      expect(comments.join("\n")).toContain("demo: config key 'nested.db_password' looks like a secret");
+      expect(comments.join("\n")).toContain("demo: config key 'nested.profiles[0].clientSecret' looks like a secret");
+      for (const c of comments) expect(r.stderr).toContain(`Warning: ${c.slice("# WARNING (not exported): ".length)}`);
+      expect(r.stdout).not.toMatch(/sk-live|hunter2|clientSecret: s|granted_capabilities|allow_tool_override/);
+      const doc = parse(r.stdout);
+      expect(doc).toEqual({
+        name: "my-hermes-pack",
+        description: "Exported by `hermes plugins pack export`.",
+        version: "1.0.0",
+        plugins: [
+          { name: "alpha", repo: "acme/mono", subdir: "plugins/alpha", ref: mono.head() },
+          { name: "demo", repo: "acme/demo", ref: demo.head() },
+        ],
+        config: {
+          demo: { color: "blue", nested: { keep: 1, profiles: [{ name: "x" }] }, max_tokens: 100, author: "me" },
+        },
+      });
+      // Same state, same bytes.
+      const again = await hermes(ctx, a, ["pack", "export"]);
+      expect(again.stdout).toBe(r.stdout);
+    },
+  );
 
   it("--enabled-only and --name; nothing to export is a clear error", async () => {
     const h = newHome(s, "export-opts", config());
@@ -314,54 +327,58 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     });
   });
 
-  it("bundles: two exports are byte-identical; an offline install reproduces the lock; its re-export is byte-identical again", async () => {
-    const b1 = join(s.root, "b1.tar.gz");
-    const b2 = join(s.root, "b2.tar.gz");
-    const r1 = await hermes(ctx, clean, ["pack", "export", "--bundle", b1]);
-    expect(r1.code, r1.stderr).toBe(0);
-    expect((await hermes(ctx, clean, ["pack", "export", "--bundle", b2])).code).toBe(0);
-    expect(sha256(b1)).toBe(sha256(b2));
-    expect(r1.stdout).toContain(`sha256 ${sha256(b1)}`);
-    // The manifest records revision, tree and integrity per plugin.
-    const v = await readBundle(b1);
-    expect(v.plugins.map((p) => [p.meta.name, p.meta.revision])).toEqual([
-      ["alpha", mono.head()],
-      ["demo", demo.head()],
-    ]);
-    for (const p of v.plugins) expect(p.meta.integrity).toMatch(/^sha256-tree:[0-9a-f]{64}$/);
+  it(
+    "bundles: two exports are byte-identical; an offline install reproduces the lock; its re-export is " +
+      "byte-identical again",
+    async () => {
+      const b1 = join(s.root, "b1.tar.gz");
+      const b2 = join(s.root, "b2.tar.gz");
+      const r1 = await hermes(ctx, clean, ["pack", "export", "--bundle", b1]);
+      expect(r1.code, r1.stderr).toBe(0);
+      expect((await hermes(ctx, clean, ["pack", "export", "--bundle", b2])).code).toBe(0);
+      expect(sha256(b1)).toBe(sha256(b2));
+      expect(r1.stdout).toContain(`sha256 ${sha256(b1)}`);
+      // The manifest records revision, tree and integrity per plugin.
+      const v = await readBundle(b1);
+      expect(v.plugins.map((p) => [p.meta.name, p.meta.revision])).toEqual([
+        ["alpha", mono.head()],
+        ["demo", demo.head()],
+      ]);
+      for (const p of v.plugins) expect(p.meta.integrity).toMatch(/^sha256-tree:[0-9a-f]{64}$/);
 
-    // Offline: the repositories are gone while the bundle is shown and installed.
-    const heads = { demo: demo.head(), mono: mono.head() };
-    const away = `${repos}.away`;
-    renameSync(repos, away);
-    try {
-      const c = newHome(s, "bundle-c", config());
-      const show = await hermes(ctx, c, ["pack", "show", b1]);
-      expect(show.code, show.stderr).toBe(0);
-      expect(show.stdout).toMatch(/alpha\s+acme\/mono\/plugins\/alpha \(bundled, tree [0-9a-f]{12} verified\)/);
-      expect(readdirSync(c.home)).toEqual(["config.yaml"]);
-      const notty = await hermes(ctx, c, ["pack", "install", b1]);
-      expect(notty.code).toBe(1);
-      expect(notty.stderr).toContain("E_PACK_NOT_INTERACTIVE");
-      const r = await hermesTty(ctx, c, ["pack", "install", b1], [CONFIRM]);
-      expect(r.code, r.stdout).toBe(0);
-      expect(r.stdout).toContain("Security scan:");
-      expect(metadata(c)).toEqual({
-        alpha: { pinned: true, revision: heads.mono, source: "https://github.com/acme/mono.git#plugins/alpha" },
-        demo: { pinned: true, revision: heads.demo, source: "https://github.com/acme/demo.git" },
-      });
-      const unpin = (p: LockPlugin) => ({ ...p, git: p.git && { ...p.git, pinned: null } });
-      expect(lockPlugins(c).map(unpin)).toEqual(lockPlugins(clean).map(unpin));
-      expect(cfg(c).plugins.entries!.demo).toEqual({ color: "blue" });
-      // The installed checkouts carry the revision: exporting again gives the same bytes.
-      const b3 = join(s.root, "b3.tar.gz");
-      const re = await hermes(ctx, c, ["pack", "export", "--bundle", b3]);
-      expect(re.code, re.stderr).toBe(0);
-      expect(sha256(b3)).toBe(sha256(b1));
-    } finally {
-      renameSync(away, repos);
-    }
-  });
+      // Offline: the repositories are gone while the bundle is shown and installed.
+      const heads = { demo: demo.head(), mono: mono.head() };
+      const away = `${repos}.away`;
+      renameSync(repos, away);
+      try {
+        const c = newHome(s, "bundle-c", config());
+        const show = await hermes(ctx, c, ["pack", "show", b1]);
+        expect(show.code, show.stderr).toBe(0);
+        expect(show.stdout).toMatch(/alpha\s+acme\/mono\/plugins\/alpha \(bundled, tree [0-9a-f]{12} verified\)/);
+        expect(readdirSync(c.home)).toEqual(["config.yaml"]);
+        const notty = await hermes(ctx, c, ["pack", "install", b1]);
+        expect(notty.code).toBe(1);
+        expect(notty.stderr).toContain("E_PACK_NOT_INTERACTIVE");
+        const r = await hermesTty(ctx, c, ["pack", "install", b1], [CONFIRM]);
+        expect(r.code, r.stdout).toBe(0);
+        expect(r.stdout).toContain("Security scan:");
+        expect(metadata(c)).toEqual({
+          alpha: { pinned: true, revision: heads.mono, source: "https://github.com/acme/mono.git#plugins/alpha" },
+          demo: { pinned: true, revision: heads.demo, source: "https://github.com/acme/demo.git" },
+        });
+        const unpin = (p: LockPlugin) => ({ ...p, git: p.git && { ...p.git, pinned: null } });
+        expect(lockPlugins(c).map(unpin)).toEqual(lockPlugins(clean).map(unpin));
+        expect(cfg(c).plugins.entries!.demo).toEqual({ color: "blue" });
+        // The installed checkouts carry the revision: exporting again gives the same bytes.
+        const b3 = join(s.root, "b3.tar.gz");
+        const re = await hermes(ctx, c, ["pack", "export", "--bundle", b3]);
+        expect(re.code, re.stderr).toBe(0);
+        expect(sha256(b3)).toBe(sha256(b1));
+      } finally {
+        renameSync(away, repos);
+      }
+    },
+  );
 
   it("a bundle with one byte changed, or truncated, is refused and nothing is installed", async () => {
     const b1 = join(s.root, "t1.tar.gz");

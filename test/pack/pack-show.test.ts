@@ -143,18 +143,24 @@ describe.skipIf(!SHARED)("pack show: every shared fixture pack", () => {
     });
   });
 
-  it("the docs example resolves its bare name exactly through the (seed) index and shows its index capabilities", async () => {
-    const r = await show(join(PACKS, "NousResearch__hermes-agent__docs_plugins.md__excerpt_pack-example.yaml"));
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(
-      /hermes-telegram-business\s+NousResearch\/hermes-telegram-business\s+e905f3bc5eea\s+platform/,
-    );
-    expect(r.stdout).toMatch(
-      /owner\/approval-relay\/plugins\/relay\s+owner\/approval-relay\/plugins\/relay\s+8f3c2d1a9b4e\s+\(shown at install\)/,
-    );
-    expect(r.stdout).toContain('hermes-media-studio.default_model = "flux-3"');
-    expect(r.stderr).toContain("OFFLINE SEED COPY");
-  });
+  it(
+    "the docs example resolves its bare name exactly through " + "the (seed) index and shows its index capabilities",
+    async () => {
+      const r = await show(join(PACKS, "NousResearch__hermes-agent__docs_plugins.md__excerpt_pack-example.yaml"));
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(
+        /hermes-telegram-business\s+NousResearch\/hermes-telegram-business\s+e905f3bc5eea\s+platform/,
+      );
+      expect(r.stdout).toMatch(
+        new RegExp(
+          String.raw`owner\/approval-relay\/plugins\/relay\s+owner\/approval-relay\/plugins\/relay\s+` +
+            String.raw`8f3c2d1a9b4e\s+\(shown at install\)`,
+        ),
+      );
+      expect(r.stdout).toContain('hermes-media-studio.default_model = "flux-3"');
+      expect(r.stderr).toContain("OFFLINE SEED COPY");
+    },
+  );
 
   it("monorepo entries show repo and subdirectory; seeds and skills are listed", async () => {
     const r = await show(join(PACKS, "Awenforever__hermes-wechat-enhance__hermes-pack.yaml"));
@@ -179,7 +185,10 @@ describe("pack show: broken packs fail naming the entry", () => {
     );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
-      /E_PACK_REF_NOT_SHA .*tag\.yaml:9:10 plugins\[1\]\.ref: pack plugin entry 'Awenforever\/hermes-alive' has ref "v1\.2\.0"/,
+      new RegExp(
+        String.raw`E_PACK_REF_NOT_SHA .*tag\.yaml:9:10 plugins\[1\]\.ref: pack plugin entry ` +
+          String.raw`'Awenforever\/hermes-alive' has ref "v1\.2\.0"`,
+      ),
     );
     expect(r.stdout).toBe("");
   });
@@ -220,7 +229,10 @@ describe("pack show: broken packs fail naming the entry", () => {
     const r = await show(writePack("secret.yaml", text));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
-      /E_PACK_SEED_SECRET .*secret\.yaml:\d+:\d+ .*pack config for plugin 'hermes-alive' sets secret-shaped key 'settings\[0\]\.apiKey'/,
+      new RegExp(
+        String.raw`E_PACK_SEED_SECRET .*secret\.yaml:\d+:\d+ .*pack config for plugin 'hermes-alive' sets ` +
+          String.raw`secret-shaped key 'settings\[0\]\.apiKey'`,
+      ),
     );
     expect(r.stdout).not.toContain("xyz");
     const r2 = await show(

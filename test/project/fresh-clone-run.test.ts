@@ -12,7 +12,8 @@ import { sharedUsers, vitestWithoutShared } from "./helpers.js";
 const SKIP_LINE = /skipped: \.\.\/shared is absent \(a fresh clone\); CI runs it/;
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-it("every test file that reads the shared fixtures passes without them, its fixture tests skipped with the reason printed", () => {
+it("every test file that reads the shared fixtures passes without them, its fixture tests skipped with the " +
+  "reason printed", () => {
   const users = sharedUsers();
   expect(users.length).toBeGreaterThanOrEqual(7);
   const r = vitestWithoutShared(users, join(ROOT, "node_modules", ".hermes-no-shared-here"));

@@ -13,7 +13,8 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "../support/cli.js";
 import { sharedUsers, testCode, vitestWithoutShared, walk } from "./helpers.js";
 
-/** Code that builds a path to the sibling folder: a quoted relative path into it, or a join of ".." and "shared" (as separate strings). */
+/** Code that builds a path to the sibling folder: a quoted relative path into it, or a join of ".." and "shared" (as
+ * separate strings). */
 const PATH_IN_CODE = /["'`](\.\.\/)+shared(?![\w.-])|["'`]\.\.["'`]\s*,\s*["'`]shared["'`]/;
 /** Any mention of the sibling folder (what README, docs and sources must not point at). */
 const MENTION = /\.\.\/shared(?![\w.-])/;

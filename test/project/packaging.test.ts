@@ -67,13 +67,17 @@ export const register: RegisterFunction = (ctx: PluginContext) => {
     expect(ok.status, ok.stdout + ok.stderr).toBe(0);
     writeFileSync(
       join(proj, "index.ts"),
-      `${good}const wrong: HookName = "post_tool_cal";\nexport function bad(ctx: PluginContext) { ctx.register_tool(42); }\n`,
+      `${good}const wrong: HookName = "post_tool_cal";\nexport function bad(ctx: PluginContext) { ` +
+        "ctx.register_tool(42); }\n",
     );
     const bad = spawnSync(process.execPath, [tsc, "-p", proj], { encoding: "utf8" });
     expect(bad.status).not.toBe(0);
     expect(bad.stdout).toMatch(/"post_tool_cal"/);
     expect(bad.stdout).toMatch(
-      /index\.ts\(8,\d+\): error TS2345: Argument of type .number. is not assignable to parameter of type .ToolSpecInput./,
+      new RegExp(
+        String.raw`index\.ts\(8,\d+\): error TS2345: Argument of type .number. is not assignable to ` +
+          String.raw`parameter of type .ToolSpecInput.`,
+      ),
     );
   });
 });
@@ -85,7 +89,9 @@ describe("hermes completion", () => {
     const file = join(s.root, "hermes.bash");
     writeFileSync(file, r.stdout);
     const complete = (words: string[]) => {
-      const script = `source ${JSON.stringify(file)}; COMP_WORDS=(${words.map((w) => JSON.stringify(w)).join(" ")}); COMP_CWORD=${words.length - 1}; _hermes; echo "\${COMPREPLY[*]}"`;
+      const script =
+        `source ${JSON.stringify(file)}; COMP_WORDS=(${words.map((w) => JSON.stringify(w)).join(" ")}); ` +
+        `COMP_CWORD=${words.length - 1}; _hermes; echo "\${COMPREPLY[*]}"`;
       return spawnSync("bash", ["-c", script], { encoding: "utf8" }).stdout.trim();
     };
     expect(complete(["hermes", "pl"])).toBe("plugins");

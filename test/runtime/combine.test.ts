@@ -199,11 +199,20 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
     expect(winner).toEqual({ value: { reason: "RATE_LIMIT", retryable: true }, skipped: 1 });
   });
 
-  it("on_stream_start / on_stream_delta / on_stream_end / on_interim_message / on_room_member_activity: ignored", async () => {
-    expect(
-      combineOf("on_stream_start", "on_stream_delta", "on_stream_end", "on_interim_message", "on_room_member_activity"),
-    ).toEqual(Array(5).fill("ignored"));
-  });
+  it(
+    "on_stream_start / on_stream_delta / on_stream_end / " + "on_interim_message / on_room_member_activity: ignored",
+    async () => {
+      expect(
+        combineOf(
+          "on_stream_start",
+          "on_stream_delta",
+          "on_stream_end",
+          "on_interim_message",
+          "on_room_member_activity",
+        ),
+      ).toEqual(Array(5).fill("ignored"));
+    },
+  );
 
   it("on_session_start / on_session_end: ignored (bounded)", async () => {
     expect(combineOf("on_session_start", "on_session_end")).toEqual(["ignored", "ignored"]);
@@ -272,19 +281,22 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
 describe("resolveToolDirective (runtime spec §5.5)", () => {
   const orig = { path: "/a", mode: "r" };
 
-  it("modify merges shallowly and accumulates in order; a later key wins; empty or non-mapping args are ignored", () => {
-    const d = resolveToolDirective(
-      [
-        { action: "modify", args: { path: "/b", nested: { x: 1 } } },
-        { action: "modify", args: {} },
-        { action: "modify", args: ["x"] },
-        { action: "modify", args: "x" },
-        { action: "modify", args: { path: "/c", nested: { y: 2 } } },
-      ],
-      orig,
-    );
-    expect(d).toEqual({ modified_args: { path: "/c", mode: "r", nested: { y: 2 } } });
-  });
+  it(
+    "modify merges shallowly and accumulates in order; a " + "later key wins; empty or non-mapping args are ignored",
+    () => {
+      const d = resolveToolDirective(
+        [
+          { action: "modify", args: { path: "/b", nested: { x: 1 } } },
+          { action: "modify", args: {} },
+          { action: "modify", args: ["x"] },
+          { action: "modify", args: "x" },
+          { action: "modify", args: { path: "/c", nested: { y: 2 } } },
+        ],
+        orig,
+      );
+      expect(d).toEqual({ modified_args: { path: "/c", mode: "r", nested: { y: 2 } } });
+    },
+  );
 
   it("block needs a non-empty string message; without one it is ignored", () => {
     expect(

@@ -16,47 +16,54 @@ afterEach(() => cleanupTemp());
 const g = globalThis as Record<string, unknown>;
 
 describe("register_tool override gate", () => {
-  it("a non-bundled plugin without the tools.override grant cannot override: PluginToolOverrideError fails and rolls back the plugin", async () => {
-    const { rt, logs } = await start(
-      [
-        plugin(
-          "greedy",
-          `ctx.register_hook("post_tool_call", () => {}); ctx.register_tool({ name: "terminal", handler: () => "hijacked", override: true });`,
-          {
-            declared: ["tools.override"],
-          },
-        ),
-      ],
-      { load: false },
-    );
-    rt.registerBuiltinTool({
-      name: "terminal",
-      toolset: "core",
-      schema: {},
-      handler: () => "real",
-      requires_env: [],
-      description: "",
-      emoji: "",
-    });
-    await rt.loadAll();
-    const msg =
-      "Plugin 'greedy' cannot override built-in tool 'terminal'. Grant the tools.override capability (hermes plugins enable greedy --grant tools.override) to allow this plugin to replace tools.";
-    expect(rt.status.get("greedy")).toMatchObject({ state: "failed", error: msg });
-    expect(rt.tools.get("terminal")!.owner).toBe("builtin");
-    expect(rt.hooks.names()).toEqual([]);
-    expect(
-      logs
-        .warnings()
-        .filter((r) => r.plugin === "greedy")
-        .map((r) => r.msg),
-    ).toEqual([`Failed to load plugin 'greedy': ${msg}`]);
-  });
+  it(
+    "a non-bundled plugin without the tools.override grant cannot override: PluginToolOverrideError fails and " +
+      "rolls back the plugin",
+    async () => {
+      const { rt, logs } = await start(
+        [
+          plugin(
+            "greedy",
+            `ctx.register_hook("post_tool_call", () => {}); ctx.register_tool({ name: "terminal", handler: () ` +
+              `=> "hijacked", override: true });`,
+            {
+              declared: ["tools.override"],
+            },
+          ),
+        ],
+        { load: false },
+      );
+      rt.registerBuiltinTool({
+        name: "terminal",
+        toolset: "core",
+        schema: {},
+        handler: () => "real",
+        requires_env: [],
+        description: "",
+        emoji: "",
+      });
+      await rt.loadAll();
+      const msg =
+        "Plugin 'greedy' cannot override built-in tool 'terminal'. Grant the tools.override capability (hermes " +
+        "plugins enable greedy --grant tools.override) to allow this plugin to replace tools.";
+      expect(rt.status.get("greedy")).toMatchObject({ state: "failed", error: msg });
+      expect(rt.tools.get("terminal")!.owner).toBe("builtin");
+      expect(rt.hooks.names()).toEqual([]);
+      expect(
+        logs
+          .warnings()
+          .filter((r) => r.plugin === "greedy")
+          .map((r) => r.msg),
+      ).toEqual([`Failed to load plugin 'greedy': ${msg}`]);
+    },
+  );
 
   it("the error is a PluginToolOverrideError the plugin could catch", async () => {
     await start([
       plugin(
         "careful",
-        `try { ctx.register_tool({ name: "x", handler: () => 1, override: true }); } catch (e) { globalThis.__err = e; }`,
+        `try { ctx.register_tool({ name: "x", handler: () => 1, override: true }); } catch (e) { ` +
+          "globalThis.__err = e; }",
       ),
     ]);
     expect(g.__err).toBeInstanceOf(PluginToolOverrideError);
@@ -88,26 +95,32 @@ describe("register_tool override gate", () => {
     expect(await rt.tools.dispatch("terminal", {})).toBe("real");
   });
 
-  it("ctx.manifest is the plugin.yaml on disk: parsed on first read when it is the compiled one, at load when it changed", async () => {
-    const code = `globalThis.__manifests = [...(globalThis.__manifests ?? []), ctx.manifest.name + "@" + ctx.manifest.version + ":" + ctx.manifest.kind + ":" + ctx.manifest.description];`;
-    const g = globalThis as { __manifests?: string[] };
-    g.__manifests = [];
-    const { rt } = await start(
-      [
-        plugin("same", code, { manifest: "description: as compiled\n" }),
-        plugin("edited", code, { manifest: "description: as compiled\n" }),
-      ],
-      { load: false },
-    );
-    // A version bump after compile: same capabilities, so nothing is refused; ctx sees the new file.
-    writeFileSync(
-      join(rt.lock.plugins[1]!.target, "plugin.yaml"),
-      'name: edited\nversion: "2"\ndescription: edited after compile\n',
-    );
-    await rt.loadAll();
-    expect(g.__manifests).toEqual(["same@1:standalone:as compiled", "edited@2:standalone:edited after compile"]);
-    expect(rt.status.get("same")!.state).toBe("loaded");
-  });
+  it(
+    "ctx.manifest is the plugin.yaml on disk: parsed on first read when it is the compiled one, at load when " +
+      "it changed",
+    async () => {
+      const code =
+        `globalThis.__manifests = [...(globalThis.__manifests ?? []), ctx.manifest.name + "@" + ` +
+        `ctx.manifest.version + ":" + ctx.manifest.kind + ":" + ctx.manifest.description];`;
+      const g = globalThis as { __manifests?: string[] };
+      g.__manifests = [];
+      const { rt } = await start(
+        [
+          plugin("same", code, { manifest: "description: as compiled\n" }),
+          plugin("edited", code, { manifest: "description: as compiled\n" }),
+        ],
+        { load: false },
+      );
+      // A version bump after compile: same capabilities, so nothing is refused; ctx sees the new file.
+      writeFileSync(
+        join(rt.lock.plugins[1]!.target, "plugin.yaml"),
+        'name: edited\nversion: "2"\ndescription: edited after compile\n',
+      );
+      await rt.loadAll();
+      expect(g.__manifests).toEqual(["same@1:standalone:as compiled", "edited@2:standalone:edited after compile"]);
+      expect(rt.status.get("same")!.state).toBe("loaded");
+    },
+  );
 
   it("a grant does not count when the manifest now declares a different set than was consented to", async () => {
     const { rt } = await start(
@@ -127,69 +140,83 @@ describe("register_tool override gate", () => {
     expect(rt.status.get("drifted")!.state).toBe("failed");
   });
 
-  it("bundled plugins are trusted: has_capability('tools.override') is true and the override succeeds without a grant", async () => {
-    const { rt } = await start(
-      [
+  it(
+    "bundled plugins are trusted: has_capability('tools.override') is true and the override succeeds without a " +
+      "grant",
+    async () => {
+      const { rt } = await start(
+        [
+          plugin(
+            "core-tools",
+            `globalThis.__bundledCap = ctx.has_capability("tools.override"); ctx.register_tool({ name: ` +
+              `"read_file", handler: () => "bundled", override: true });`,
+            {
+              source: "bundled",
+            },
+          ),
+        ],
+        { load: false },
+      );
+      rt.registerBuiltinTool({
+        name: "read_file",
+        toolset: "core",
+        schema: {},
+        handler: () => "real",
+        requires_env: [],
+        description: "",
+        emoji: "",
+      });
+      await rt.loadAll();
+      expect(g.__bundledCap).toBe(true);
+      expect(rt.tools.get("read_file")!.owner).toBe("core-tools");
+    },
+  );
+
+  it(
+    "shadowing an existing tool without override returns " + "null, warns, does not throw, and the plugin loads",
+    async () => {
+      const { rt, logs } = await start([
+        plugin("owner", `ctx.register_tool({ name: "search", handler: () => "owner's" });`),
         plugin(
-          "core-tools",
-          `globalThis.__bundledCap = ctx.has_capability("tools.override"); ctx.register_tool({ name: "read_file", handler: () => "bundled", override: true });`,
-          {
-            source: "bundled",
-          },
+          "shadow",
+          `globalThis.__shadow = ctx.register_tool({ name: "search", handler: () => "shadow's" }); ` +
+            `ctx.register_tool({ name: "fresh", handler: () => "f" });`,
         ),
-      ],
-      { load: false },
-    );
-    rt.registerBuiltinTool({
-      name: "read_file",
-      toolset: "core",
-      schema: {},
-      handler: () => "real",
-      requires_env: [],
-      description: "",
-      emoji: "",
-    });
-    await rt.loadAll();
-    expect(g.__bundledCap).toBe(true);
-    expect(rt.tools.get("read_file")!.owner).toBe("core-tools");
-  });
+      ]);
+      expect(g.__shadow).toBeNull();
+      expect(rt.status.get("shadow")!.state).toBe("loaded");
+      expect(await rt.tools.dispatch("search", {})).toBe("owner's");
+      expect(rt.tools.get("fresh")!.owner).toBe("shadow");
+      expect(
+        logs
+          .warnings()
+          .filter((r) => r.plugin === "shadow")
+          .map((r) => r.msg),
+      ).toEqual(["tried to shadow tool search (owned by owner) without override=true; not registered"]);
+    },
+  );
 
-  it("shadowing an existing tool without override returns null, warns, does not throw, and the plugin loads", async () => {
-    const { rt, logs } = await start([
-      plugin("owner", `ctx.register_tool({ name: "search", handler: () => "owner's" });`),
-      plugin(
-        "shadow",
-        `globalThis.__shadow = ctx.register_tool({ name: "search", handler: () => "shadow's" }); ctx.register_tool({ name: "fresh", handler: () => "f" });`,
-      ),
-    ]);
-    expect(g.__shadow).toBeNull();
-    expect(rt.status.get("shadow")!.state).toBe("loaded");
-    expect(await rt.tools.dispatch("search", {})).toBe("owner's");
-    expect(rt.tools.get("fresh")!.owner).toBe("shadow");
-    expect(
-      logs
-        .warnings()
-        .filter((r) => r.plugin === "shadow")
-        .map((r) => r.msg),
-    ).toEqual(["tried to shadow tool search (owned by owner) without override=true; not registered"]);
-  });
-
-  it("the positional signature of the original works too (name, toolset, schema, handler, check_fn, requires_env, is_async, description, emoji)", async () => {
-    const { rt } = await start([
-      plugin(
-        "positional",
-        `ctx.register_tool("pos", "mytools", { name: "pos", description: "d" }, () => "p", () => true, ["HK_TEST_NEVER_SET"], false, "desc", "🔧");`,
-      ),
-    ]);
-    expect(rt.tools.get("pos")).toMatchObject({
-      toolset: "mytools",
-      description: "desc",
-      emoji: "🔧",
-      requires_env: ["HK_TEST_NEVER_SET"],
-    });
-    expect(rt.tools.available("pos", {})).toBe(false);
-    expect(rt.tools.available("pos", { HK_TEST_NEVER_SET: "1" })).toBe(true);
-  });
+  it(
+    "the positional signature of the original works too (name, toolset, schema, handler, check_fn, " +
+      "requires_env, is_async, description, emoji)",
+    async () => {
+      const { rt } = await start([
+        plugin(
+          "positional",
+          `ctx.register_tool("pos", "mytools", { name: "pos", description: "d" }, () => "p", () => true, ` +
+            `["HK_TEST_NEVER_SET"], false, "desc", "🔧");`,
+        ),
+      ]);
+      expect(rt.tools.get("pos")).toMatchObject({
+        toolset: "mytools",
+        description: "desc",
+        emoji: "🔧",
+        requires_env: ["HK_TEST_NEVER_SET"],
+      });
+      expect(rt.tools.available("pos", {})).toBe(false);
+      expect(rt.tools.available("pos", { HK_TEST_NEVER_SET: "1" })).toBe(true);
+    },
+  );
 });
 
 describe("ledger: identity-conditional restore (§9)", () => {
@@ -267,19 +294,28 @@ describe("register_approval_transport validation (§4.10)", () => {
     expect(err).toBeInstanceOf(TypeError);
   });
 
-  it("a duplicate name names the owner; the stored entry is {name, present, plugin_id, profile_home}; unload removes it", async () => {
-    const { rt, home } = await start([
-      plugin("first", `ctx.register_approval_transport(" Pager ", () => "first");`),
-      plugin(
-        "second",
-        `try { ctx.register_approval_transport("pager", () => "second"); } catch (e) { globalThis.__dup = e.message; }`,
-      ),
-    ]);
-    expect(g.__dup).toBe("approval transport 'pager' is already registered by 'first'");
-    expect(rt.approvalTransports.get("pager")).toMatchObject({ name: "pager", plugin_id: "first", profile_home: home });
-    rt.unload("first");
-    expect(rt.approvalTransports.get("pager")).toBeUndefined();
-  });
+  it(
+    "a duplicate name names the owner; the stored entry is {name, present, plugin_id, profile_home}; unload " +
+      "removes it",
+    async () => {
+      const { rt, home } = await start([
+        plugin("first", `ctx.register_approval_transport(" Pager ", () => "first");`),
+        plugin(
+          "second",
+          `try { ctx.register_approval_transport("pager", () => "second"); } catch (e) { globalThis.__dup = ` +
+            "e.message; }",
+        ),
+      ]);
+      expect(g.__dup).toBe("approval transport 'pager' is already registered by 'first'");
+      expect(rt.approvalTransports.get("pager")).toMatchObject({
+        name: "pager",
+        plugin_id: "first",
+        profile_home: home,
+      });
+      rt.unload("first");
+      expect(rt.approvalTransports.get("pager")).toBeUndefined();
+    },
+  );
 
   it("uncaught, a validation error fails that plugin's load", async () => {
     const { rt } = await start([plugin("bad", `ctx.register_approval_transport("builtin", () => {});`)]);
@@ -307,24 +343,29 @@ describe("get_config / set_config (§4.5)", () => {
         secret: theirs
 `;
   const BAD_KEY =
-    "Expected a plugin-relative config key such as 'endpoint' or 'retry.policy'; global, cross-plugin, and traversal paths are forbidden";
+    "Expected a plugin-relative config key such as 'endpoint' or 'retry.policy'; global, cross-plugin, and " +
+    "traversal paths are forbidden";
 
   async function cfg(config = CONFIG) {
     const { rt, home } = await start([plugin("cfg", `globalThis.__cfg = ctx;`)], { config });
     return { rt, home, ctx: g.__cfg as PluginContext };
   }
 
-  it("reads plugin-relative settings, dotted paths, null values (not the default), the legacy `config` fallback, then the default", async () => {
-    const { ctx } = await cfg();
-    expect(ctx.get_config("endpoint")).toBe("https://example.test");
-    expect(ctx.get_config("retry.policy")).toBe("exponential");
-    expect(ctx.get_config("retry")).toEqual({ policy: "exponential" });
-    expect(ctx.get_config("nothing", "dflt")).toBeNull();
-    expect(ctx.get_config("legacy_only")).toBe("old");
-    expect(ctx.get_config("missing", 42)).toBe(42);
-    expect(ctx.get_config("missing")).toBeNull();
-    expect(ctx.get_config("secret", "none")).toBe("none"); // another plugin's settings are not reachable
-  });
+  it(
+    "reads plugin-relative settings, dotted paths, null values (not the default), the legacy `config` " +
+      "fallback, then the default",
+    async () => {
+      const { ctx } = await cfg();
+      expect(ctx.get_config("endpoint")).toBe("https://example.test");
+      expect(ctx.get_config("retry.policy")).toBe("exponential");
+      expect(ctx.get_config("retry")).toEqual({ policy: "exponential" });
+      expect(ctx.get_config("nothing", "dflt")).toBeNull();
+      expect(ctx.get_config("legacy_only")).toBe("old");
+      expect(ctx.get_config("missing", 42)).toBe(42);
+      expect(ctx.get_config("missing")).toBeNull();
+      expect(ctx.get_config("secret", "none")).toBe("none"); // another plugin's settings are not reachable
+    },
+  );
 
   it("refuses reserved roots, traversal and malformed keys with the exact message", async () => {
     const { ctx } = await cfg();
@@ -353,14 +394,18 @@ describe("get_config / set_config (§4.5)", () => {
     expect(ctx.get_config("endpoint", "d")).toBe("d");
   });
 
-  it("set_config writes plugins.entries.<key>.settings.<path>, keeps comments, and refuses bad keys before touching the file", async () => {
-    const { ctx, home } = await cfg(`# keep me\n${CONFIG}`);
-    await ctx.set_config("retry.max", 5);
-    const text = readFileSync(join(home, "config.yaml"), "utf8");
-    expect(text.startsWith("# keep me\n")).toBe(true);
-    expect(ctx.get_config("retry.max")).toBe(5);
-    expect(ctx.get_config("retry.policy")).toBe("exponential");
-    await expect(ctx.set_config("plugins.enabled", ["evil"])).rejects.toThrow(BAD_KEY);
-    expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(text);
-  });
+  it(
+    "set_config writes plugins.entries.<key>.settings.<path>, keeps comments, and refuses bad keys before " +
+      "touching the file",
+    async () => {
+      const { ctx, home } = await cfg(`# keep me\n${CONFIG}`);
+      await ctx.set_config("retry.max", 5);
+      const text = readFileSync(join(home, "config.yaml"), "utf8");
+      expect(text.startsWith("# keep me\n")).toBe(true);
+      expect(ctx.get_config("retry.max")).toBe(5);
+      expect(ctx.get_config("retry.policy")).toBe("exponential");
+      await expect(ctx.set_config("plugins.enabled", ["evil"])).rejects.toThrow(BAD_KEY);
+      expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(text);
+    },
+  );
 });

@@ -80,24 +80,27 @@ describe("telemetry_schema_version", () => {
 });
 
 describe("dispatch", () => {
-  it("runs callbacks in registration order and returns the non-null results; a throwing observer is skipped", async () => {
-    const { b } = bus();
-    const order: string[] = [];
-    b.add("pre_llm_call", () => (order.push("a"), "A"), "a");
-    b.add(
-      "pre_llm_call",
-      () => {
-        order.push("b");
-        throw new Error("boom");
-      },
-      "b",
-    );
-    b.add("pre_llm_call", async () => (order.push("c"), null), "c");
-    b.add("pre_llm_call", async () => (order.push("d"), { context: "D" }), "d");
-    expect(await b.invoke("pre_llm_call", {})).toEqual(["A", { context: "D" }]);
-    expect(order).toEqual(["a", "b", "c", "d"]);
-    expect(b.owners("pre_llm_call")).toEqual(["a", "b", "c", "d"]);
-  });
+  it(
+    "runs callbacks in registration order and returns the " + "non-null results; a throwing observer is skipped",
+    async () => {
+      const { b } = bus();
+      const order: string[] = [];
+      b.add("pre_llm_call", () => (order.push("a"), "A"), "a");
+      b.add(
+        "pre_llm_call",
+        () => {
+          order.push("b");
+          throw new Error("boom");
+        },
+        "b",
+      );
+      b.add("pre_llm_call", async () => (order.push("c"), null), "c");
+      b.add("pre_llm_call", async () => (order.push("d"), { context: "D" }), "d");
+      expect(await b.invoke("pre_llm_call", {})).toEqual(["A", { context: "D" }]);
+      expect(order).toEqual(["a", "b", "c", "d"]);
+      expect(b.owners("pre_llm_call")).toEqual(["a", "b", "c", "d"]);
+    },
+  );
 
   it("dispose removes the last identical callback only", async () => {
     const { b } = bus();
@@ -282,21 +285,26 @@ describe("suppression, gate keys and the abandoned cap (fake clock)", () => {
     expect(h.calls).toHaveLength(2);
   });
 
-  it("the running gate is keyed by call identity (tool_call_id, then turn_id): distinct calls are not collapsed", async () => {
-    vi.useFakeTimers();
-    const { b } = bus(1);
-    const h = hanging();
-    b.add("post_tool_call", h.fn, "p");
-    const first = b.invoke("post_tool_call", { tool_call_id: "a", turn_id: "t1" });
-    await vi.advanceTimersByTimeAsync(1000);
-    await first;
-    await vi.advanceTimersByTimeAsync(61_000); // suppression over; call "a" is still running
-    await b.invoke("post_tool_call", { tool_call_id: "a" });
-    expect(h.calls).toHaveLength(1); // same call identity: skipped while still running
-    void b.invoke("post_tool_call", { tool_call_id: "b" });
-    expect(h.calls).toHaveLength(2); // another call runs
-    expect(h.calls[1]!.payload.tool_call_id).toBe("b");
-  });
+  it(
+    "the running gate is keyed by call identity " +
+      "(tool_call_id, then turn_id): distinct calls are not " +
+      "collapsed",
+    async () => {
+      vi.useFakeTimers();
+      const { b } = bus(1);
+      const h = hanging();
+      b.add("post_tool_call", h.fn, "p");
+      const first = b.invoke("post_tool_call", { tool_call_id: "a", turn_id: "t1" });
+      await vi.advanceTimersByTimeAsync(1000);
+      await first;
+      await vi.advanceTimersByTimeAsync(61_000); // suppression over; call "a" is still running
+      await b.invoke("post_tool_call", { tool_call_id: "a" });
+      expect(h.calls).toHaveLength(1); // same call identity: skipped while still running
+      void b.invoke("post_tool_call", { tool_call_id: "b" });
+      expect(h.calls).toHaveLength(2); // another call runs
+      expect(h.calls[1]!.payload.tool_call_id).toBe("b");
+    },
+  );
 
   it("turn_id is the call identity when tool_call_id is absent or empty", async () => {
     vi.useFakeTimers();
@@ -322,29 +330,32 @@ describe("suppression, gate keys and the abandoned cap (fake clock)", () => {
     expect(second).toBe(1);
   });
 
-  it("a callback with 3 abandoned calls still running is skipped ('the plugin is hung') until one finishes", async () => {
-    vi.useFakeTimers();
-    const { b, logs } = bus(1);
-    const h = hanging("stuck");
-    b.add("post_tool_call", h.fn, "p");
-    for (const id of ["a", "b", "c"]) {
-      const p = b.invoke("post_tool_call", { tool_call_id: id });
-      await vi.advanceTimersByTimeAsync(1000);
-      await p;
-      await vi.advanceTimersByTimeAsync(61_000);
-    }
-    expect(h.calls).toHaveLength(3);
-    await b.invoke("post_tool_call", { tool_call_id: "d" });
-    expect(h.calls).toHaveLength(3);
-    expect(logs.warnings().at(-1)).toMatchObject({
-      plugin: "p",
-      msg: "hook post_tool_call callback stuck skipped: 3 abandoned call(s) still running — the plugin is hung",
-    });
-    h.calls[0]!.settle();
-    await vi.advanceTimersByTimeAsync(0);
-    void b.invoke("post_tool_call", { tool_call_id: "e" });
-    expect(h.calls).toHaveLength(4);
-  });
+  it(
+    "a callback with 3 abandoned calls still running is " + "skipped ('the plugin is hung') until one finishes",
+    async () => {
+      vi.useFakeTimers();
+      const { b, logs } = bus(1);
+      const h = hanging("stuck");
+      b.add("post_tool_call", h.fn, "p");
+      for (const id of ["a", "b", "c"]) {
+        const p = b.invoke("post_tool_call", { tool_call_id: id });
+        await vi.advanceTimersByTimeAsync(1000);
+        await p;
+        await vi.advanceTimersByTimeAsync(61_000);
+      }
+      expect(h.calls).toHaveLength(3);
+      await b.invoke("post_tool_call", { tool_call_id: "d" });
+      expect(h.calls).toHaveLength(3);
+      expect(logs.warnings().at(-1)).toMatchObject({
+        plugin: "p",
+        msg: "hook post_tool_call callback stuck skipped: 3 abandoned call(s) still running — the plugin is hung",
+      });
+      h.calls[0]!.settle();
+      await vi.advanceTimersByTimeAsync(0);
+      void b.invoke("post_tool_call", { tool_call_id: "e" });
+      expect(h.calls).toHaveLength(4);
+    },
+  );
 
   it("unload-all clears the running, abandoned and suppression bookkeeping", async () => {
     vi.useFakeTimers();
@@ -377,15 +388,20 @@ describe("malformed pre_tool_call directives", () => {
     expect(logs.warnings().map((r) => [r.plugin, r.msg])).toEqual([
       [
         "sloppy",
-        "Hook 'pre_tool_call' callback sloppy returned a malformed result: action 'block' needs a non-empty message; ignored (the call is not blocked by it) (identical problems are logged at DEBUG from now on)",
+        "Hook 'pre_tool_call' callback sloppy returned a malformed result: action 'block' needs a non-empty " +
+          "message; ignored (the call is not blocked by it) (identical problems are logged at DEBUG from now " +
+          "on)",
       ],
       [
         "stringy",
-        `Hook 'pre_tool_call' callback <anonymous> returned a malformed result: expected a directive object ({action: "block" | "approve" | "modify", …}), got the string "yes"; ignored (identical problems are logged at DEBUG from now on)`,
+        "Hook 'pre_tool_call' callback <anonymous> returned a malformed result: expected a directive object " +
+          `({action: "block" | "approve" | "modify", …}), got the string "yes"; ignored (identical problems ` +
+          "are logged at DEBUG from now on)",
       ],
       [
         "wrongverb",
-        `Hook 'pre_tool_call' callback <anonymous> returned a malformed result: unknown action "allow" (expected block, approve or modify); ignored (identical problems are logged at DEBUG from now on)`,
+        `Hook 'pre_tool_call' callback <anonymous> returned a malformed result: unknown action "allow" ` +
+          "(expected block, approve or modify); ignored (identical problems are logged at DEBUG from now on)",
       ],
     ]);
     expect(logs.debugs()).toHaveLength(6);
@@ -398,7 +414,8 @@ describe("pre_tool_call through loaded plugins", () => {
       plugin("approver", `ctx.register_hook("pre_tool_call", () => ({ action: "approve", rule_key: "x" }));`),
       plugin(
         "guard",
-        `ctx.register_hook("pre_tool_call", function guard({ tool_name }) { if (tool_name === "terminal") throw new Error("policy service down"); });`,
+        `ctx.register_hook("pre_tool_call", function guard({ tool_name }) { if (tool_name === "terminal") ` +
+          `throw new Error("policy service down"); });`,
       ),
     ]);
     const r = await rt.hooks.invoke("pre_tool_call", { tool_name: "terminal", args: {} });

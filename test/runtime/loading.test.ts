@@ -48,44 +48,48 @@ function snapshot(rt: Awaited<ReturnType<typeof start>>["rt"]) {
 }
 
 describe("failed-load rollback", () => {
-  it("a register() that throws after registering disposes every registration (reverse order) and restores what it displaced", async () => {
-    (globalThis as Record<string, unknown>).__leaked = undefined;
-    (globalThis as Record<string, unknown>).__unloaded = 0;
-    const { rt, logs } = await start([
-      plugin("first", `ctx.register_tool({ name: "shared_tool", handler: () => "first's" });`),
-      plugin("broken", `${EVERYTHING}\n  throw new Error("register exploded");`, { granted: ["tools.override"] }),
-      plugin("other", `globalThis.__emitter = ctx;`),
-    ]);
-    expect(rt.status.get("broken")).toMatchObject({ state: "failed", error: "register exploded" });
-    expect(snapshot(rt)).toEqual({
-      tools: ["shared_tool:first"],
-      hooks: [],
-      mw: [],
-      commands: [],
-      cli: [],
-      transports: [],
-      memory: [],
-      engines: [],
-      sections: [],
-    });
-    expect(await rt.tools.dispatch("shared_tool", {})).toBe("first's");
-    // its subscription is gone too; its on_unload ran as part of the rollback
-    ((globalThis as Record<string, unknown>).__emitter as { emit: (e: string, p: object) => number }).emit("evt", {});
-    await rt.settle();
-    expect((globalThis as Record<string, unknown>).__leaked).toBeUndefined();
-    expect((globalThis as Record<string, unknown>).__unloaded).toBe(1);
-    expect(rt.ledger.of("broken")).toEqual([]);
-    // one warning line, naming the plugin key
-    expect(
-      logs
-        .warnings()
-        .filter((r) => r.plugin === "broken")
-        .map((r) => r.msg),
-    ).toEqual(["Failed to load plugin 'broken': register exploded"]);
-    // the others are unaffected
-    expect(rt.status.get("first")!.state).toBe("loaded");
-    expect(rt.status.get("other")!.state).toBe("loaded");
-  });
+  it(
+    "a register() that throws after registering disposes every registration (reverse order) and restores what " +
+      "it displaced",
+    async () => {
+      (globalThis as Record<string, unknown>).__leaked = undefined;
+      (globalThis as Record<string, unknown>).__unloaded = 0;
+      const { rt, logs } = await start([
+        plugin("first", `ctx.register_tool({ name: "shared_tool", handler: () => "first's" });`),
+        plugin("broken", `${EVERYTHING}\n  throw new Error("register exploded");`, { granted: ["tools.override"] }),
+        plugin("other", `globalThis.__emitter = ctx;`),
+      ]);
+      expect(rt.status.get("broken")).toMatchObject({ state: "failed", error: "register exploded" });
+      expect(snapshot(rt)).toEqual({
+        tools: ["shared_tool:first"],
+        hooks: [],
+        mw: [],
+        commands: [],
+        cli: [],
+        transports: [],
+        memory: [],
+        engines: [],
+        sections: [],
+      });
+      expect(await rt.tools.dispatch("shared_tool", {})).toBe("first's");
+      // its subscription is gone too; its on_unload ran as part of the rollback
+      ((globalThis as Record<string, unknown>).__emitter as { emit: (e: string, p: object) => number }).emit("evt", {});
+      await rt.settle();
+      expect((globalThis as Record<string, unknown>).__leaked).toBeUndefined();
+      expect((globalThis as Record<string, unknown>).__unloaded).toBe(1);
+      expect(rt.ledger.of("broken")).toEqual([]);
+      // one warning line, naming the plugin key
+      expect(
+        logs
+          .warnings()
+          .filter((r) => r.plugin === "broken")
+          .map((r) => r.msg),
+      ).toEqual(["Failed to load plugin 'broken': register exploded"]);
+      // the others are unaffected
+      expect(rt.status.get("first")!.state).toBe("loaded");
+      expect(rt.status.get("other")!.state).toBe("loaded");
+    },
+  );
 
   it("the same registrations stay when register() succeeds (control for the test above)", async () => {
     const { rt } = await start([plugin("fine", EVERYTHING, { granted: ["tools.override"] })]);
@@ -114,7 +118,8 @@ describe("failed-load rollback", () => {
       plugin("str", `ctx.register_hook("post_tool_call", () => {}); throw "just a string";`),
       plugin(
         "async",
-        `await new Promise((r) => setTimeout(r, 5)); ctx.register_hook("post_tool_call", () => {}); throw new TypeError("later");`,
+        `await new Promise((r) => setTimeout(r, 5)); ctx.register_hook("post_tool_call", () => {}); throw ` +
+          `new TypeError("later");`,
       ),
       { key: "importfail", code: `throw new Error("at import");\nexport function register() {}\n` },
       { key: "syntax", code: `export function register(ctx) {\n` },
@@ -147,7 +152,8 @@ describe("failed-load rollback", () => {
 
   it("register(ctx) runs strictly in lock order, one after another", async () => {
     const body = (k: string) =>
-      `(globalThis.__order ??= []).push("start ${k}"); await new Promise((r) => setTimeout(r, 10)); globalThis.__order.push("end ${k}");`;
+      `(globalThis.__order ??= []).push("start ${k}"); await new Promise((r) => setTimeout(r, 10)); ` +
+      `globalThis.__order.push("end ${k}");`;
     (globalThis as Record<string, unknown>).__order = [];
     await start([plugin("zz", body("zz")), plugin("aa", body("aa")), plugin("mm", body("mm"))]);
     expect((globalThis as Record<string, unknown>).__order).toEqual([
@@ -162,13 +168,16 @@ describe("failed-load rollback", () => {
 });
 
 describe("load deadline and the abandoned context", () => {
-  it("a register() that never returns times out; what it registered is rolled back; later ctx calls are warned no-ops", async () => {
-    (globalThis as Record<string, unknown>).__late = undefined;
-    const { rt, logs } = await start(
-      [
-        plugin(
-          "slow",
-          `ctx.register_hook("post_tool_call", () => {});
+  it(
+    "a register() that never returns times out; what it registered is rolled back; later ctx calls are warned " +
+      "no-ops",
+    async () => {
+      (globalThis as Record<string, unknown>).__late = undefined;
+      const { rt, logs } = await start(
+        [
+          plugin(
+            "slow",
+            `ctx.register_hook("post_tool_call", () => {});
            globalThis.__slowCtx = ctx;
            await new Promise((r) => setTimeout(r, 400));
            globalThis.__late = {
@@ -178,45 +187,46 @@ describe("load deadline and the abandoned context", () => {
              cmd: ctx.register_command("late", () => "x"),
              unload: ctx.on_unload(() => { globalThis.__lateUnloadRan = true; }),
            };`,
-        ),
-        plugin("after", `ctx.register_hook("post_tool_call", () => {});`),
-      ],
-      { settings: { load_timeout_seconds: 0.1 } },
-    );
-    expect(rt.status.get("slow")).toMatchObject({
-      state: "timeout",
-      error: "load timed out after 0.1s (import + register() never returned)",
-    });
-    expect(rt.status.get("after")!.state).toBe("loaded");
-    expect(rt.hooks.owners("post_tool_call")).toEqual(["after"]);
-    await new Promise((r) => setTimeout(r, 500));
-    expect((globalThis as Record<string, unknown>).__late).toEqual({
-      tool: null,
-      hook: null,
-      mw: null,
-      cmd: null,
-      unload: null,
-    });
-    expect((globalThis as Record<string, unknown>).__lateUnloadRan).toBeUndefined();
-    expect(rt.tools.get("late_tool")).toBeUndefined();
-    expect(rt.hooks.has("pre_llm_call")).toBe(false);
-    expect(rt.commands.get("late")).toBeUndefined();
-    expect(((globalThis as Record<string, unknown>).__slowCtx as PluginContext).abandoned).toBe(true);
-    const slow = logs
-      .warnings()
-      .filter((r) => r.plugin === "slow")
-      .map((r) => r.msg);
-    expect(slow[0]).toBe(
-      "Failed to load plugin 'slow': load timed out after 0.1s (import + register() never returned)",
-    );
-    expect(slow.slice(1)).toEqual([
-      "tool 'late_tool' ignored: this plugin's load timed out and its context was abandoned",
-      "hook 'pre_llm_call' ignored: this plugin's load timed out and its context was abandoned",
-      "middleware 'tool_request' ignored: this plugin's load timed out and its context was abandoned",
-      "command 'late' ignored: this plugin's load timed out and its context was abandoned",
-      "on_unload callback ignored: this plugin's load timed out and its context was abandoned",
-    ]);
-  });
+          ),
+          plugin("after", `ctx.register_hook("post_tool_call", () => {});`),
+        ],
+        { settings: { load_timeout_seconds: 0.1 } },
+      );
+      expect(rt.status.get("slow")).toMatchObject({
+        state: "timeout",
+        error: "load timed out after 0.1s (import + register() never returned)",
+      });
+      expect(rt.status.get("after")!.state).toBe("loaded");
+      expect(rt.hooks.owners("post_tool_call")).toEqual(["after"]);
+      await new Promise((r) => setTimeout(r, 500));
+      expect((globalThis as Record<string, unknown>).__late).toEqual({
+        tool: null,
+        hook: null,
+        mw: null,
+        cmd: null,
+        unload: null,
+      });
+      expect((globalThis as Record<string, unknown>).__lateUnloadRan).toBeUndefined();
+      expect(rt.tools.get("late_tool")).toBeUndefined();
+      expect(rt.hooks.has("pre_llm_call")).toBe(false);
+      expect(rt.commands.get("late")).toBeUndefined();
+      expect(((globalThis as Record<string, unknown>).__slowCtx as PluginContext).abandoned).toBe(true);
+      const slow = logs
+        .warnings()
+        .filter((r) => r.plugin === "slow")
+        .map((r) => r.msg);
+      expect(slow[0]).toBe(
+        "Failed to load plugin 'slow': load timed out after 0.1s (import + register() never returned)",
+      );
+      expect(slow.slice(1)).toEqual([
+        "tool 'late_tool' ignored: this plugin's load timed out and its context was abandoned",
+        "hook 'pre_llm_call' ignored: this plugin's load timed out and its context was abandoned",
+        "middleware 'tool_request' ignored: this plugin's load timed out and its context was abandoned",
+        "command 'late' ignored: this plugin's load timed out and its context was abandoned",
+        "on_unload callback ignored: this plugin's load timed out and its context was abandoned",
+      ]);
+    },
+  );
 
   it("load_timeout_seconds 0 means no deadline", async () => {
     const { rt } = await start(
@@ -267,24 +277,27 @@ describe("unknown hook and middleware names", () => {
 });
 
 describe("required plugins fail closed (DESIGN.md deviation 2)", () => {
-  it("a required plugin that fails to load stops startup with E_RUNTIME_REQUIRED_FAILED and unloads everything", async () => {
-    const { rt } = await start(
-      [
-        plugin("before", `ctx.register_hook("post_tool_call", () => {});`),
-        plugin("needed", `throw new Error("no license");`, { required: true }),
-        plugin("after", ""),
-      ],
-      { load: false },
-    );
-    const err = await rt.loadAll().catch((e: unknown) => e);
-    expect(isHermesError(err)).toBe(true);
-    expect(err).toMatchObject({
-      code: "E_RUNTIME_REQUIRED_FAILED",
-      message: "required plugin needed did not load: no license",
-    });
-    expect(rt.hooks.names()).toEqual([]);
-    expect(rt.status.size).toBe(0);
-  });
+  it(
+    "a required plugin that fails to load stops startup with " + "E_RUNTIME_REQUIRED_FAILED and unloads everything",
+    async () => {
+      const { rt } = await start(
+        [
+          plugin("before", `ctx.register_hook("post_tool_call", () => {});`),
+          plugin("needed", `throw new Error("no license");`, { required: true }),
+          plugin("after", ""),
+        ],
+        { load: false },
+      );
+      const err = await rt.loadAll().catch((e: unknown) => e);
+      expect(isHermesError(err)).toBe(true);
+      expect(err).toMatchObject({
+        code: "E_RUNTIME_REQUIRED_FAILED",
+        message: "required plugin needed did not load: no license",
+      });
+      expect(rt.hooks.names()).toEqual([]);
+      expect(rt.status.size).toBe(0);
+    },
+  );
 
   it("a required plugin that times out stops startup too", async () => {
     const { rt } = await start([plugin("needed", `await new Promise(() => {});`, { required: true })], {
@@ -301,11 +314,16 @@ describe("ctx surface", () => {
       plugin(
         "camel",
         `ctx.registerTool({ name: "camel_tool", handler: () => "c" });
-         ctx.registerHook("post_tool_call", () => {});
-         ctx.registerMiddleware("tool_request", () => null);
+         ` +
+          `ctx.registerHook("post_tool_call", () => {});
+         ctx.registerMiddleware("tool_request", () ` +
+          `=> null);
          ctx.registerCommand("camel", () => "x");
-         ctx.onUnload(() => {});
-         globalThis.__camel = { id: ctx.pluginId, profile: ctx.profileName, has: ctx.hasPlugin("camel"), cap: ctx.hasCapability("tools.override"), cfg: ctx.getConfig("x", "dflt") };`,
+         ctx.onUnload(() => ` +
+          `{});
+         globalThis.__camel = { id: ctx.pluginId, profile: ctx.profileName, has: ` +
+          `ctx.hasPlugin("camel"), cap: ctx.hasCapability("tools.override"), cfg: ctx.getConfig("x", "dflt") ` +
+          "};",
       ),
     ]);
     expect(rt.status.get("camel")!.state).toBe("loaded");

@@ -71,31 +71,34 @@ describe("request middleware (§6.2, chained per DESIGN.md)", () => {
     });
   });
 
-  it("works on deep copies: in-place mutation never reaches the caller, the original, or the next callback", async () => {
-    const input = { nested: { v: 1 }, list: [1] };
-    let returned: { nested: { v: number } } | undefined;
-    let secondSaw: unknown;
-    const { m } = req(
-      "tool_request",
-      ({ args, original_args }) => {
-        (args as typeof input).nested.v = 99; // mutation without returning: not a rewrite
-        (original_args as typeof input).list.push(2);
-        return null;
-      },
-      ({ args }) => {
-        secondSaw = structuredClone(args);
-        returned = { nested: { v: 2 } };
-        return { args: returned };
-      },
-    );
-    const r = await m.applyRequest("tool_request", input);
-    returned!.nested.v = 3; // mutating what was returned after the fact changes nothing
-    expect(input).toEqual({ nested: { v: 1 }, list: [1] });
-    expect(secondSaw).toEqual({ nested: { v: 1 }, list: [1] });
-    expect(r.payload).toEqual({ nested: { v: 2 } });
-    expect(r.original_payload).toEqual({ nested: { v: 1 }, list: [1] });
-    expect(r.original_payload).not.toBe(input);
-  });
+  it(
+    "works on deep copies: in-place mutation never reaches " + "the caller, the original, or the next callback",
+    async () => {
+      const input = { nested: { v: 1 }, list: [1] };
+      let returned: { nested: { v: number } } | undefined;
+      let secondSaw: unknown;
+      const { m } = req(
+        "tool_request",
+        ({ args, original_args }) => {
+          (args as typeof input).nested.v = 99; // mutation without returning: not a rewrite
+          (original_args as typeof input).list.push(2);
+          return null;
+        },
+        ({ args }) => {
+          secondSaw = structuredClone(args);
+          returned = { nested: { v: 2 } };
+          return { args: returned };
+        },
+      );
+      const r = await m.applyRequest("tool_request", input);
+      returned!.nested.v = 3; // mutating what was returned after the fact changes nothing
+      expect(input).toEqual({ nested: { v: 1 }, list: [1] });
+      expect(secondSaw).toEqual({ nested: { v: 1 }, list: [1] });
+      expect(r.payload).toEqual({ nested: { v: 2 } });
+      expect(r.original_payload).toEqual({ nested: { v: 1 }, list: [1] });
+      expect(r.original_payload).not.toBe(input);
+    },
+  );
 
   it("ignores non-mapping returns and returns whose payload key is not a mapping", async () => {
     const { m } = req(
@@ -112,23 +115,27 @@ describe("request middleware (§6.2, chained per DESIGN.md)", () => {
     expect(r).toEqual({ payload: { a: 1 }, original_payload: { a: 1 }, changed: false, trace: [] });
   });
 
-  it("trace entries keep the non-empty source/reason/name strings, default {source:'plugin'}; changed = trace non-empty", async () => {
-    const { m } = req(
-      "tool_request",
-      ({ args }) => ({ args, source: "relay", reason: "defaulted workdir", name: "wd", extra: "dropped" }),
-      ({ args }) => ({ args }),
-      ({ args }) => ({ args, source: "", reason: 5, name: "only-name" }),
-    );
-    const r = await m.applyRequest("tool_request", { a: 1 });
-    expect(r.trace).toEqual([
-      { source: "relay", reason: "defaulted workdir", name: "wd" },
-      { source: "plugin" },
-      { name: "only-name" },
-    ]);
-    // Identical payload returned with a trace still counts as changed: changed tracks the trace.
-    expect(r.payload).toEqual({ a: 1 });
-    expect(r.changed).toBe(true);
-  });
+  it(
+    "trace entries keep the non-empty source/reason/name strings, default {source:'plugin'}; changed = trace " +
+      "non-empty",
+    async () => {
+      const { m } = req(
+        "tool_request",
+        ({ args }) => ({ args, source: "relay", reason: "defaulted workdir", name: "wd", extra: "dropped" }),
+        ({ args }) => ({ args }),
+        ({ args }) => ({ args, source: "", reason: 5, name: "only-name" }),
+      );
+      const r = await m.applyRequest("tool_request", { a: 1 });
+      expect(r.trace).toEqual([
+        { source: "relay", reason: "defaulted workdir", name: "wd" },
+        { source: "plugin" },
+        { name: "only-name" },
+      ]);
+      // Identical payload returned with a trace still counts as changed: changed tracks the trace.
+      expect(r.payload).toEqual({ a: 1 });
+      expect(r.changed).toBe(true);
+    },
+  );
 
   it("a raising callback is skipped (fail-open) and reported once; the chain goes on", async () => {
     const { m, logs } = req(
@@ -174,41 +181,48 @@ describe("execution middleware frame rules (§6.3)", () => {
     expect(t.calls).toEqual([{ a: 1 }]);
   });
 
-  it("nests in registration order: the first registered is outermost; next_call(payload) passes a new payload down", async () => {
-    const log: string[] = [];
-    const frame =
-      (n: string): MiddlewareCallback =>
-      async ({ args, next_call }) => {
-        log.push(`enter ${n}`);
-        const r = await (next_call as (a: unknown) => Promise<string>)({ ...(args as object), [n]: true });
-        log.push(`leave ${n}`);
-        return `${n}(${r})`;
-      };
-    const { m } = engine(frame("a"), frame("b"), frame("c"));
-    const t = counter("T");
-    expect(await m.runExecution("tool_execution", { x: 0 }, t.terminal, { tool_name: "demo" })).toBe("a(b(c(T)))");
-    expect(log).toEqual(["enter a", "enter b", "enter c", "leave c", "leave b", "leave a"]);
-    expect(t.calls).toEqual([{ x: 0, a: true, b: true, c: true }]);
-  });
+  it(
+    "nests in registration order: the first registered is outermost; next_call(payload) passes a new payload " + "down",
+    async () => {
+      const log: string[] = [];
+      const frame =
+        (n: string): MiddlewareCallback =>
+        async ({ args, next_call }) => {
+          log.push(`enter ${n}`);
+          const r = await (next_call as (a: unknown) => Promise<string>)({ ...(args as object), [n]: true });
+          log.push(`leave ${n}`);
+          return `${n}(${r})`;
+        };
+      const { m } = engine(frame("a"), frame("b"), frame("c"));
+      const t = counter("T");
+      expect(await m.runExecution("tool_execution", { x: 0 }, t.terminal, { tool_name: "demo" })).toBe("a(b(c(T)))");
+      expect(log).toEqual(["enter a", "enter b", "enter c", "leave c", "leave b", "leave a"]);
+      expect(t.calls).toEqual([{ x: 0, a: true, b: true, c: true }]);
+    },
+  );
 
-  it("next_call() without an argument passes the frame's payload; kwargs carry tool_name, original_args, versions and a camelCase alias", async () => {
-    let kw: Record<string, unknown> = {};
-    const { m } = engine(async (k) => {
-      kw = k;
-      return (k.nextCall as () => Promise<unknown>)();
-    });
-    const t = counter();
-    await m.runExecution("tool_execution", { a: 1 }, t.terminal, { tool_name: "demo" });
-    expect(t.calls).toEqual([{ a: 1 }]);
-    expect(kw).toMatchObject({
-      tool_name: "demo",
-      args: { a: 1 },
-      original_args: { a: 1 },
-      telemetry_schema_version: OBSERVER_SCHEMA_VERSION,
-      middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
-    });
-    expect(kw.nextCall).toBe(kw.next_call);
-  });
+  it(
+    "next_call() without an argument passes the frame's payload; kwargs carry tool_name, original_args, " +
+      "versions and a camelCase alias",
+    async () => {
+      let kw: Record<string, unknown> = {};
+      const { m } = engine(async (k) => {
+        kw = k;
+        return (k.nextCall as () => Promise<unknown>)();
+      });
+      const t = counter();
+      await m.runExecution("tool_execution", { a: 1 }, t.terminal, { tool_name: "demo" });
+      expect(t.calls).toEqual([{ a: 1 }]);
+      expect(kw).toMatchObject({
+        tool_name: "demo",
+        args: { a: 1 },
+        original_args: { a: 1 },
+        telemetry_schema_version: OBSERVER_SCHEMA_VERSION,
+        middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
+      });
+      expect(kw.nextCall).toBe(kw.next_call);
+    },
+  );
 
   it("llm_execution uses request/original_request (original taken from the context when given)", async () => {
     let kw: Record<string, unknown> = {};
@@ -220,108 +234,127 @@ describe("execution middleware frame rules (§6.3)", () => {
     expect(kw).toMatchObject({ request: { model: "b" }, original_request: { model: "a" } });
   });
 
-  it("next_call is single-use: the second call throws the exact error; the first result is kept and the terminal runs once", async () => {
-    let second: unknown;
-    const { m, logs } = engine(async function twice({ args, next_call }) {
-      const call = next_call as (a: unknown) => Promise<unknown>;
-      const r = await call(args);
-      try {
-        await call(args);
-      } catch (e) {
-        second = e;
-      }
-      return r;
-    });
-    const t = counter();
-    expect(await m.runExecution("tool_execution", {}, t.terminal)).toBe("tool-result");
-    expect((second as Error).message).toBe(
-      "Middleware 'tool_execution' callback twice called next_call() more than once; downstream execution is single-use",
-    );
-    expect(t.calls).toHaveLength(1);
-    expect(logs.warnings()).toHaveLength(0);
-  });
-
-  it("a second next_call left uncaught (even unawaited) is contained: reported once, downstream result kept, no unhandled rejection", async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (e: unknown) => unhandled.push(e);
-    process.on("unhandledRejection", onUnhandled);
-    try {
-      const { m, logs } = engine([
-        function sloppy({ args, next_call }) {
-          const call = next_call as (a: unknown) => Promise<unknown>;
-          const first = call(args);
-          void call(args); // throws synchronously: the frame fails after... the first call is in flight
-          return first;
-        },
-        { owner: "sloppy" },
-      ]);
-      const { m: m2, logs: logs2 } = engine([
-        async function awaitedTwice({ args, next_call }) {
-          const call = next_call as (a: unknown) => Promise<unknown>;
+  it(
+    "next_call is single-use: the second call throws the exact error; the first result is kept and the " +
+      "terminal runs once",
+    async () => {
+      let second: unknown;
+      const { m, logs } = engine(async function twice({ args, next_call }) {
+        const call = next_call as (a: unknown) => Promise<unknown>;
+        const r = await call(args);
+        try {
           await call(args);
-          return call(args);
-        },
-        { owner: "twice" },
-      ]);
-      // Still in flight when the second call throws: the frame's own error propagates (rule 3), not a crash.
-      const slow = async () => {
-        await new Promise((r) => setTimeout(r, 5));
-        return "late";
-      };
-      await expect(m.runExecution("tool_execution", {}, slow)).rejects.toThrow(/called next_call\(\) more than once/);
-      // Already finished when it throws (a terminal that settles at once): the result stands, as a
-      // throw after a successful next_call (the original's next_call is synchronous).
+        } catch (e) {
+          second = e;
+        }
+        return r;
+      });
       const t = counter();
       expect(await m.runExecution("tool_execution", {}, t.terminal)).toBe("tool-result");
+      expect((second as Error).message).toBe(
+        "Middleware 'tool_execution' callback twice called next_call() more than once; downstream execution is " +
+          "single-use",
+      );
       expect(t.calls).toHaveLength(1);
-      // After a successful first call: the result is kept, the terminal never re-runs (rule 2).
-      const t2 = counter("kept");
-      expect(await m2.runExecution("tool_execution", {}, t2.terminal)).toBe("kept");
-      expect(t2.calls).toHaveLength(1);
-      expect(logs2.warnings().map((r) => r.plugin)).toEqual(["twice"]);
-      expect(logs2.warnings()[0]!.msg).toContain("called next_call() more than once");
-      expect(logs.warnings().map((r) => r.plugin)).toEqual(["sloppy"]);
-      await new Promise((r) => setTimeout(r, 20));
-      expect(unhandled).toEqual([]);
-    } finally {
-      process.off("unhandledRejection", onUnhandled);
-    }
-  });
+      expect(logs.warnings()).toHaveLength(0);
+    },
+  );
 
-  it("a frame that gives up on a downstream still in flight (its own deadline) fails at once, without waiting for it", async () => {
-    let release!: (v: string) => void;
-    let terminalDone = false;
-    const terminal = () =>
-      new Promise<string>((r) => (release = r)).then((v) => {
-        terminalDone = true;
-        return v;
+  it(
+    "a second next_call left uncaught (even unawaited) is contained: reported once, downstream result kept, no " +
+      "unhandled rejection",
+    async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (e: unknown) => unhandled.push(e);
+      process.on("unhandledRejection", onUnhandled);
+      try {
+        const { m, logs } = engine([
+          function sloppy({ args, next_call }) {
+            const call = next_call as (a: unknown) => Promise<unknown>;
+            const first = call(args);
+            void call(args); // throws synchronously: the frame fails after... the first call is in flight
+            return first;
+          },
+          { owner: "sloppy" },
+        ]);
+        const { m: m2, logs: logs2 } = engine([
+          async function awaitedTwice({ args, next_call }) {
+            const call = next_call as (a: unknown) => Promise<unknown>;
+            await call(args);
+            return call(args);
+          },
+          { owner: "twice" },
+        ]);
+        // Still in flight when the second call throws: the frame's own error propagates (rule 3), not a crash.
+        const slow = async () => {
+          await new Promise((r) => setTimeout(r, 5));
+          return "late";
+        };
+        await expect(m.runExecution("tool_execution", {}, slow)).rejects.toThrow(/called next_call\(\) more than once/);
+        // Already finished when it throws (a terminal that settles at once): the result stands, as a
+        // throw after a successful next_call (the original's next_call is synchronous).
+        const t = counter();
+        expect(await m.runExecution("tool_execution", {}, t.terminal)).toBe("tool-result");
+        expect(t.calls).toHaveLength(1);
+        // After a successful first call: the result is kept, the terminal never re-runs (rule 2).
+        const t2 = counter("kept");
+        expect(await m2.runExecution("tool_execution", {}, t2.terminal)).toBe("kept");
+        expect(t2.calls).toHaveLength(1);
+        expect(logs2.warnings().map((r) => r.plugin)).toEqual(["twice"]);
+        expect(logs2.warnings()[0]!.msg).toContain("called next_call() more than once");
+        expect(logs.warnings().map((r) => r.plugin)).toEqual(["sloppy"]);
+        await new Promise((r) => setTimeout(r, 20));
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off("unhandledRejection", onUnhandled);
+      }
+    },
+  );
+
+  it(
+    "a frame that gives up on a downstream still in flight (its own deadline) fails at once, without waiting " +
+      "for it",
+    async () => {
+      let release!: (v: string) => void;
+      let terminalDone = false;
+      const terminal = () =>
+        new Promise<string>((r) => (release = r)).then((v) => {
+          terminalDone = true;
+          return v;
+        });
+      const { m } = engine(async ({ args, next_call }) => {
+        await Promise.race([
+          (next_call as (a: unknown) => Promise<unknown>)(args),
+          new Promise((r) => setTimeout(r, 1)),
+        ]);
+        throw new Error("middleware deadline");
       });
-    const { m } = engine(async ({ args, next_call }) => {
-      await Promise.race([(next_call as (a: unknown) => Promise<unknown>)(args), new Promise((r) => setTimeout(r, 1))]);
-      throw new Error("middleware deadline");
-    });
-    await expect(m.runExecution("tool_execution", {}, terminal)).rejects.toThrow("middleware deadline");
-    expect(terminalDone).toBe(false);
-    release("late");
-  });
+      await expect(m.runExecution("tool_execution", {}, terminal)).rejects.toThrow("middleware deadline");
+      expect(terminalDone).toBe(false);
+      release("late");
+    },
+  );
 
-  it("a throw before next_call skips that frame (fail-open): the rest of the chain and the terminal still run", async () => {
-    const log: string[] = [];
-    const { m, logs } = engine(
-      async ({ next_call }) => (log.push("outer"), (next_call as () => Promise<unknown>)()),
-      function broken() {
-        throw new Error("before next");
-      },
-      async ({ args, next_call }) => (
-        log.push(`inner ${JSON.stringify(args)}`), (next_call as () => Promise<unknown>)()
-      ),
-    );
-    const t = counter();
-    expect(await m.runExecution("tool_execution", { a: 1 }, t.terminal)).toBe("tool-result");
-    expect(log).toEqual(["outer", 'inner {"a":1}']);
-    expect(t.calls).toEqual([{ a: 1 }]);
-    expect(logs.warnings().map((r) => r.plugin)).toEqual(["p1"]);
-  });
+  it(
+    "a throw before next_call skips that frame (fail-open): " + "the rest of the chain and the terminal still run",
+    async () => {
+      const log: string[] = [];
+      const { m, logs } = engine(
+        async ({ next_call }) => (log.push("outer"), (next_call as () => Promise<unknown>)()),
+        function broken() {
+          throw new Error("before next");
+        },
+        async ({ args, next_call }) => (
+          log.push(`inner ${JSON.stringify(args)}`), (next_call as () => Promise<unknown>)()
+        ),
+      );
+      const t = counter();
+      expect(await m.runExecution("tool_execution", { a: 1 }, t.terminal)).toBe("tool-result");
+      expect(log).toEqual(["outer", 'inner {"a":1}']);
+      expect(t.calls).toEqual([{ a: 1 }]);
+      expect(logs.warnings().map((r) => r.plugin)).toEqual(["p1"]);
+    },
+  );
 
   it("a throw after a successful next_call keeps the downstream result and never re-runs the terminal", async () => {
     const { m, logs } = engine(async function post({ next_call }) {
@@ -381,34 +414,42 @@ describe("execution middleware frame rules (§6.3)", () => {
     );
   });
 
-  it("a frame that never calls next_call short-circuits: its value is the result; inner frames and the terminal do not run", async () => {
-    let inner = 0;
-    const { m } = engine(
-      () => "cached",
-      async ({ next_call }) => (inner++, (next_call as () => Promise<unknown>)()),
-    );
-    const t = counter();
-    expect(await m.runExecution("tool_execution", {}, t.terminal)).toBe("cached");
-    expect(inner).toBe(0);
-    expect(t.calls).toHaveLength(0);
-  });
+  it(
+    "a frame that never calls next_call short-circuits: its value is the result; inner frames and the terminal " +
+      "do not run",
+    async () => {
+      let inner = 0;
+      const { m } = engine(
+        () => "cached",
+        async ({ next_call }) => (inner++, (next_call as () => Promise<unknown>)()),
+      );
+      const t = counter();
+      expect(await m.runExecution("tool_execution", {}, t.terminal)).toBe("cached");
+      expect(inner).toBe(0);
+      expect(t.calls).toHaveLength(0);
+    },
+  );
 
-  it("a required plugin's frame failing before next_call fails the call (DESIGN.md deviation 2); the terminal does not run", async () => {
-    const { m } = engine([
-      () => {
-        throw new Error("audit sink down");
-      },
-      { owner: "audit", required: true },
-    ]);
-    const t = counter();
-    const err = (await m
-      .runExecution("tool_execution", {}, t.terminal)
-      .catch((e: unknown) => e)) as RequiredMiddlewareError;
-    expect(err).toBeInstanceOf(RequiredMiddlewareError);
-    expect(err.plugin).toBe("audit");
-    expect(err.message).toBe("required plugin audit: tool_execution middleware failed: audit sink down");
-    expect(t.calls).toHaveLength(0);
-  });
+  it(
+    "a required plugin's frame failing before next_call fails the call (DESIGN.md deviation 2); the terminal " +
+      "does not run",
+    async () => {
+      const { m } = engine([
+        () => {
+          throw new Error("audit sink down");
+        },
+        { owner: "audit", required: true },
+      ]);
+      const t = counter();
+      const err = (await m
+        .runExecution("tool_execution", {}, t.terminal)
+        .catch((e: unknown) => e)) as RequiredMiddlewareError;
+      expect(err).toBeInstanceOf(RequiredMiddlewareError);
+      expect(err.plugin).toBe("audit");
+      expect(err.message).toBe("required plugin audit: tool_execution middleware failed: audit sink down");
+      expect(t.calls).toHaveLength(0);
+    },
+  );
 
   it("a required plugin's frame failing AFTER a successful next_call still keeps the result", async () => {
     const { m } = engine([
@@ -423,15 +464,19 @@ describe("execution middleware frame rules (§6.3)", () => {
 });
 
 describe("middleware from loaded plugins", () => {
-  it("the lock's required flag reaches the engine: a required plugin's failing frame fails the call, a normal one is skipped", async () => {
-    const failing = `ctx.register_middleware("tool_execution", () => { throw new Error("down"); });`;
-    const { rt } = await start([plugin("optional", failing), plugin("strictly", failing, { required: true })]);
-    await expect(rt.middleware.runExecution("tool_execution", {}, async () => "ran")).rejects.toThrow(
-      "required plugin strictly: tool_execution middleware failed: down",
-    );
-    rt.unload("strictly");
-    expect(await rt.middleware.runExecution("tool_execution", {}, async () => "ran")).toBe("ran");
-  });
+  it(
+    "the lock's required flag reaches the engine: a required plugin's failing frame fails the call, a normal " +
+      "one is skipped",
+    async () => {
+      const failing = `ctx.register_middleware("tool_execution", () => { throw new Error("down"); });`;
+      const { rt } = await start([plugin("optional", failing), plugin("strictly", failing, { required: true })]);
+      await expect(rt.middleware.runExecution("tool_execution", {}, async () => "ran")).rejects.toThrow(
+        "required plugin strictly: tool_execution middleware failed: down",
+      );
+      rt.unload("strictly");
+      expect(await rt.middleware.runExecution("tool_execution", {}, async () => "ran")).toBe("ran");
+    },
+  );
 });
 
 describe("registration during a call", () => {
@@ -472,15 +517,18 @@ describe("registration during a call", () => {
 });
 
 describe("plain pass-through frames", () => {
-  it("a frame that returns next_call's promise as is passes results and downstream errors through unchanged", async () => {
-    const seen: string[] = [];
-    const pass =
-      (name: string): MiddlewareCallback =>
-      ({ args, next_call }) => (seen.push(name), (next_call as (a: unknown) => unknown)(args));
-    const { m } = engine(pass("outer"), pass("inner"));
-    expect(await m.runExecution("tool_execution", { a: 1 }, (a: unknown) => ({ got: a }))).toEqual({ got: { a: 1 } });
-    const boom = new Error("tool failed");
-    await expect(m.runExecution("tool_execution", {}, () => Promise.reject(boom))).rejects.toBe(boom);
-    expect(seen).toEqual(["outer", "inner", "outer", "inner"]);
-  });
+  it(
+    "a frame that returns next_call's promise as is passes " + "results and downstream errors through unchanged",
+    async () => {
+      const seen: string[] = [];
+      const pass =
+        (name: string): MiddlewareCallback =>
+        ({ args, next_call }) => (seen.push(name), (next_call as (a: unknown) => unknown)(args));
+      const { m } = engine(pass("outer"), pass("inner"));
+      expect(await m.runExecution("tool_execution", { a: 1 }, (a: unknown) => ({ got: a }))).toEqual({ got: { a: 1 } });
+      const boom = new Error("tool failed");
+      await expect(m.runExecution("tool_execution", {}, () => Promise.reject(boom))).rejects.toBe(boom);
+      expect(seen).toEqual(["outer", "inner", "outer", "inner"]);
+    },
+  );
 });

@@ -15,14 +15,16 @@ describe("warn-once reporter", () => {
     const { rt, logs } = await start([
       plugin(
         "sig",
-        `ctx.register_hook("post_tool_call", function needsResult(p) { if (!p.missing_field) throw new Error("missing_field required"); });`,
+        `ctx.register_hook("post_tool_call", function needsResult(p) { if (!p.missing_field) throw new ` +
+          `Error("missing_field required"); });`,
       ),
     ]);
     for (let i = 0; i < 3; i++) await rt.hooks.invoke("post_tool_call", { tool_name: "t", args: {}, result: "r" });
     const w = logs.warnings().filter((r) => r.plugin === "sig");
     expect(w).toHaveLength(1);
     expect(w[0]!.msg).toBe(
-      "Hook 'post_tool_call' callback needsResult raised: missing_field required (hook provides: args, result, telemetry_schema_version, tool_name; identical failures are logged at DEBUG from now on)",
+      "Hook 'post_tool_call' callback needsResult raised: missing_field required (hook provides: args, " +
+        "result, telemetry_schema_version, tool_name; identical failures are logged at DEBUG from now on)",
     );
     const d = logs.debugs().filter((r) => r.plugin === "sig" && r.msg.includes("raised again"));
     expect(d.map((r) => r.msg)).toEqual(
@@ -41,7 +43,8 @@ describe("warn-once reporter", () => {
     r.report("Middleware", "llm_request", "p", "other", new Error("a"), []);
     expect(logs.warnings()).toHaveLength(5);
     expect(logs.warnings()[0]!.msg).toBe(
-      "Middleware 'llm_request' callback cb raised: a (middleware provides: no fields; identical failures are logged at DEBUG from now on)",
+      "Middleware 'llm_request' callback cb raised: a (middleware provides: no fields; identical failures " +
+        "are logged at DEBUG from now on)",
     );
   });
 
@@ -78,23 +81,27 @@ function eventBus() {
 }
 
 describe("event bus", () => {
-  it("ctx.emit namespaces bare names as '<key>:<event>'; ':' in the name, empty names and non-object payloads are refused", async () => {
-    const { rt } = await start([
-      plugin("pub", `globalThis.__pub = ctx;`),
-      plugin("sub", `ctx.subscribe("pub:ready", (p) => { (globalThis.__got ??= []).push(p); });`),
-    ]);
-    const ctx = (globalThis as Record<string, unknown>).__pub as { emit: (e: unknown, p?: unknown) => number };
-    expect(ctx.emit("ready", { n: 1 })).toBe(1);
-    expect(ctx.emit("other")).toBe(0);
-    expect(() => ctx.emit("pub:ready", {})).toThrow(
-      "emit 'pub:ready': plugins emit bare names; the 'pub:' namespace is added for you",
-    );
-    expect(() => ctx.emit("hermes:boot", {})).toThrow(/bare names/);
-    expect(() => ctx.emit("", {})).toThrow(/non-empty string/);
-    expect(() => ctx.emit("x", [1] as unknown as Record<string, unknown>)).toThrow(TypeError);
-    await rt.settle();
-    expect((globalThis as Record<string, unknown>).__got).toEqual([{ n: 1 }]);
-  });
+  it(
+    "ctx.emit namespaces bare names as '<key>:<event>'; ':' in the name, empty names and non-object payloads " +
+      "are refused",
+    async () => {
+      const { rt } = await start([
+        plugin("pub", `globalThis.__pub = ctx;`),
+        plugin("sub", `ctx.subscribe("pub:ready", (p) => { (globalThis.__got ??= []).push(p); });`),
+      ]);
+      const ctx = (globalThis as Record<string, unknown>).__pub as { emit: (e: unknown, p?: unknown) => number };
+      expect(ctx.emit("ready", { n: 1 })).toBe(1);
+      expect(ctx.emit("other")).toBe(0);
+      expect(() => ctx.emit("pub:ready", {})).toThrow(
+        "emit 'pub:ready': plugins emit bare names; the 'pub:' namespace is added for you",
+      );
+      expect(() => ctx.emit("hermes:boot", {})).toThrow(/bare names/);
+      expect(() => ctx.emit("", {})).toThrow(/non-empty string/);
+      expect(() => ctx.emit("x", [1] as unknown as Record<string, unknown>)).toThrow(TypeError);
+      await rt.settle();
+      expect((globalThis as Record<string, unknown>).__got).toEqual([{ n: 1 }]);
+    },
+  );
 
   it("delivers after the emitter returns, FIFO, with a fresh deep copy per subscriber", async () => {
     const { bus } = eventBus();
@@ -122,32 +129,36 @@ describe("event bus", () => {
     expect(payload).toEqual({ seq: 1, nested: { v: 1 } });
   });
 
-  it("async subscribers are awaited in order; a failing subscriber is reported ('Event') and does not stop delivery", async () => {
-    const { bus, logs } = eventBus();
-    const order: string[] = [];
-    bus.subscribe(
-      "p:e",
-      async () => {
-        await new Promise((r) => setTimeout(r, 20));
-        order.push("slow");
-      },
-      "a",
-    );
-    bus.subscribe(
-      "p:e",
-      () => {
-        throw new Error("sub failed");
-      },
-      "b",
-    );
-    bus.subscribe("p:e", () => void order.push("fast"), "c");
-    bus.emit("p:e", {}, "p");
-    await bus.idle();
-    expect(order).toEqual(["slow", "fast"]);
-    expect(logs.warnings().map((r) => [r.plugin, r.msg.split(" (")[0]])).toEqual([
-      ["b", "Event 'p:e' callback <anonymous> raised: sub failed"],
-    ]);
-  });
+  it(
+    "async subscribers are awaited in order; a failing subscriber is reported ('Event') and does not stop " +
+      "delivery",
+    async () => {
+      const { bus, logs } = eventBus();
+      const order: string[] = [];
+      bus.subscribe(
+        "p:e",
+        async () => {
+          await new Promise((r) => setTimeout(r, 20));
+          order.push("slow");
+        },
+        "a",
+      );
+      bus.subscribe(
+        "p:e",
+        () => {
+          throw new Error("sub failed");
+        },
+        "b",
+      );
+      bus.subscribe("p:e", () => void order.push("fast"), "c");
+      bus.emit("p:e", {}, "p");
+      await bus.idle();
+      expect(order).toEqual(["slow", "fast"]);
+      expect(logs.warnings().map((r) => [r.plugin, r.msg.split(" (")[0]])).toEqual([
+        ["b", "Event 'p:e' callback <anonymous> raised: sub failed"],
+      ]);
+    },
+  );
 
   it("recursive emits stop at depth 8 with a warning", async () => {
     const { bus, logs } = eventBus();
@@ -193,16 +204,19 @@ describe("event bus", () => {
     expect((globalThis as Record<string, unknown>).__n2).toBeUndefined();
   });
 
-  it("a subscription removed after queueing is skipped; a targeted unload removes the plugin's subscriptions", async () => {
-    const { rt } = await start([
-      plugin("pub", `globalThis.__pub3 = ctx;`),
-      plugin("sub", `ctx.subscribe("pub:e", () => { globalThis.__n3 = (globalThis.__n3 ?? 0) + 1; });`),
-    ]);
-    const ctx = (globalThis as Record<string, unknown>).__pub3 as { emit: (e: string, p?: unknown) => number };
-    ctx.emit("e", {});
-    rt.unload("sub");
-    await rt.settle();
-    expect(ctx.emit("e", {})).toBe(0);
-    expect((globalThis as Record<string, unknown>).__n3).toBeUndefined();
-  });
+  it(
+    "a subscription removed after queueing is skipped; a " + "targeted unload removes the plugin's subscriptions",
+    async () => {
+      const { rt } = await start([
+        plugin("pub", `globalThis.__pub3 = ctx;`),
+        plugin("sub", `ctx.subscribe("pub:e", () => { globalThis.__n3 = (globalThis.__n3 ?? 0) + 1; });`),
+      ]);
+      const ctx = (globalThis as Record<string, unknown>).__pub3 as { emit: (e: string, p?: unknown) => number };
+      ctx.emit("e", {});
+      rt.unload("sub");
+      await rt.settle();
+      expect(ctx.emit("e", {})).toBe(0);
+      expect((globalThis as Record<string, unknown>).__n3).toBeUndefined();
+    },
+  );
 });

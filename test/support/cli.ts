@@ -68,7 +68,10 @@ export interface Spawned {
 }
 
 export interface SpawnOptions extends Omit<RunOptions, "timeoutMs"> {
-  /** Discard stdout and stderr: a killed CLI then closes at once, not when the children it started let go of its pipes. */
+  /**
+   * Discard stdout and stderr: a killed CLI then closes at once, not when the children it started let go of its
+   * pipes.
+   */
   ignoreOutput?: boolean;
 }
 

@@ -89,7 +89,8 @@ export class PermanentApprovals {
 }
 
 const TRANSPORT_BLOCKED = (failure: string) =>
-  `BLOCKED: Selected approval transport failed (${failure}); the user has NOT consented to this action. Do NOT retry this command or attempt the same outcome through another route.`;
+  `BLOCKED: Selected approval transport failed (${failure}); the user has NOT consented to this action. Do ` +
+  "NOT retry this command or attempt the same outcome through another route.";
 
 /**
  * The approval gate: pre-approved keys (session, always) pass without asking;
@@ -129,12 +130,14 @@ export class ApprovalGate {
       if (s.fallbackToBuiltin && r.failure !== "error_construct") {
         this.deps.log.warn(
           { code: "E_APPROVAL_TRANSPORT" },
-          `approval transport '${s.transport}' failed (${r.failure}${r.detail ? `: ${r.detail}` : ""}); falling back to the built-in prompt (transport_fallback: builtin)`,
+          `approval transport '${s.transport}' failed (${r.failure}${r.detail ? `: ${r.detail}` : ""}); ` +
+            "falling back to the built-in prompt (transport_fallback: builtin)",
         );
       } else {
         this.deps.log.warn(
           { code: "E_APPROVAL_TRANSPORT" },
-          `approval transport '${s.transport}' failed (${r.failure}${r.detail ? `: ${r.detail}` : ""}); denied: ${ask.description}`,
+          `approval transport '${s.transport}' failed (${r.failure}${r.detail ? `: ${r.detail}` : ""}); ` +
+            `denied: ${ask.description}`,
         );
         const failure = r.failure === "error_construct" ? "error" : r.failure;
         return this.done(ask, {
@@ -249,7 +252,9 @@ export class ApprovalGate {
         approved: false,
         choice,
         decided_by,
-        message: `BLOCKED: this action needs a person's approval (${ask.description}) and nobody can be asked in this session (no terminal). It was not run. Do NOT retry it or reach the same outcome another way.`,
+        message:
+          `BLOCKED: this action needs a person's approval (${ask.description}) and nobody can be asked in this ` +
+          "session (no terminal). It was not run. Do NOT retry it or reach the same outcome another way.",
         code: "E_APPROVAL_DENIED",
       });
     }
@@ -275,7 +280,9 @@ export class ApprovalGate {
       approved: false,
       choice,
       decided_by,
-      message: `BLOCKED: the user did not approve this action (${ask.description}; answer: ${choice}). It was not run. Do NOT retry it or reach the same outcome another way.`,
+      message:
+        `BLOCKED: the user did not approve this action (${ask.description}; answer: ${choice}). It was not ` +
+        "run. Do NOT retry it or reach the same outcome another way.",
       code: "E_APPROVAL_DENIED",
     });
   }

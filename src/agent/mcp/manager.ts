@@ -107,7 +107,8 @@ function rpcCode(e: unknown): number | undefined {
   return typeof c === "number" ? c : undefined;
 }
 
-/** One CallToolResult as the raw string of the native handler: `{"result": text, "structuredContent"?}` or `{"error": text}`. */
+/** One CallToolResult as the raw string of the native handler: `{"result": text, "structuredContent"?}` or `{"error":
+ * text}`. */
 export function rawFromCallResult(res: Record<string, unknown>): string {
   if (Object.prototype.hasOwnProperty.call(res, "toolResult") && !Array.isArray(res.content)) {
     return JSON.stringify({ result: res.toolResult ?? null });
@@ -234,7 +235,8 @@ export class McpManager implements McpDispatcher {
             c.lastError = f.message;
             this.log.warn(
               { code: f.code, mcp_server: c.spec.name },
-              `MCP server '${c.spec.name}' is not available: ${f.message}; its tools are registered when it can be reached`,
+              `MCP server '${c.spec.name}' is not available: ${f.message}; its tools are registered when it ` +
+                "can be reached",
             );
           }
         }),
@@ -303,7 +305,8 @@ export class McpManager implements McpDispatcher {
       const known = this.serverNames();
       throw new McpCallFailure(
         "E_MCP_UNKNOWN_SERVER",
-        `MCP server '${server}' is not configured (mcp_servers in config.yaml${known.length ? `; configured: ${known.join(", ")}` : ""})`,
+        `MCP server '${server}' is not configured (mcp_servers in ` +
+          `config.yaml${known.length ? `; configured: ${known.join(", ")}` : ""})`,
       );
     }
     if (!c.spec.enabled)
@@ -322,7 +325,8 @@ export class McpManager implements McpDispatcher {
       () =>
         new McpCallFailure(
           "E_MCP_TIMEOUT",
-          `MCP server '${server}' did not finish starting within the call's ${timeoutSeconds}s timeout (it keeps starting in the background, up to ${c.spec.connect_timeout}s)`,
+          `MCP server '${server}' did not finish starting within the call's ${timeoutSeconds}s timeout (it ` +
+            `keeps starting in the background, up to ${c.spec.connect_timeout}s)`,
         ),
     ).catch((e: unknown) => {
       throw this.asFailure(c, e, "connecting", timeoutSeconds);
@@ -376,7 +380,9 @@ export class McpManager implements McpDispatcher {
       const tail = c.stderr.length ? ` (last stderr: ${c.stderr[c.stderr.length - 1]})` : "";
       return new McpCallFailure(
         "E_MCP_SERVER_CLOSED",
-        `MCP server '${name}' closed the connection while ${doing}: the server ${c.spec.transport === "stdio" ? "process exited" : "went away"}${tail}; it is restarted on the next call`,
+        `MCP server '${name}' closed the connection while ${doing}: the ` +
+          `server ${c.spec.transport === "stdio" ? "process exited" : "went away"}${tail}; it is restarted on ` +
+          "the next call",
       );
     }
     if (client === undefined) return new McpCallFailure("E_MCP_CONNECT_FAILED", msg);
@@ -393,7 +399,8 @@ export class McpManager implements McpDispatcher {
       return Promise.reject(
         new McpCallFailure(
           "E_MCP_CONNECT_FAILED",
-          `MCP server '${c.spec.name}' failed to start ${c.failures} times in a row; next attempt in ${Math.ceil((c.restUntil - now) / 1000)}s (last error: ${c.lastError ?? "unknown"})`,
+          `MCP server '${c.spec.name}' failed to start ${c.failures} times in a row; next attempt ` +
+            `in ${Math.ceil((c.restUntil - now) / 1000)}s (last error: ${c.lastError ?? "unknown"})`,
         ),
       );
     }
@@ -438,7 +445,10 @@ export class McpManager implements McpDispatcher {
       const tail = c.stderr.length ? `; stderr: ${c.stderr.slice(-3).join(" | ")}` : "";
       const what =
         spec.transport === "stdio" ? `start '${[spec.command, ...spec.args].join(" ")}'` : `connect to ${spec.url}`;
-      c.lastError = `could not ${what}: ${rpcCode(e) === RPC_REQUEST_TIMEOUT ? `no MCP handshake within ${spec.connect_timeout}s` : errMessage(e)}${tail}`;
+      c.lastError =
+        `could not ${what}: ` +
+        `${rpcCode(e) === RPC_REQUEST_TIMEOUT ? `no MCP handshake within ${spec.connect_timeout}s` : errMessage(e)}` +
+        `${tail}`;
       throw new McpCallFailure("E_MCP_CONNECT_FAILED", `MCP server '${spec.name}': ${c.lastError}`);
     }
     if (this.closed) {
@@ -542,7 +552,8 @@ export class McpManager implements McpDispatcher {
       if (seen.has(info.name)) {
         this.log.warn(
           { code: "W_MCP_TOOL_SKIPPED", mcp_server: spec.name, tool: t.name },
-          `MCP tool '${t.name}' of server '${spec.name}' maps to ${info.name}, already taken by another tool of that server; not registered`,
+          `MCP tool '${t.name}' of server '${spec.name}' maps to ${info.name}, already taken by another tool ` +
+            "of that server; not registered",
         );
         continue;
       }

@@ -64,7 +64,8 @@ export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** A Retry-After header in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3); null when absent or unreadable. */
+/** A Retry-After header in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3); null when absent or
+ * unreadable. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
   const v = value?.trim();
   if (!v) return null;

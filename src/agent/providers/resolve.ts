@@ -85,7 +85,8 @@ export async function resolveProvider(
     if (!baseUrl)
       throw new HermesError("E_PROVIDER_CONFIG", {
         message:
-          "openai-compatible needs a base URL: pass --base-url URL (e.g. http://127.0.0.1:8080/v1) or set model.base_url",
+          "openai-compatible needs a base URL: pass --base-url URL (e.g. http://127.0.0.1:8080/v1) or set " +
+          "model.base_url",
         path: "model.base_url",
       });
     let url: URL;

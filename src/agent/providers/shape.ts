@@ -20,7 +20,8 @@ export function checkResponse(value: unknown, where = "the provider"): LlmRespon
   if (!Array.isArray(choices) || !choices.length || !isObject(choices[0]) || !isObject(choices[0].message)) {
     throw new ProviderError(
       "malformed",
-      `${where} returned an object without choices[0].message (keys: ${Object.keys(value).slice(0, 8).join(", ") || "none"})`,
+      `${where} returned an object without choices[0].message ` +
+        `(keys: ${Object.keys(value).slice(0, 8).join(", ") || "none"})`,
       { body: value },
     );
   }

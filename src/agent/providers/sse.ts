@@ -76,7 +76,8 @@ export class ChunkAssembler {
       const status = typeof chunk.error.code === "number" ? chunk.error.code : null;
       throw new ProviderError(
         "stream",
-        `the provider reported an error mid-stream: ${chunk.error.message ?? JSON.stringify(chunk.error).slice(0, 200)}`,
+        "the provider reported an error " +
+          `mid-stream: ${chunk.error.message ?? JSON.stringify(chunk.error).slice(0, 200)}`,
         { status_code: status, body: chunk },
       );
     }

@@ -28,13 +28,17 @@ export function limitOutput(output: string, limit: number): string {
   if (output.length <= limit) return output;
   const head = Math.floor(limit * 0.4);
   const tail = limit - head;
-  return `${output.slice(0, head)}\n… [${output.length - limit} characters truncated; output limit ${limit}] …\n${output.slice(-tail)}`;
+  return (
+    `${output.slice(0, head)}\n… [${output.length - limit} characters truncated; output limit ${limit}] ` +
+    `…\n${output.slice(-tail)}`
+  );
 }
 
 export const TERMINAL_SCHEMA = {
   name: "terminal",
   description:
-    "Run a shell command and return its combined output and exit code. Commands that could destroy data need the user's approval.",
+    "Run a shell command and return its combined output and exit code. Commands that could destroy data need " +
+    "the user's approval.",
   parameters: {
     type: "object",
     properties: {

@@ -74,7 +74,8 @@ export function chatCommand(): Command {
 export function demoCommand(): Command {
   return new Command("demo")
     .description(
-      "run a scripted conversation with the bundled example plugins in a throwaway home and print the hook and middleware timeline (offline)",
+      "run a scripted conversation with the bundled example plugins in a throwaway home and print the hook " +
+        "and middleware timeline (offline)",
     )
     .option("--keep", "keep the throwaway home and print its path")
     .option("--json", "print the turn's result as JSON on stdout (the timeline goes to stderr)")
@@ -92,7 +93,11 @@ export function demoCommand(): Command {
       }
       if (o.json)
         process.stdout.write(
-          `${JSON.stringify({ home: r.home, kept: r.kept, api_requests: r.requests.length, ...turnJson(r.result) }, null, 2)}\n`,
+          `${JSON.stringify(
+            { home: r.home, kept: r.kept, api_requests: r.requests.length, ...turnJson(r.result) },
+            null,
+            2,
+          )}` + "\n",
         );
       else if (o.keep) process.stdout.write(`kept: ${r.home}\n`);
       process.exitCode = r.result.completed ? 0 : 1;

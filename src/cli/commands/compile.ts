@@ -38,7 +38,9 @@ export function compileCommand(): Command {
         if (!gens.length) return out("no generations yet: run hermes compile");
         for (const g of gens) {
           out(
-            `${g.current ? style.green("*") : " "} ${String(g.generation).padStart(4)}  ${g.created_at}  ${g.reason.padEnd(8)}  ${g.loading}/${g.plugins} loading${g.kind ? `  ${g.kind}` : ""}${g.spec ? `  ${g.spec}` : ""}${g.current_reason ? `  (current: ${g.current_reason})` : ""}`,
+            `${g.current ? style.green("*") : " "} ${String(g.generation).padStart(4)}  ${g.created_at}  ` +
+              `${g.reason.padEnd(8)}  ${g.loading}/${g.plugins} loading${g.kind ? `  ${g.kind}` : ""}` +
+              `${g.spec ? `  ${g.spec}` : ""}${g.current_reason ? `  (current: ${g.current_reason})` : ""}`,
           );
         }
         return;
@@ -52,7 +54,8 @@ export function compileCommand(): Command {
         const r = await rollbackHome({ home, to, warn: err });
         if (o.json) return json(r);
         out(
-          `rolled back to generation ${r.to}${r.from !== undefined ? ` (from ${r.from})` : ""}${r.recompiled ? `; the home changed since, recompiled as generation ${r.generation}` : ""}`,
+          `rolled back to generation ${r.to}${r.from !== undefined ? ` (from ${r.from})` : ""}` +
+            `${r.recompiled ? `; the home changed since, recompiled as generation ${r.generation}` : ""}`,
         );
         for (const d of r.diagnostics) err(formatDiagnostic(d));
         return;
@@ -103,7 +106,8 @@ export function lockCommand(): Command {
       else {
         for (const p of report.plugins)
           out(
-            `${p.status === "ok" || p.status === "trusted" ? style.green(p.status.padEnd(12)) : style.red(p.status.padEnd(12))} ${p.key}`,
+            `${(p.status === "ok" || p.status === "trusted" ? style.green : style.red)(p.status.padEnd(12))}` +
+              ` ${p.key}`,
           );
         for (const d of report.diagnostics) err(formatDiagnostic(d));
         const summary = {

@@ -12,7 +12,8 @@ export function installCommand(): Command {
   return new Command("install")
     .argument(
       "<identifier>",
-      "owner/repo[/subdir], a git URL (https, ssh, git@, file://, #subdir, GitHub /tree/<branch>/<path>), a local path (git repository or folder) or an exact index name",
+      "owner/repo[/subdir], a git URL (https, ssh, git@, file://, #subdir, GitHub /tree/<branch>/<path>), a " +
+        "local path (git repository or folder) or an exact index name",
     )
     .description("install a plugin from git into the home's plugins folder (scanned, staged, atomic)")
     .option("--ref <sha>", "install exactly this 40-character commit SHA (pins the plugin)")
@@ -79,12 +80,14 @@ function printRow(r: CapabilityRow): void {
   if (!r.declared.length) out("  declared: (none)");
   for (const d of r.declared) {
     out(
-      `  ${d.capability}: ${d.state === "legacy only" ? `${LABEL[d.state]} via ${legacyKeyOf(d.capability)}` : LABEL[d.state]}`,
+      `  ${d.capability}: ` +
+        `${d.state === "legacy only" ? `${LABEL[d.state]} via ${legacyKeyOf(d.capability)}` : LABEL[d.state]}`,
     );
   }
   for (const u of r.undeclared) {
     out(
-      `  ${u.capability}: granted (not declared in manifest)${u.via === "legacy key" ? ` via legacy key ${legacyKeyOf(u.capability)}` : ""}`,
+      `  ${u.capability}: granted (not declared in ` +
+        `manifest)${u.via === "legacy key" ? ` via legacy key ${legacyKeyOf(u.capability)}` : ""}`,
     );
   }
 }

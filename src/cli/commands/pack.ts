@@ -40,7 +40,8 @@ export function searchCommand(): Command {
           warnings: idx.warnings,
         });
       }
-      const where = `index source: ${idx.source}${idx.source === "seed" ? ", OFFLINE SEED COPY" : idx.stale ? ", STALE" : ""}`;
+      const flag = idx.source === "seed" ? ", OFFLINE SEED COPY" : idx.stale ? ", STALE" : "";
+      const where = `index source: ${idx.source}${flag}`;
       if (!hits.length) {
         out(`No plugins matched '${term}'${o.capability ? ` with capability '${o.capability}'` : ""} (${where})`);
         return;
@@ -60,7 +61,9 @@ export function searchCommand(): Command {
       );
       out(
         style.dim(
-          `Index source: ${idx.source}${idx.source === "seed" ? " (offline seed copy)" : idx.stale ? " (stale cache)" : ""}. Install: hermes plugins install <name>`,
+          `Index source: ${idx.source}` +
+            `${idx.source === "seed" ? " (offline seed copy)" : idx.stale ? " (stale cache)" : ""}. Install: ` +
+            "hermes plugins install <name>",
         ),
       );
       out(style.dim(INDEX_TRUST_NOTE));

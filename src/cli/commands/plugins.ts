@@ -70,11 +70,13 @@ function printExplanation(x: Explanation): void {
   if (x.requires.length) out(`  requires:  ${x.requires.join(", ")}`);
   if (x.requires_hermes)
     out(
-      `  hermes:    requires ${x.requires_hermes.spec}; running ${x.requires_hermes.running}${x.requires_hermes.met ? "" : " (not met: not loaded)"}`,
+      `  hermes:    requires ${x.requires_hermes.spec}; ` +
+        `running ${x.requires_hermes.running}${x.requires_hermes.met ? "" : " (not met: not loaded)"}`,
     );
   if (x.capabilities.declared.length || x.capabilities.granted.length) {
     out(
-      `  capabilities declared: ${x.capabilities.declared.join(", ") || "(none)"}; granted: ${x.capabilities.granted.join(", ") || "(none)"}`,
+      `  capabilities declared: ${x.capabilities.declared.join(", ") || "(none)"}; ` +
+        `granted: ${x.capabilities.granted.join(", ") || "(none)"}`,
     );
   }
   if (x.shadowed_by) out(`  shadowed by: ${x.shadowed_by.source} plugin at ${x.shadowed_by.path}`);
@@ -114,7 +116,8 @@ function addListCommand(parent: Command): void {
             // Each field keeps at least one space, so long values never run into the next column.
             const col = (s: string, w: number) => `${s} `.padEnd(w);
             out(
-              `${col(STATUS_LABEL[v.verdict.state], 12)}${col(v.candidate.source, 8)}${col(v.candidate.manifest?.version ?? "", 8)}${v.candidate.key}`,
+              `${col(STATUS_LABEL[v.verdict.state], 12)}${col(v.candidate.source, 8)}` +
+                `${col(v.candidate.manifest?.version ?? "", 8)}${v.candidate.key}`,
             );
           }
           return;
@@ -160,7 +163,8 @@ function addToggleCommands(parent: Command): void {
           out(`✓ Granted: ${grants.join(", ")} (plugins.entries.${res.key}.granted_capabilities, via --grant)`);
           if (pending.length)
             out(
-              `  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${res.key} --grant ${pending.join(",")}`,
+              `  Not granted: ${pending.join(", ")}. Grant them with: hermes plugins enable ${res.key} ` +
+                `--grant ${pending.join(",")}`,
             );
         };
         const r = await togglePlugin({

@@ -24,7 +24,9 @@ export function chainCommand(): Command {
       // A mistyped kind would print an empty chain with exit 0.
       if (kind !== undefined && !isHookName(kind) && !isMiddlewareKind(kind)) {
         throw new HermesError("E_USAGE", {
-          message: `'${kind}' is neither a hook name nor a middleware kind${didYouMean(kind, [...HOOK_NAMES, ...MIDDLEWARE_KINDS])}`,
+          message:
+            `'${kind}' is neither a hook name nor a middleware ` +
+            `kind${didYouMean(kind, [...HOOK_NAMES, ...MIDDLEWARE_KINDS])}`,
           hint: `run \`hermes plugins chain\` for every chain; middleware kinds: ${MIDDLEWARE_KINDS.join(", ")}`,
         });
       }

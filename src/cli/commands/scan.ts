@@ -29,7 +29,8 @@ export function scanCommand(): Command {
         if (o.json) o.format = "json";
         if (Boolean(o.pluginKey) !== Boolean(o.revision)) {
           throw new HermesError("E_SCAN_ARGS", {
-            message: `--plugin-key and --revision go together (got only ${o.pluginKey ? "--plugin-key" : "--revision"})`,
+            message:
+              "--plugin-key and --revision go together " + `(got only ${o.pluginKey ? "--plugin-key" : "--revision"})`,
           });
         }
         if (o.revision && !REVISION_RE.test(o.revision)) {

@@ -34,7 +34,8 @@ export const INDEX_TIMEOUT_MS = 10_000;
 export const SEED_INDEX = join(PACKAGE_ROOT, "data", "plugin_index.json");
 
 export const INDEX_TRUST_NOTE =
-  "Indexed ≠ audited: inclusion in the index is a metadata review only, not a code audit. Review a plugin before enabling it.";
+  "Indexed ≠ audited: inclusion in the index is a metadata review only, not a code audit. Review a plugin " +
+  "before enabling it.";
 
 export type IndexSource = "remote" | "cache" | "seed";
 
@@ -268,7 +269,8 @@ export async function loadIndex(
       const stale = a > INDEX_TTL_MS;
       const w = diagnostic(
         "W_INDEX_STALE",
-        `${failed.message}; using the ${stale ? "STALE " : ""}cached copy from ${formatAge(a)} ago (${cacheFile})${stale ? ", older than the 24 h the index is trusted for" : ""}.`,
+        `${failed.message}; using the ${stale ? "STALE " : ""}cached copy from ${formatAge(a)} ago ` +
+          `(${cacheFile})${stale ? ", older than the 24 h the index is trusted for" : ""}.`,
         { file: cacheFile },
       );
       return finish(cacheParsed, { source: "cache", from: cacheFile, ageMs: a, stale }, [w]);
@@ -280,13 +282,19 @@ export async function loadIndex(
   if (seed) {
     const w = diagnostic(
       "W_INDEX_SEED",
-      `${failed.message}${cached !== undefined ? " and the cached copy is unreadable" : " and there is no cached copy"}; using the OFFLINE SEED COPY shipped with hermes-kit (${seed.entries.length} plugins${seed.generatedAt ? `, generated ${seed.generatedAt}` : ""}). It is likely out of date: check plugins.index_url and the network, then retry with --refresh.`,
+      `${failed.message}` +
+        `${cached !== undefined ? " and the cached copy is unreadable" : " and there is no cached copy"}; ` +
+        `using the OFFLINE SEED COPY shipped with hermes-kit (${seed.entries.length} plugins` +
+        `${seed.generatedAt ? `, generated ${seed.generatedAt}` : ""}). It is likely out of date: check ` +
+        "plugins.index_url and the network, then retry with --refresh.",
       { file: SEED_INDEX },
     );
     return finish(seed, { source: "seed", from: SEED_INDEX, stale: true }, [w]);
   }
   throw new HermesError("E_INDEX_UNAVAILABLE", {
-    message: `the community plugin index could not be loaded: ${why}${problems.length ? `; ${problems.join("; ")}` : ""}; no cached or seed copy is available`,
+    message:
+      "the community plugin index could not be " +
+      `loaded: ${why}${problems.length ? `; ${problems.join("; ")}` : ""}; no cached or seed copy is available`,
   });
 }
 

@@ -44,8 +44,12 @@ const ENV_READ_RES: readonly RegExp[] = [
 ];
 const SHELL_VAR_RE = /\$\{?([A-Za-z_]\w*)\}?/g;
 const SECRET_NAME_RE = /(?:api_?key|key|token|secret|passw(?:or)?d|pwd|credentials?)s?$/i;
-const BULK_ENV_RE =
-  /JSON\.stringify\(\s*(?:\{\s*\.\.\.\s*)?process\.env\b|\.\.\.\s*process\.env\b|Object\.(?:entries|keys|values)\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|dict\(\s*os\.environ\s*\)|\*\*\s*os\.environ\b|\bos\.environ\s*[,)}\]]|os\.environ\.(?:items|copy|keys|values)\(/;
+const BULK_ENV_RE = new RegExp(
+  String.raw`JSON\.stringify\(\s*(?:\{\s*\.\.\.\s*)?process\.env\b|\.\.\.\s*process\.env\b|` +
+    String.raw`Object\.(?:entries|keys|values)\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|` +
+    String.raw`dict\(\s*os\.environ\s*\)|\*\*\s*os\.environ\b|\bos\.environ\s*[,)}\]]|os\.environ\.(?:items|` +
+    String.raw`copy|keys|values)\(`,
+);
 
 /** Names of environment variables read in `text` (shell `$NAME` only for shell-like files). */
 export function envNamesRead(text: string, shellVars: boolean): string[] {
@@ -78,8 +82,13 @@ function isShellLike(cls: FileClass): boolean {
 
 const URL_HOST_RE = /\b(?:https?|wss?):\/\/(\[[^\]\s]+\]|[^/\s"'`:?#)]+)/gi;
 const LOOPBACK_RE = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)$/i;
-const CAPTURE_HOST_RE =
-  /(?:^|\.)(?:webhook\.site|requestbin\.(?:com|net)|pipedream\.net|hookbin\.com|beeceptor\.com|interact\.sh|oast\.(?:pro|live|site|online|fun|me)|burpcollaborator\.net|requestcatcher\.com|pastebin\.com|hastebin\.com|transfer\.sh|0x0\.st|file\.io|termbin\.com|ngrok(?:-free)?\.(?:io|app|dev)|trycloudflare\.com|loca\.lt|serveo\.net)$/i;
+const CAPTURE_HOST_RE = new RegExp(
+  String.raw`(?:^|\.)(?:webhook\.site|requestbin\.(?:com|net)|pipedream\.net|hookbin\.com|beeceptor\.com|` +
+    String.raw`interact\.sh|oast\.(?:pro|live|site|online|fun|me)|burpcollaborator\.net|requestcatcher\.com|` +
+    String.raw`pastebin\.com|hastebin\.com|transfer\.sh|0x0\.st|file\.io|termbin\.com|ngrok(?:-free)?\.(?:io|` +
+    String.raw`app|dev)|trycloudflare\.com|loca\.lt|serveo\.net)$`,
+  "i",
+);
 const PRIVATE_IP_RE = /^(?:10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.)/;
 
 export function urlHosts(text: string): string[] {
@@ -98,8 +107,11 @@ function loopbackOnly(hosts: readonly string[]): boolean {
 
 // ── secret values ─────────────────────────────────────────────────────────────────────────────
 
-const PLACEHOLDER_RE =
-  /example|sample|placeholder|your|xxxx|\*\*\*|<|>|\.\.\.|changeme|change[-_]?me|dummy|fake|redacted|insert|replace|todo|fixme|test|demo|mock|foo|bar|abc(?:def)?|1234|0000|aaaa/i;
+const PLACEHOLDER_RE = new RegExp(
+  String.raw`example|sample|placeholder|your|xxxx|\*\*\*|<|>|\.\.\.|changeme|change[-_]?me|dummy|fake|` +
+    String.raw`redacted|insert|replace|todo|fixme|test|demo|mock|foo|bar|abc(?:def)?|1234|0000|aaaa`,
+  "i",
+);
 
 function entropy(s: string): number {
   const counts = new Map<string, number>();
@@ -121,10 +133,16 @@ export function looksLikeRealSecret(value: string): boolean {
 
 // ── invisible characters ──────────────────────────────────────────────────────────────────────
 
-// biome-ignore lint/suspicious/noMisleadingCharacterClass: matches one code point at a time; skin tones and VS16 are listed alone on purpose
+// Matches one code point at a time; skin tones and VS16 are listed alone on purpose.
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: see the line above
 const EMOJI_NEAR_RE = /[\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F\u20E3]/u;
-const JOINING_SCRIPT_RE =
-  /[\p{Script=Arabic}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Syriac}\p{Script=Hebrew}\p{Script=Mongolian}]/u;
+const JOINING_SCRIPT_RE = new RegExp(
+  String.raw`[\p{Script=Arabic}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}` +
+    String.raw`\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}` +
+    String.raw`\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Syriac}\p{Script=Hebrew}` +
+    String.raw`\p{Script=Mongolian}]`,
+  "u",
+);
 
 /** Whether the invisible character at `index` is one ordinary text needs (emoji ZWJ, script joiners, a leading BOM). */
 export function invisibleExcused(line: string, index: number, lineNo: number): boolean {
@@ -192,8 +210,11 @@ export function applyRule(spec: PatternSpec, f: Finding, ctx: HitContext): Findi
 
 // ── commands named in prose strings ───────────────────────────────────────────────────────────
 
-const EXEC_CALL_RE =
-  /\b(?:exec|execSync|execFile|execFileSync|spawn|spawnSync|execa\w*|system|popen|Popen|run|call|check_output|check_call|getoutput)\s*\(|(?<![\w$])\$`/;
+const EXEC_CALL_RE = new RegExp(
+  String.raw`\b(?:exec|execSync|execFile|execFileSync|spawn|spawnSync|execa\w*|system|popen|Popen|run|call|` +
+    String.raw`check_output|check_call|getoutput)\s*\(|(?<![\w$])\$` +
+    "`",
+);
 
 /**
  * In JavaScript and Python a command word inside a string literal is a mention ("no sudo here")

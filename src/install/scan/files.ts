@@ -197,8 +197,11 @@ const CONFIG_EXTS: ReadonlySet<string> = new Set([
   ".lock",
 ]);
 
-const DOC_NAMES =
-  /^(?:readme|license|licence|copying|changelog|changes|history|authors|contributors|notice|security|code_of_conduct)(?:\.[a-z]+)?$/i;
+const DOC_NAMES = new RegExp(
+  String.raw`^(?:readme|license|licence|copying|changelog|changes|history|authors|contributors|notice|` +
+    String.raw`security|code_of_conduct)(?:\.[a-z]+)?$`,
+  "i",
+);
 const SHELL_NAMES = /^(?:makefile|gnumakefile|dockerfile|containerfile|justfile|procfile|vagrantfile)$/i;
 
 export type BinaryClass = "executable" | "data" | "generated" | undefined;

@@ -80,61 +80,92 @@ export interface PatternSpec {
 const SECRET_NAME = String.raw`\w*?(?:api_?key|key|token|secret|passw(?:or)?d|pwd|credentials?)s?\b`;
 const Q = String.raw`["'\x60]`;
 /** JS: `process.env.OPENAI_API_KEY`, `process.env["X_TOKEN"]`, `Deno.env.get("X_KEY")`. */
-const JS_ENV_SECRET = String.raw`(?:(?:process|Bun)\.env(?:\?\.|\.|\[\s*${Q})|Deno\.env\.get\(\s*${Q}|import\.meta\.env\.)${SECRET_NAME}`;
+const JS_ENV_SECRET =
+  String.raw`(?:(?:process|Bun)\.env(?:\?\.|\.|\[\s*${Q})|Deno\.env\.get\(\s*${Q}|` +
+  String.raw`import\.meta\.env\.)${SECRET_NAME}`;
 /** JS: the whole environment as a value. */
-const JS_ENV_BULK = String.raw`JSON\.stringify\(\s*(?:\{\s*\.\.\.\s*)?process\.env\b|\.\.\.\s*process\.env\b|Object\.(?:entries|keys|values)\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]`;
+const JS_ENV_BULK =
+  String.raw`JSON\.stringify\(\s*(?:\{\s*\.\.\.\s*)?process\.env\b|\.\.\.\s*process\.env\b|` +
+  String.raw`Object\.(?:entries|keys|values)\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]`;
 const PY_ENV_SECRET = String.raw`os\.(?:environ(?:\.get)?\s*[[(]\s*[rbuf]?["']|getenv\(\s*[rbuf]?["'])${SECRET_NAME}`;
-const PY_ENV_BULK = String.raw`dict\(\s*os\.environ\s*\)|\*\*\s*os\.environ\b|\bos\.environ\s*[,)}\]]|os\.environ\.(?:items|copy|keys|values)\(`;
+const PY_ENV_BULK =
+  String.raw`dict\(\s*os\.environ\s*\)|\*\*\s*os\.environ\b|\bos\.environ\s*[,)}\]]|os\.environ\.(?:items|` +
+  String.raw`copy|keys|values)\(`;
 /** Shell-style interpolation of a secret-named variable. */
 const SH_ENV_SECRET = String.raw`\$\{?${SECRET_NAME}`;
 
 /** A home-directory reference followed by a dot-folder. */
 function homeDir(folder: string): RegExp {
   return new RegExp(
-    String.raw`(?:~|\$\{?HOME\}?|%USERPROFILE%)[\\/]${folder}\b|(?:homedir\(\)|Path\.home\(\)|expanduser\(\s*["']~["']\s*\))[^\n]{0,40}?["'\x60/\\]${folder}\b`,
+    String.raw`(?:~|\$\{?HOME\}?|%USERPROFILE%)[\\/]${folder}\b|(?:homedir\(\)|Path\.home\(\)|` +
+      String.raw`expanduser\(\s*["']~["']\s*\))[^\n]{0,40}?["'\x60/\\]${folder}\b`,
     "i",
   );
 }
 
 const AGENT_FILES = String.raw`(?:AGENTS\.md|CLAUDE\.md|GEMINI\.md|\.cursorrules|\.clinerules|\.windsurfrules)`;
-const HERMES_FILES = String.raw`(?:\.hermes[\\/](?:config\.yaml|SOUL\.md|\.env)|(?:HERMES_HOME|hermesHome|hermes_home)\b[^\n]{0,40}?["'\x60/\\](?:config\.yaml|SOUL\.md))`;
-const OTHER_AGENT_FILES = String.raw`(?:\.claude[\\/]settings[\w.]*|\.codex[\\/]config[\w.]*|\.cursor[\\/]mcp\.json|\.gemini[\\/]settings\.json)`;
+const HERMES_FILES =
+  String.raw`(?:\.hermes[\\/](?:config\.yaml|SOUL\.md|\.env)|(?:HERMES_HOME|hermesHome|` +
+  String.raw`hermes_home)\b[^\n]{0,40}?["'\x60/\\](?:config\.yaml|SOUL\.md))`;
+const OTHER_AGENT_FILES =
+  String.raw`(?:\.claude[\\/]settings[\w.]*|\.codex[\\/]config[\w.]*|\.cursor[\\/]mcp\.json|` +
+  String.raw`\.gemini[\\/]settings\.json)`;
 
 const AGENT_NEEDLES = ["agents.md", "claude.md", "gemini.md", ".cursorrules", ".clinerules", ".windsurfrules"];
 const HERMES_NEEDLES = [".hermes", "hermes_home", "hermeshome"];
 const OTHER_AGENT_NEEDLES = [".claude", ".codex", ".cursor", ".gemini"];
 
-const MODIFY_VERB = String.raw`(?:write|writes|writing|edit|edits|editing|modify|modifies|modifying|update|updates|updating|append|appends|appending|prepend|prepends|insert|inserts|inject|injects|overwrite|overwrites|replace|replaces|alter|alters|add|adds|adding|put)`;
-/** Prose that tells the reader to change a file: an imperative verb at the start of a line or bullet, or after "you must" and friends. */
+const MODIFY_VERB =
+  String.raw`(?:write|writes|writing|edit|edits|editing|modify|modifies|modifying|update|updates|updating|` +
+  String.raw`append|appends|appending|prepend|prepends|insert|inserts|inject|injects|overwrite|overwrites|` +
+  String.raw`replace|replaces|alter|alters|add|adds|adding|put)`;
+/** Prose that tells the reader to change a file: an imperative verb at the start of a line or bullet, or after "you
+ * must" and friends. */
 function proseModify(files: string): RegExp {
   return new RegExp(
-    String.raw`(?:^\s*(?:[-*+]\s+|\d+[.)]\s+|>\s*)?|\b(?:you\s+(?:must|should|need\s+to|have\s+to)|please|make\s+sure\s+(?:to|you)|be\s+sure\s+to|always|silently|quietly)\s+)${MODIFY_VERB}\b[^\n,;]{0,80}?${files}`,
+    String.raw`(?:^\s*(?:[-*+]\s+|\d+[.)]\s+|>\s*)?|\b(?:you\s+(?:must|should|need\s+to|have\s+to)|please|` +
+      String.raw`make\s+sure\s+(?:to|you)|be\s+sure\s+to|always|silently|` +
+      String.raw`quietly)\s+)${MODIFY_VERB}\b[^\n,;]{0,80}?${files}`,
     "i",
   );
 }
 /** A mechanical write: shell redirect, tee, sed -i, cp/mv/ln into the file, or a file-writing API. */
 function mechanicalWrite(files: string): RegExp {
   return new RegExp(
-    String.raw`(?:(?<![=\-<>])>>?\s*|\btee\s+(?:-a\s+)?|\bsed\s+[^\n]*?(?:-i\b|--in-place)[^\n]*?\s|\b(?:cp|mv|ln|install)\s+(?:-\w+\s+)*[^\s|;&]+\s+)["'\x60]?[~\w.\\/$\{\}-]*?${files}` +
-      String.raw`|\b(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|write_text|write_bytes|copyFile|copyFileSync|copy2?|copyfile|move|rename|renameSync|symlink|symlinkSync)\s*\([^\n]{0,160}?${files}` +
+    String.raw`(?:(?<![=\-<>])>>?\s*|\btee\s+(?:-a\s+)?|\bsed\s+[^\n]*?(?:-i\b|--in-place)[^\n]*?\s|` +
+      String.raw`\b(?:cp|mv|ln|install)\s+(?:-\w+\s+)*[^\s|;&]+\s+)["'\x60]?[~\w.\\/$\{\}-]*?${files}` +
+      String.raw`|\b(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|write_text|` +
+      String.raw`write_bytes|copyFile|copyFileSync|copy2?|copyfile|move|rename|renameSync|symlink|` +
+      String.raw`symlinkSync)\s*\([^\n]{0,160}?${files}` +
       String.raw`|\bopen\s*\([^\n)]{0,160}?${files}[^\n)]{0,40}?,\s*[rbuf]?["'][^"']*[wa+]`,
     "i",
   );
 }
 function contentContract(files: string): RegExp {
   return new RegExp(
-    String.raw`${files}[^\n]{0,40}?\b(?:should|must|needs?\s+to|has\s+to)\s+(?:contain|say|include|have|list|start\s+with)\b`,
+    String.raw`${files}[^\n]{0,40}?\b(?:should|must|needs?\s+to|has\s+to)\s+(?:contain|say|include|have|` +
+      String.raw`list|start\s+with)\b`,
     "i",
   );
 }
 
 const TEMP_ROOTS = String.raw`(?:tmp|var/tmp|dev/shm|run)(?:[/\s"'\x60*]|$)`;
-// Options are "-x…" or "--x…" with the word starting right after the dashes: one way to split them (no backtracking blow-up).
+// Options are "-x…" or "--x…" with the word starting right after the dashes: one way to split them (no backtracking
+// blow-up).
 const RM_RECURSIVE = String.raw`\brm\s+(?:-{1,2}\w[\w-]*\s+)*?-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-{1,2}\w[\w-]*\s+)*`;
-const JS_FS_REMOVE = String.raw`(?:\b(?:fs|fsp|fse|promises|fs\.promises)\.(?:rm|rmdir|rmSync|rmdirSync|remove|removeSync|emptyDir|emptyDirSync)|\b(?:rmSync|rmdirSync|rimraf(?:Sync)?|rimraf\.sync|removeSync|emptyDirSync))\s*\(\s*`;
+const JS_FS_REMOVE =
+  String.raw`(?:\b(?:fs|fsp|fse|promises|fs\.promises)\.(?:rm|rmdir|rmSync|rmdirSync|remove|removeSync|` +
+  String.raw`emptyDir|emptyDirSync)|\b(?:rmSync|rmdirSync|rimraf(?:Sync)?|rimraf\.sync|removeSync|` +
+  String.raw`emptyDirSync))\s*\(\s*`;
 /** `rm` with a recursive flag as an argument vector: spawn("rm", ["-rf", …]), subprocess.run(["rm", "-r", …]). */
-const RM_ARGV = String.raw`(?:\b(?:spawn|spawnSync|execFile|execFileSync|execa|execaSync)\s*\(\s*["'\x60]rm["'\x60]\s*,\s*\[|\b(?:subprocess\.\w+|Popen|os\.execvp?)\s*\(\s*\[\s*["']rm["']\s*,)\s*(?:["'\x60]-{1,2}\w[\w-]*["'\x60]\s*,\s*)*?["'\x60]-[a-zA-Z]*[rR][a-zA-Z]*["'\x60]`;
-const HOME_VALUE = String.raw`(?:(?:os\.)?homedir\(\)|process\.env\.HOME\b|Path\.home\(\)|os\.path\.expanduser\(\s*["']~/?["']\s*\)|["'\x60]~/?["'\x60])`;
+const RM_ARGV =
+  String.raw`(?:\b(?:spawn|spawnSync|execFile|execFileSync|execa|` +
+  String.raw`execaSync)\s*\(\s*["'\x60]rm["'\x60]\s*,\s*\[|\b(?:subprocess\.\w+|Popen|` +
+  String.raw`os\.execvp?)\s*\(\s*\[\s*["']rm["']\s*,)\s*(?:["'\x60]-{1,2}\w[\w-]*["'\x60]\s*,\s*)*?["'\x60]` +
+  String.raw`-[a-zA-Z]*[rR][a-zA-Z]*["'\x60]`;
+const HOME_VALUE =
+  String.raw`(?:(?:os\.)?homedir\(\)|process\.env\.HOME\b|Path\.home\(\)|` +
+  String.raw`os\.path\.expanduser\(\s*["']~/?["']\s*\)|["'\x60]~/?["'\x60])`;
 
 const INVISIBLE = "[\\u200B-\\u200D\\u2060-\\u2064\\uFEFF\\u202A-\\u202E\\u2066-\\u2069\\u{E0000}-\\u{E007F}]";
 
@@ -169,8 +200,14 @@ export const SCAN_PATTERNS = [
     adjust: "env-exfil",
     langs: ["js", "other"],
     description:
-      "HTTP request (fetch, axios, got, http.request, …) whose arguments carry an environment secret or the whole environment",
-    re: /(?<![\w$.])(?:fetch|\$fetch|ofetch|axios|got|ky|needle|superagent)(?:\.(?:get|post|put|patch|delete|request))?\s*\(|\b(?:https?|undici)\.(?:request|get|fetch)\s*\(|\bnavigator\.sendBeacon\s*\(|\bnew\s+WebSocket\s*\(/i,
+      "HTTP request (fetch, axios, got, http.request, …) whose arguments carry an environment secret or the " +
+      "whole environment",
+    re: new RegExp(
+      String.raw`(?<![\w$.])(?:fetch|\$fetch|ofetch|axios|got|ky|needle|superagent)(?:\.(?:get|post|put|` +
+        String.raw`patch|delete|request))?\s*\(|\b(?:https?|undici)\.(?:request|get|fetch)\s*\(|` +
+        String.raw`\bnavigator\.sendBeacon\s*\(|\bnew\s+WebSocket\s*\(`,
+      "i",
+    ),
     args: new RegExp(`${JS_ENV_SECRET}|${JS_ENV_BULK}`, "i"),
   },
   {
@@ -182,7 +219,10 @@ export const SCAN_PATTERNS = [
     adjust: "env-exfil",
     langs: ["py"],
     description: "httpx request whose arguments carry an environment secret or the whole environment",
-    re: /\bhttpx\.(?:get|post|put|patch|delete|request|stream)\s*\(|\b(?:client|aclient|async_client|http_client)\.(?:get|post|put|patch|request)\s*\(/,
+    re: new RegExp(
+      String.raw`\bhttpx\.(?:get|post|put|patch|delete|request|stream)\s*\(|\b(?:client|aclient|async_client|` +
+        String.raw`http_client)\.(?:get|post|put|patch|request)\s*\(`,
+    ),
     fileGuard: /\bhttpx\b/,
     args: new RegExp(`${PY_ENV_SECRET}|${PY_ENV_BULK}`, "i"),
   },
@@ -195,7 +235,10 @@ export const SCAN_PATTERNS = [
     adjust: "env-exfil",
     langs: ["py"],
     description: "requests/urllib request whose arguments carry an environment secret or the whole environment",
-    re: /\brequests\.(?:get|post|put|patch|delete|request|head)\s*\(|\b(?:session|sess|s)\.(?:get|post|put|patch)\s*\(|\burlopen\s*\(|\burllib\.request\.Request\s*\(/,
+    re: new RegExp(
+      String.raw`\brequests\.(?:get|post|put|patch|delete|request|head)\s*\(|\b(?:session|sess|s)\.(?:get|` +
+        String.raw`post|put|patch)\s*\(|\burlopen\s*\(|\burllib\.request\.Request\s*\(`,
+    ),
     args: new RegExp(`${PY_ENV_SECRET}|${PY_ENV_BULK}`, "i"),
   },
   {
@@ -280,7 +323,15 @@ export const SCAN_PATTERNS = [
     scope: "code",
     description:
       "shell command reads a known secrets file (.env, credentials, .netrc, .pgpass, .npmrc, .pypirc, SSH keys)",
-    re: /(?:^|[\s;&|(`"'])(?:cat|less|more|head|tail|base64|xxd|od|strings|scp|curl\s+[^\n]*-[dFT]\s*@?)\s+(?!>)[^\n|;&]*?(?:(?:^|[\s/"'~])\.env\b(?![.\w-])|\.aws[\\/]credentials\b|\bcredentials\.json\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\bid_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub))/i,
+    re: new RegExp(
+      String.raw`(?:^|[\s;&|(` +
+        "`" +
+        String.raw`"'])(?:cat|less|more|head|tail|base64|xxd|od|strings|scp|` +
+        String.raw`curl\s+[^\n]*-[dFT]\s*@?)\s+(?!>)[^\n|;&]*?(?:(?:^|[\s/"'~])\.env\b(?![.\w-])|` +
+        String.raw`\.aws[\\/]credentials\b|\bcredentials\.json\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|` +
+        String.raw`\.git-credentials\b|\bid_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub))`,
+      "i",
+    ),
   },
   {
     id: "js_read_secrets_file",
@@ -291,7 +342,22 @@ export const SCAN_PATTERNS = [
     langs: ["js", "other"],
     description:
       "JavaScript reads a known credential file (SSH private key, AWS credentials, .netrc, .npmrc, the Hermes .env)",
-    re: /\b(?:readFile|readFileSync|createReadStream|readTextFile|Bun\.file|open)\s*\([^\n]{0,160}?(?:\.ssh["'`]?\s*,\s*["'`]id_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|\.ssh[\\/]+id_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|\.aws[\\/]+credentials\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.hermes[\\/]+\.env\b|(?:homedir\(\)|HOME)[^\n]{0,40}?["'`/\\]\.env["'`])/i,
+    re: new RegExp(
+      String.raw`\b(?:readFile|readFileSync|createReadStream|readTextFile|Bun\.file|` +
+        String.raw`open)\s*\([^\n]{0,160}?(?:\.ssh["'` +
+        "`" +
+        String.raw`]?\s*,\s*["'` +
+        "`" +
+        String.raw`]id_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|` +
+        String.raw`\.ssh[\\/]+id_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|\.aws[\\/]+credentials\b|\.netrc\b|` +
+        String.raw`\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.hermes[\\/]+\.env\b|(?:homedir\(\)|` +
+        String.raw`HOME)[^\n]{0,40}?["'` +
+        "`" +
+        String.raw`/\\]\.env["'` +
+        "`" +
+        String.raw`])`,
+      "i",
+    ),
   },
   {
     id: "python_read_secrets_file",
@@ -302,7 +368,12 @@ export const SCAN_PATTERNS = [
     langs: ["py"],
     ours: true,
     description: "Python reads a known credential file (SSH private key, AWS credentials, .netrc, the Hermes .env)",
-    re: /\b(?:open|read_text|read_bytes|Path)\s*\([^\n]{0,160}?(?:\.ssh[\\/]+id_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|\.aws[\\/]+credentials\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.hermes[\\/]+\.env\b)/i,
+    re: new RegExp(
+      String.raw`\b(?:open|read_text|read_bytes|Path)\s*\([^\n]{0,160}?(?:\.ssh[\\/]+id_(?:rsa|ed25519|ecdsa|` +
+        String.raw`dsa)\b(?!\.pub)|\.aws[\\/]+credentials\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|` +
+        String.raw`\.git-credentials\b|\.hermes[\\/]+\.env\b)`,
+      "i",
+    ),
   },
   {
     id: "dump_all_env",
@@ -321,7 +392,10 @@ export const SCAN_PATTERNS = [
     scope: "code",
     langs: ["py"],
     description: "Python reads the whole environment (dict(os.environ), json.dumps(os.environ), iteration)",
-    re: /\b(?:dict|json\.dumps|str|repr|list|sorted|print)\s*\(\s*os\.environ\b|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b|\bos\.environ\.(?:items|keys|values)\s*\(/,
+    re: new RegExp(
+      String.raw`\b(?:dict|json\.dumps|str|repr|list|sorted|print)\s*\(\s*os\.environ\b|` +
+        String.raw`\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b|\bos\.environ\.(?:items|keys|values)\s*\(`,
+    ),
   },
   {
     id: "python_environ_get_secret",
@@ -353,8 +427,12 @@ export const SCAN_PATTERNS = [
     scope: "code",
     langs: ["js", "other"],
     description:
-      "JavaScript serializes or enumerates the whole environment (JSON.stringify(process.env), Object.entries(process.env), for…in)",
-    re: /JSON\.stringify\(\s*(?:\{\s*\.\.\.\s*)?process\.env\b|Object\.(?:entries|keys|values)\(\s*process\.env\b|\bin\s+process\.env\b\s*\)/,
+      "JavaScript serializes or enumerates the whole environment (JSON.stringify(process.env), " +
+      "Object.entries(process.env), for…in)",
+    re: new RegExp(
+      String.raw`JSON\.stringify\(\s*(?:\{\s*\.\.\.\s*)?process\.env\b|Object\.(?:entries|keys|` +
+        String.raw`values)\(\s*process\.env\b|\bin\s+process\.env\b\s*\)`,
+    ),
   },
   {
     id: "node_env_secret",
@@ -398,7 +476,12 @@ export const SCAN_PATTERNS = [
     category: "exfiltration",
     scope: "code",
     description: "DNS lookup command whose queried name is built from a variable (data leaves in the name)",
-    re: /(?:^|[;&|(`"'=]\s*|\$\(\s*)(?:dig|nslookup|host|drill)\s+(?:[-+@]\S*\s+(?:[A-Za-z]{1,6}\s+)?)*["']?[^\s"'$]*\$[{(\w]/,
+    re: new RegExp(
+      String.raw`(?:^|[;&|(` +
+        "`" +
+        String.raw`"'=]\s*|\$\(\s*)(?:dig|nslookup|host|` +
+        String.raw`drill)\s+(?:[-+@]\S*\s+(?:[A-Za-z]{1,6}\s+)?)*["']?[^\s"'$]*\$[{(\w]`,
+    ),
   },
   {
     id: "tmp_staging",
@@ -435,7 +518,13 @@ export const SCAN_PATTERNS = [
     scope: "prose",
     notInCode: true,
     description: "tells the agent to send or print the conversation, chat history or system prompt",
-    re: /\b(?:send|share|post|upload|forward|transmit|leak|print|output|include)\s+(?!(?:\w+\s+){0,3}?(?:never|not|no)\b)(?:\w+\s+){0,3}?(?:the\s+)?(?:(?:entire|full|whole|complete)\s+)?(?:conversation(?:\s+history)?|chat\s+(?:history|log)|previous\s+messages|message\s+history|context\s+window)\b[^\n]{0,60}?\b(?:to|into|in)\b/i,
+    re: new RegExp(
+      String.raw`\b(?:send|share|post|upload|forward|transmit|leak|print|output|` +
+        String.raw`include)\s+(?!(?:\w+\s+){0,3}?(?:never|not|no)\b)(?:\w+\s+){0,3}?(?:the\s+)?(?:(?:entire|` +
+        String.raw`full|whole|complete)\s+)?(?:conversation(?:\s+history)?|chat\s+(?:history|log)|` +
+        String.raw`previous\s+messages|message\s+history|context\s+window)\b[^\n]{0,60}?\b(?:to|into|in)\b`,
+      "i",
+    ),
   },
   {
     id: "send_to_url",
@@ -445,7 +534,13 @@ export const SCAN_PATTERNS = [
     scope: "prose",
     notInCode: true,
     description: "tells the agent to send data, files or secrets to a URL",
-    re: /\b(?:send|post|upload|transmit|forward|exfiltrate|copy)\s+(?:(?:all|the|your|any|every|their|its|of)\s+){0,3}(?:data|files?|contents?|credentials|secrets?|keys?|tokens?|passwords?|env(?:ironment)?(?:\s+variables)?|conversation|history|messages|memory|memories)\b[^\n]{0,80}?\b(?:to|at)\s+<?https?:\/\//i,
+    re: new RegExp(
+      String.raw`\b(?:send|post|upload|transmit|forward|exfiltrate|copy)\s+(?:(?:all|the|your|any|every|` +
+        String.raw`their|its|of)\s+){0,3}(?:data|files?|contents?|credentials|secrets?|keys?|tokens?|` +
+        String.raw`passwords?|env(?:ironment)?(?:\s+variables)?|conversation|history|messages|memory|` +
+        String.raw`memories)\b[^\n]{0,80}?\b(?:to|at)\s+<?https?:\/\/`,
+      "i",
+    ),
   },
 
   // ── Reverse shells, tunnels and listeners ──────────────────────────────────────────────────
@@ -456,7 +551,12 @@ export const SCAN_PATTERNS = [
     category: "network",
     scope: "code",
     description: "netcat/ncat listener or exec, or socat exec (reverse or bind shell)",
-    re: /(?:^|[\s;&|(`"'])(?:nc|ncat|netcat)(?:\.\w+)?\s+(?:[^\n|;&]*\s)?-[a-zA-Z]*[elc][a-zA-Z]*\b|\bsocat\b[^\n]*\b(?:exec|system):/,
+    re: new RegExp(
+      String.raw`(?:^|[\s;&|(` +
+        "`" +
+        String.raw`"'])(?:nc|ncat|netcat)(?:\.\w+)?\s+(?:[^\n|;&]*\s)?-[a-zA-Z]*[elc][a-zA-Z]*\b|` +
+        String.raw`\bsocat\b[^\n]*\b(?:exec|system):`,
+    ),
   },
   {
     id: "bash_reverse_shell",
@@ -494,7 +594,19 @@ export const SCAN_PATTERNS = [
     scope: "code",
     ours: true,
     description: "spawns an interactive shell (the core of a reverse shell)",
-    re: /\b(?:spawn|spawnSync|exec|execSync|execFile|execFileSync|Popen|call|run|system|pty\.spawn)\s*\(\s*\[?\s*["'`](?:\/(?:usr\/)?bin\/)?(?:ba|z|da|k)?sh(?:\s+-i)?["'`]\s*(?:,\s*\[?\s*["'`]-i["'`]|\))|\b(?:ba|z)?sh\s+-i\s+[<>]&?/,
+    re: new RegExp(
+      String.raw`\b(?:spawn|spawnSync|exec|execSync|execFile|execFileSync|Popen|call|run|system|` +
+        String.raw`pty\.spawn)\s*\(\s*\[?\s*["'` +
+        "`" +
+        String.raw`](?:\/(?:usr\/)?bin\/)?(?:ba|z|da|` +
+        String.raw`k)?sh(?:\s+-i)?["'` +
+        "`" +
+        String.raw`]\s*(?:,\s*\[?\s*["'` +
+        "`" +
+        String.raw`]-i["'` +
+        "`" +
+        String.raw`]|\))|\b(?:ba|z)?sh\s+-i\s+[<>]&?`,
+    ),
   },
   {
     id: "tunnel_service",
@@ -512,7 +624,10 @@ export const SCAN_PATTERNS = [
     category: "network",
     scope: "code",
     description: "listens on every network interface",
-    re: /(?<![\d.])0\.0\.0\.0:\d{2,5}\b|\bINADDR_ANY\b|\.listen\s*\([^)\n]*["']0\.0\.0\.0["']|\b(?:host|bind|hostname)\s*[=:]\s*["']0\.0\.0\.0["']/,
+    re: new RegExp(
+      String.raw`(?<![\d.])0\.0\.0\.0:\d{2,5}\b|\bINADDR_ANY\b|\.listen\s*\([^)\n]*["']0\.0\.0\.0["']|` +
+        String.raw`\b(?:host|bind|hostname)\s*[=:]\s*["']0\.0\.0\.0["']`,
+    ),
   },
   {
     id: "hardcoded_ip_port",
@@ -520,7 +635,11 @@ export const SCAN_PATTERNS = [
     category: "network",
     scope: "code",
     description: "hard-coded public IP address with a port",
-    re: /(?<![\w.])(?!127\.|0\.0\.0\.0|10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.)(?:\d{1,3}\.){3}\d{1,3}:\d{2,5}\b|\bconnect\s*\(\s*\d{2,5}\s*,\s*["'](?!127\.)(?:\d{1,3}\.){3}\d{1,3}["']/,
+    re: new RegExp(
+      String.raw`(?<![\w.])(?!127\.|0\.0\.0\.0|10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|` +
+        String.raw`169\.254\.)(?:\d{1,3}\.){3}\d{1,3}:\d{2,5}\b|` +
+        String.raw`\bconnect\s*\(\s*\d{2,5}\s*,\s*["'](?!127\.)(?:\d{1,3}\.){3}\d{1,3}["']`,
+    ),
   },
   {
     id: "exfil_service",
@@ -541,7 +660,12 @@ export const SCAN_PATTERNS = [
     category: "network",
     scope: "code",
     description: "refers to a request-capture or out-of-band service used to exfiltrate data",
-    re: /\b(?:webhook\.site|requestbin\.(?:com|net)|pipedream\.net|hookbin\.com|beeceptor\.com|interact\.sh|oast\.(?:pro|live|site|online|fun|me)|burpcollaborator\.net|canarytokens\.com|requestcatcher\.com|webhook\.cool)\b/i,
+    re: new RegExp(
+      String.raw`\b(?:webhook\.site|requestbin\.(?:com|net)|pipedream\.net|hookbin\.com|beeceptor\.com|` +
+        String.raw`interact\.sh|oast\.(?:pro|live|site|online|fun|me)|burpcollaborator\.net|canarytokens\.com|` +
+        String.raw`requestcatcher\.com|webhook\.cool)\b`,
+      "i",
+    ),
   },
   {
     id: "paste_service",
@@ -550,7 +674,11 @@ export const SCAN_PATTERNS = [
     category: "network",
     scope: "code",
     description: "refers to a paste or anonymous file-drop service (possible staging)",
-    re: /\b(?:pastebin\.com|hastebin\.com|ghostbin\.\w+|paste\.ee|termbin\.com|transfer\.sh|0x0\.st|file\.io|dpaste\.(?:org|com))\b/i,
+    re: new RegExp(
+      String.raw`\b(?:pastebin\.com|hastebin\.com|ghostbin\.\w+|paste\.ee|termbin\.com|transfer\.sh|0x0\.st|` +
+        String.raw`file\.io|dpaste\.(?:org|com))\b`,
+      "i",
+    ),
   },
 
   // ── Destructive commands ───────────────────────────────────────────────────────────────────
@@ -563,7 +691,8 @@ export const SCAN_PATTERNS = [
     scope: "code",
     description: "recursive delete of / or a system path (temporary roots excepted)",
     re: new RegExp(
-      String.raw`${RM_RECURSIVE}["']?\/(?!${TEMP_ROOTS})(?:[\s"'*]|$|[a-z])|\brm\b[^\n]*--no-preserve-root|${JS_FS_REMOVE}["'\x60]\/(?!${TEMP_ROOTS})`,
+      String.raw`${RM_RECURSIVE}["']?\/(?!${TEMP_ROOTS})(?:[\s"'*]|$|[a-z])|\brm\b[^\n]*--no-preserve-root|` +
+        String.raw`${JS_FS_REMOVE}["'\x60]\/(?!${TEMP_ROOTS})`,
       "i",
     ),
   },
@@ -576,10 +705,12 @@ export const SCAN_PATTERNS = [
     scope: "code",
     description: "recursive delete of the home folder or one of its key folders",
     re: new RegExp(
-      String.raw`${RM_RECURSIVE}[^\n;&|]*?(?:~|\$\{?HOME\}?)\/?(?:\*|\.ssh|\.config|\.hermes|\.gnupg|\.aws|Documents|Desktop)?(?=[\s"';&|]|$)` +
+      String.raw`${RM_RECURSIVE}[^\n;&|]*?(?:~|\$\{?HOME\}?)\/?(?:\*|\.ssh|\.config|\.hermes|\.gnupg|\.aws|` +
+        String.raw`Documents|Desktop)?(?=[\s"';&|]|$)` +
         String.raw`|${JS_FS_REMOVE}${HOME_VALUE}\s*[,)]|\bshutil\.rmtree\s*\(\s*${HOME_VALUE}` +
         // The argument-vector form: spawn("rm", ["-rf", HOME]) / subprocess.run(["rm", "-rf", home]).
-        String.raw`|${RM_ARGV}\s*,\s*(?:[^\n\]]*?,\s*)?(?:${HOME_VALUE}|(?<![\w.])(?:HOME|home|homeDir|HOME_DIR)\b|["'\x60]\/["'\x60]|os\.environ\[\s*["']HOME["']\s*\])\s*[\],]`,
+        String.raw`|${RM_ARGV}\s*,\s*(?:[^\n\]]*?,\s*)?(?:${HOME_VALUE}|(?<![\w.])(?:HOME|home|homeDir|` +
+        String.raw`HOME_DIR)\b|["'\x60]\/["'\x60]|os\.environ\[\s*["']HOME["']\s*\])\s*[\],]`,
       "i",
     ),
   },
@@ -590,7 +721,13 @@ export const SCAN_PATTERNS = [
     category: "destructive",
     scope: "code",
     description: "writes into /etc",
-    re: /(?<![=\-<>])>>?\s*\/etc\/|\btee\s+(?:-a\s+)?\/etc\/|\b(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream)\s*\(\s*["'`]\/etc\/|\bopen\s*\(\s*[rbuf]?["']\/etc\/[^"'\n]*["']\s*,\s*["'][^"']*[wa]/,
+    re: new RegExp(
+      String.raw`(?<![=\-<>])>>?\s*\/etc\/|\btee\s+(?:-a\s+)?\/etc\/|\b(?:writeFile|writeFileSync|appendFile|` +
+        String.raw`appendFileSync|createWriteStream)\s*\(\s*["'` +
+        "`" +
+        String.raw`]\/etc\/|` +
+        String.raw`\bopen\s*\(\s*[rbuf]?["']\/etc\/[^"'\n]*["']\s*,\s*["'][^"']*[wa]`,
+    ),
   },
   {
     id: "format_filesystem",
@@ -610,7 +747,10 @@ export const SCAN_PATTERNS = [
     category: "destructive",
     scope: "code",
     description: "raw write to a disk device",
-    re: /\bdd\b[^\n]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b)|(?<![=\-<>])>\s*\/dev\/(?:sd[a-z]|nvme\d|hd[a-z]|xvd[a-z]|disk\d|mmcblk\d)/,
+    re: new RegExp(
+      String.raw`\bdd\b[^\n]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b)|` +
+        String.raw`(?<![=\-<>])>\s*\/dev\/(?:sd[a-z]|nvme\d|hd[a-z]|xvd[a-z]|disk\d|mmcblk\d)`,
+    ),
   },
   {
     id: "truncate_system",
@@ -638,7 +778,10 @@ export const SCAN_PATTERNS = [
     category: "destructive",
     scope: "code",
     description: "makes files world-writable (777)",
-    re: /\bchmod\s+(?:-R\s+)?0?777\b|\bchmod(?:Sync)?\s*\([^)\n]*,\s*(?:0o?777|511)\s*\)|\bos\.chmod\([^)\n]*,\s*0o?777\b/,
+    re: new RegExp(
+      String.raw`\bchmod\s+(?:-R\s+)?0?777\b|\bchmod(?:Sync)?\s*\([^)\n]*,\s*(?:0o?777|511)\s*\)|` +
+        String.raw`\bos\.chmod\([^)\n]*,\s*0o?777\b`,
+    ),
   },
   {
     id: "fork_bomb",
@@ -741,7 +884,8 @@ export const SCAN_PATTERNS = [
     scope: "prose",
     notInCode: true,
     description:
-      "tells the agent to modify agent instruction files (AGENTS.md, CLAUDE.md, .cursorrules): persists instructions across sessions",
+      "tells the agent to modify agent instruction files (AGENTS.md, CLAUDE.md, .cursorrules): persists " +
+      "instructions across sessions",
     re: proseModify(AGENT_FILES),
   },
   {
@@ -854,7 +998,12 @@ export const SCAN_PATTERNS = [
     scope: "code",
     ours: true,
     description: "evaluates decoded data (eval/exec/Function of base64, hex, char codes or a decompressed blob)",
-    re: /(?:(?<![.\w$])(?:eval|exec)|\bnew\s+Function|\bFunction|\bvm\.run\w*|\bvm\.Script)\s*\(\s*(?:await\s+)?(?:atob|Buffer\.from|base64\.b64decode|b64decode|codecs\.decode|bytes\.fromhex|zlib\.(?:decompress|inflateSync|gunzipSync)|unescape|decodeURIComponent|String\.fromCharCode|marshal\.loads)\b/,
+    re: new RegExp(
+      String.raw`(?:(?<![.\w$])(?:eval|exec)|\bnew\s+Function|\bFunction|\bvm\.run\w*|` +
+        String.raw`\bvm\.Script)\s*\(\s*(?:await\s+)?(?:atob|Buffer\.from|base64\.b64decode|b64decode|` +
+        String.raw`codecs\.decode|bytes\.fromhex|zlib\.(?:decompress|inflateSync|gunzipSync)|unescape|` +
+        String.raw`decodeURIComponent|String\.fromCharCode|marshal\.loads)\b`,
+    ),
   },
   {
     id: "eval_string",
@@ -863,7 +1012,16 @@ export const SCAN_PATTERNS = [
     category: "obfuscation",
     scope: "code",
     description: "eval, new Function or vm.run* of a string",
-    re: /(?<![.\w$])eval\s*\(\s*[rbuf]?["'`]|\bnew\s+Function\s*\([^)\n]*["'`]|\bvm\.run(?:InThisContext|InNewContext|InContext)\s*\(\s*["'`]/,
+    re: new RegExp(
+      String.raw`(?<![.\w$])eval\s*\(\s*[rbuf]?["'` +
+        "`" +
+        String.raw`]|\bnew\s+Function\s*\([^)\n]*["'` +
+        "`" +
+        String.raw`]|` +
+        String.raw`\bvm\.run(?:InThisContext|InNewContext|InContext)\s*\(\s*["'` +
+        "`" +
+        String.raw`]`,
+    ),
   },
   {
     id: "eval_dynamic",
@@ -995,7 +1153,8 @@ export const SCAN_PATTERNS = [
     adjust: "joined-module",
     ours: true,
     description:
-      "a module name (child_process, vm, net, subprocess, socket, …) spelled by joining string pieces: hides what is imported",
+      "a module name (child_process, vm, net, subprocess, socket, …) spelled by joining string pieces: hides " +
+      "what is imported",
     re: /(["'`])[\w:.-]{0,24}\1(?:\s*\+\s*(["'`])[\w:.-]{0,24}\2)+/,
   },
   {
@@ -1007,7 +1166,16 @@ export const SCAN_PATTERNS = [
     langs: ["js", "py"],
     ours: true,
     description: "an import or require whose module name is written with escape sequences: hides what is imported",
-    re: /\b(?:require|import|__import__|import_module)\s*\(\s*[rbuf]?["'`][^"'`\n]*?\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]+\})|\bfrom\s+["'][^"'\n]*?\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]+\})/,
+    re: new RegExp(
+      String.raw`\b(?:require|import|__import__|` +
+        String.raw`import_module)\s*\(\s*[rbuf]?["'` +
+        "`" +
+        String.raw`][^"'` +
+        "`" +
+        String.raw`\n]*?\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|` +
+        String.raw`u\{[0-9a-fA-F]+\})|\bfrom\s+["'][^"'\n]*?\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|` +
+        String.raw`u\{[0-9a-fA-F]+\})`,
+    ),
   },
   {
     id: "vcs_folder_import",
@@ -1018,8 +1186,19 @@ export const SCAN_PATTERNS = [
     langs: ["js", "py"],
     ours: true,
     description:
-      "code loaded from inside .git/, which is neither scanned nor hashed (git rewrites it), so what runs there is never reviewed",
-    re: /\b(?:require|import|__import__|import_module|run_path|spec_from_file_location|load_source)\s*\([^)\n]*?["'`][^"'`\n]*?(?<=[/\\"'`])\.git[/\\]|\b(?:from|import)\s+["'][^"'\n]*?(?<=[/\\"'])\.git[/\\]/,
+      "code loaded from inside .git/, which is neither scanned nor hashed (git rewrites it), so what runs " +
+      "there is never reviewed",
+    re: new RegExp(
+      String.raw`\b(?:require|import|__import__|import_module|run_path|spec_from_file_location|` +
+        String.raw`load_source)\s*\([^)\n]*?["'` +
+        "`" +
+        String.raw`][^"'` +
+        "`" +
+        String.raw`\n]*?(?<=[/\\"'` +
+        "`" +
+        String.raw`])\.git[/\\]|\b(?:from|` +
+        String.raw`import)\s+["'][^"'\n]*?(?<=[/\\"'])\.git[/\\]`,
+    ),
   },
   {
     id: "string_reversal",
@@ -1081,7 +1260,13 @@ export const SCAN_PATTERNS = [
     scope: "code",
     langs: ["js"],
     description: "child_process shell execution (exec, execSync, shell: true)",
-    re: /\b(?:child_process|childProcess|cp)\.(?:exec|execSync)\s*\(|(?<![.\w$])(?:exec|execSync)\s*\(\s*(?!\))|require\(\s*["'](?:node:)?child_process["']\s*\)\.(?:exec|execSync)\b|\bshell\s*:\s*(?:true|["'`]\/)/,
+    re: new RegExp(
+      String.raw`\b(?:child_process|childProcess|cp)\.(?:exec|execSync)\s*\(|(?<![.\w$])(?:exec|` +
+        String.raw`execSync)\s*\(\s*(?!\))|require\(\s*["'](?:node:)?child_process["']\s*\)\.(?:exec|` +
+        String.raw`execSync)\b|\bshell\s*:\s*(?:true|["'` +
+        "`" +
+        String.raw`]\/)`,
+    ),
     fileGuard: /\bchild_process\b/,
   },
   {
@@ -1093,7 +1278,12 @@ export const SCAN_PATTERNS = [
     langs: ["js"],
     ours: true,
     description: "child_process spawn/execFile/fork, execa or zx (argument vector, no shell)",
-    re: /\b(?:child_process|childProcess|cp)\.(?:spawn|spawnSync|execFile|execFileSync|fork)\s*\(|(?<![.\w$])(?:spawn|spawnSync|execFile|execFileSync|fork|execa|execaSync|execaCommand|execaCommandSync)\s*\(|(?<![\w$])\$`/,
+    re: new RegExp(
+      String.raw`\b(?:child_process|childProcess|cp)\.(?:spawn|spawnSync|execFile|execFileSync|fork)\s*\(|` +
+        String.raw`(?<![.\w$])(?:spawn|spawnSync|execFile|execFileSync|fork|execa|execaSync|execaCommand|` +
+        String.raw`execaCommandSync)\s*\(|(?<![\w$])\$` +
+        "`",
+    ),
     fileGuard: /\b(?:child_process|execa|zx|cross-spawn)\b/,
   },
   {
@@ -1105,7 +1295,8 @@ export const SCAN_PATTERNS = [
     langs: ["js"],
     ours: true,
     description:
-      "process.binding / process._linkedBinding: Node's internal bindings (process spawning, file descriptors) around the audited APIs",
+      "process.binding / process._linkedBinding: Node's internal bindings (process spawning, file " +
+      "descriptors) around the audited APIs",
     re: /\bprocess\s*(?:\.\s*|\[\s*["'`])(?:binding|_linkedBinding)\b/,
   },
   {
@@ -1147,8 +1338,13 @@ export const SCAN_PATTERNS = [
     scope: "code",
     ours: true,
     description:
-      "code that runs a download piped into a shell or interpreter (os.system, subprocess, exec, spawn …): it executes whenever the plugin does",
-    re: /\b(?:os\.system|os\.popen|subprocess\.\w+|Popen|execSync|exec|spawnSync|spawn|execa\w*|system|popen|check_output|run|call)\s*\([^\n]*?\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:(?:ba|z|da|k)?sh|python[23]?|node|perl|ruby)\b/,
+      "code that runs a download piped into a shell or interpreter (os.system, subprocess, exec, spawn …): " +
+      "it executes whenever the plugin does",
+    re: new RegExp(
+      String.raw`\b(?:os\.system|os\.popen|subprocess\.\w+|Popen|execSync|exec|spawnSync|spawn|execa\w*|` +
+        String.raw`system|popen|check_output|run|call)\s*\([^\n]*?\b(?:curl|wget)\b[^\n|` +
+        String.raw`]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:(?:ba|z|da|k)?sh|python[23]?|node|perl|ruby)\b`,
+    ),
   },
   {
     id: "install_script_download_exec",
@@ -1159,7 +1355,10 @@ export const SCAN_PATTERNS = [
     files: /^package\.json$/,
     ours: true,
     description: "package.json install-time script that pipes a download into a shell (runs on npm install)",
-    re: /"(?:preinstall|install|postinstall|prepare)"\s*:\s*"[^"\n]*\b(?:curl|wget)\b[^"\n|]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:(?:ba|z|da|k)?sh|python[23]?|node|perl|ruby)\b/,
+    re: new RegExp(
+      String.raw`"(?:preinstall|install|postinstall|prepare)"\s*:\s*"[^"\n]*\b(?:curl|wget)\b[^"\n|` +
+        String.raw`]*\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:(?:ba|z|da|k)?sh|python[23]?|node|perl|ruby)\b`,
+    ),
   },
   {
     id: "wget_pipe_shell",
@@ -1189,7 +1388,13 @@ export const SCAN_PATTERNS = [
     scope: "code",
     ours: true,
     description: "runs code fetched over the network (eval/exec/Function of a response)",
-    re: /(?:(?<![.\w$])(?:eval|exec)|\bnew\s+Function|\bvm\.run\w*)\s*\([^\n]*?\b(?:fetch|requests\.get|urlopen|httpx\.get|axios\.get|got)\s*\(|\bimport\s*\(\s*["'`]data:text\/javascript/,
+    re: new RegExp(
+      String.raw`(?:(?<![.\w$])(?:eval|exec)|\bnew\s+Function|\bvm\.run\w*)\s*\([^\n]*?\b(?:fetch|` +
+        String.raw`requests\.get|urlopen|httpx\.get|axios\.get|got)\s*\(|` +
+        String.raw`\bimport\s*\(\s*["'` +
+        "`" +
+        String.raw`]data:text\/javascript`,
+    ),
   },
   {
     id: "remote_code_import",
@@ -1218,7 +1423,10 @@ export const SCAN_PATTERNS = [
     category: "supply_chain",
     scope: "code",
     description: "npm install / npx -y of a package without a pinned version",
-    re: /\bnpm\s+(?:install|i|add)\s+(?:-{1,2}[\w-]+\s+)*(?![^\n]*@\d)[a-z@][\w@./-]*|\bnpx\s+(?:-y|--yes)\s+(?![^\n]*@\d)[a-z@][\w@./-]*/,
+    re: new RegExp(
+      String.raw`\bnpm\s+(?:install|i|add)\s+(?:-{1,2}[\w-]+\s+)*(?![^\n]*@\d)[a-z@][\w@./-]*|\bnpx\s+(?:-y|` +
+        String.raw`--yes)\s+(?![^\n]*@\d)[a-z@][\w@./-]*`,
+    ),
   },
   {
     id: "uv_run",
@@ -1247,7 +1455,12 @@ export const SCAN_PATTERNS = [
     scope: "code",
     adjust: "loopback",
     description: "fetches a remote resource at runtime",
-    re: /\b(?:curl|wget)\s+[^\n]*?https?:\/\/|(?<![\w$.])(?:fetch|axios\.get|got|requests\.get|httpx\.get|urlopen)\s*\(\s*[rbuf]?["'`]https?:\/\//,
+    re: new RegExp(
+      String.raw`\b(?:curl|wget)\s+[^\n]*?https?:\/\/|(?<![\w$.])(?:fetch|axios\.get|got|requests\.get|` +
+        String.raw`httpx\.get|urlopen)\s*\(\s*[rbuf]?["'` +
+        "`" +
+        String.raw`]https?:\/\/`,
+    ),
   },
   {
     id: "git_clone",
@@ -1315,7 +1528,10 @@ export const SCAN_PATTERNS = [
     category: "privilege_escalation",
     scope: "code",
     description: "sets the SUID/SGID bit",
-    re: /\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s|[2467][0-7]{3})\b|\bchmod(?:Sync)?\s*\([^)\n]*,\s*0o?[2467][0-7]{3}\s*\)/,
+    re: new RegExp(
+      String.raw`\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s|[2467][0-7]{3})\b|` +
+        String.raw`\bchmod(?:Sync)?\s*\([^)\n]*,\s*0o?[2467][0-7]{3}\s*\)`,
+    ),
   },
   {
     id: "allowed_tools_field",
@@ -1364,7 +1580,10 @@ export const SCAN_PATTERNS = [
     category: "traversal",
     scope: "code",
     description: "reads another process or the environment/memory of one through /proc",
-    re: /\/proc\/(?:self|thread-self|\d+|\$\{?\w+\}?)\/(?:environ|mem|maps|pagemap|root)\b|\/proc\/kcore\b|\/proc\/\d+\//,
+    re: new RegExp(
+      String.raw`\/proc\/(?:self|thread-self|\d+|\$\{?\w+\}?)\/(?:environ|mem|maps|pagemap|root)\b|` +
+        String.raw`\/proc\/kcore\b|\/proc\/\d+\/`,
+    ),
   },
   {
     id: "dev_shm",
@@ -1409,7 +1628,11 @@ export const SCAN_PATTERNS = [
     category: "mining",
     scope: "code",
     description: "crypto miner or mining pool",
-    re: /\b(?:xmrig|xmr-stak|cpuminer|minerd|cgminer|bfgminer|nbminer|coinhive|cryptonight)\b|\bstratum\+(?:tcp|ssl|tls):\/\//i,
+    re: new RegExp(
+      String.raw`\b(?:xmrig|xmr-stak|cpuminer|minerd|cgminer|bfgminer|nbminer|coinhive|cryptonight)\b|` +
+        String.raw`\bstratum\+(?:tcp|ssl|tls):\/\/`,
+      "i",
+    ),
   },
   {
     id: "mining_indicators",
@@ -1431,7 +1654,15 @@ export const SCAN_PATTERNS = [
     scope: "any",
     adjust: "secret-value",
     description: "a literal API key, token, secret or password",
-    re: /\b(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret[_-]?key|client[_-]?secret|secret|password|passwd|token)["']?\s*[:=]\s*[rbuf]?["'`]([A-Za-z0-9+/=_\-.]{20,})["'`]/i,
+    re: new RegExp(
+      String.raw`\b(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret[_-]?key|client[_-]?secret|` +
+        String.raw`secret|password|passwd|token)["']?\s*[:=]\s*[rbuf]?["'` +
+        "`" +
+        String.raw`]([A-Za-z0-9+/=_\-.]{20,})["'` +
+        "`" +
+        String.raw`]`,
+      "i",
+    ),
   },
   {
     id: "embedded_private_key",
@@ -1512,7 +1743,13 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "tells the agent to ignore its previous instructions",
-    re: /\b(?:ignore|forget|skip|override)\s+(?:(?:all|any|every|the|your|of|these|those|my|its)\s+){0,3}(?:previous|prior|above|earlier|preceding|existing|original|system)\s+(?:instructions?|prompts?|directives?|rules|guidelines|messages)\b|\bignore\s+all\s+(?:instructions|rules)\b/i,
+    re: new RegExp(
+      String.raw`\b(?:ignore|forget|skip|override)\s+(?:(?:all|any|every|the|your|of|these|those|my|` +
+        String.raw`its)\s+){0,3}(?:previous|prior|above|earlier|preceding|existing|original|` +
+        String.raw`system)\s+(?:instructions?|prompts?|directives?|rules|guidelines|messages)\b|` +
+        String.raw`\bignore\s+all\s+(?:instructions|rules)\b`,
+      "i",
+    ),
   },
   {
     id: "sys_prompt_override",
@@ -1539,7 +1776,13 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "tells the agent to act as if it had no restrictions",
-    re: /\bact\s+as\s+(?:if|though)\s+(?:\w+\s+){0,4}?(?:have|had|has)\s+no\s+(?:\w+\s+){0,2}?(?:restrictions|limits|limitations|rules|guidelines|filters)\b|\bact\s+as\s+(?:if|though)\s+(?:\w+\s+){0,4}?(?:don'?t|do\s+not)\s+have\s+(?:\w+\s+){0,2}?(?:restrictions|limits|rules|guidelines)\b/i,
+    re: new RegExp(
+      String.raw`\bact\s+as\s+(?:if|though)\s+(?:\w+\s+){0,4}?(?:have|had|` +
+        String.raw`has)\s+no\s+(?:\w+\s+){0,2}?(?:restrictions|limits|limitations|rules|guidelines|filters)\b|` +
+        String.raw`\bact\s+as\s+(?:if|though)\s+(?:\w+\s+){0,4}?(?:don'?t|` +
+        String.raw`do\s+not)\s+have\s+(?:\w+\s+){0,2}?(?:restrictions|limits|rules|guidelines)\b`,
+      "i",
+    ),
   },
   {
     id: "translate_execute",
@@ -1557,7 +1800,12 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "tells the agent to answer without safety filters",
-    re: /\b(?:respond|answer|reply|output)\s+(?:\w+\s+){0,3}?without\s+(?:\w+\s+){0,3}?(?:restrictions|limitations|filters|filtering|safety|censorship)\b/i,
+    re: new RegExp(
+      String.raw`\b(?:respond|answer|reply|` +
+        String.raw`output)\s+(?:\w+\s+){0,3}?without\s+(?:\w+\s+){0,3}?(?:restrictions|limitations|filters|` +
+        String.raw`filtering|safety|censorship)\b`,
+      "i",
+    ),
   },
   {
     id: "jailbreak_dan",
@@ -1575,7 +1823,12 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "developer-mode jailbreak",
-    re: /\b(?:you\s+are|you're)\s+(?:now\s+)?(?:in|running\s+in)\s+developer\s+mode\b|\bdeveloper\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|unlocked)[.,!:]?\s+(?:you|your|ignore|there\s+are\s+no)\b/i,
+    re: new RegExp(
+      String.raw`\b(?:you\s+are|you're)\s+(?:now\s+)?(?:in|running\s+in)\s+developer\s+mode\b|` +
+        String.raw`\bdeveloper\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|unlocked)[.,!:]?\s+(?:you|` +
+        String.raw`your|ignore|there\s+are\s+no)\b`,
+      "i",
+    ),
   },
   {
     id: "role_hijack",
@@ -1602,7 +1855,12 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "tells the agent to hide something from the user",
-    re: /\b(?:do\s+not|don'?t|never)\s+(?:\w+\s+){0,3}?(?:tell|inform|notify|alert)\s+(?:\w+\s+){0,2}?the\s+user\b(?![^\n]*\b(?:unless|except|until|confirm|diagnos|verify|check|ask|before)\w*)/i,
+    re: new RegExp(
+      String.raw`\b(?:do\s+not|don'?t|never)\s+(?:\w+\s+){0,3}?(?:tell|inform|notify|` +
+        String.raw`alert)\s+(?:\w+\s+){0,2}?the\s+user\b(?![^\n]*\b(?:unless|except|until|confirm|diagnos|` +
+        String.raw`verify|check|ask|before)\w*)`,
+      "i",
+    ),
   },
   {
     id: "leak_system_prompt",
@@ -1611,7 +1869,11 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "asks the agent to reveal its system prompt",
-    re: /\b(?:output|print|reveal|repeat|show|display|leak|dump)\s+(?:\w+\s+){0,3}?(?:system|initial|original|hidden)\s+(?:prompt|instructions)\b/i,
+    re: new RegExp(
+      String.raw`\b(?:output|print|reveal|repeat|show|display|leak|dump)\s+(?:\w+\s+){0,3}?(?:system|initial|` +
+        String.raw`original|hidden)\s+(?:prompt|instructions)\b`,
+      "i",
+    ),
   },
   {
     id: "conditional_deception",
@@ -1620,7 +1882,11 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "behave differently when unobserved",
-    re: /\b(?:when|if|while)\s+no\s*(?:one|body)\s+is\s+(?:watching|looking|monitoring)\b|\bwhen\s+(?:the\s+)?user\s+(?:is\s+)?not\s+(?:watching|looking)\b/i,
+    re: new RegExp(
+      String.raw`\b(?:when|if|while)\s+no\s*(?:one|body)\s+is\s+(?:watching|looking|monitoring)\b|` +
+        String.raw`\bwhen\s+(?:the\s+)?user\s+(?:is\s+)?not\s+(?:watching|looking)\b`,
+      "i",
+    ),
   },
   {
     id: "html_comment_injection",
@@ -1629,7 +1895,12 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "instructions hidden in an HTML comment",
-    re: /<!--(?:(?!-->)[^\n]){0,300}?(?:\b(?:ignore|override|disregard)\b[^\n]{0,80}?\b(?:instructions?|rules|prompt)\b|\bsecretly\b|\bdo\s+not\s+tell\b|\byou\s+(?:must|are)\b|\b(?:assistant|system)\s*:|\bhidden\s+instructions?\b)/i,
+    re: new RegExp(
+      String.raw`<!--(?:(?!-->)[^\n]){0,300}?(?:\b(?:ignore|override|` +
+        String.raw`disregard)\b[^\n]{0,80}?\b(?:instructions?|rules|prompt)\b|\bsecretly\b|\bdo\s+not\s+tell\b|` +
+        String.raw`\byou\s+(?:must|are)\b|\b(?:assistant|system)\s*:|\bhidden\s+instructions?\b)`,
+      "i",
+    ),
   },
   {
     id: "hidden_div",
@@ -1638,7 +1909,11 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "HTML element hidden from the reader",
-    re: /<(?:div|span|p|section)\b[^>\n]*style\s*=\s*["'][^"'\n]*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px)?\b|opacity\s*:\s*0(?:\.0+)?\b)/i,
+    re: new RegExp(
+      String.raw`<(?:div|span|p|section)\b[^>\n]*style\s*=\s*["'][^"'\n]*(?:display\s*:\s*none|` +
+        String.raw`visibility\s*:\s*hidden|font-size\s*:\s*0(?:px)?\b|opacity\s*:\s*0(?:\.0+)?\b)`,
+      "i",
+    ),
   },
   {
     id: "hypothetical_bypass",
@@ -1647,7 +1922,11 @@ export const SCAN_PATTERNS = [
     category: "injection",
     scope: "prose",
     description: "hypothetical framing used to bypass rules",
-    re: /\bhypothetical(?:ly)?\b[^\n]{0,60}\b(?:ignore|bypass|override)\b|\bhypothetical(?:ly)?\b[^\n]{0,60}\bno\s+(?:rules|restrictions)\b/i,
+    re: new RegExp(
+      String.raw`\bhypothetical(?:ly)?\b[^\n]{0,60}\b(?:ignore|bypass|override)\b|` +
+        String.raw`\bhypothetical(?:ly)?\b[^\n]{0,60}\bno\s+(?:rules|restrictions)\b`,
+      "i",
+    ),
   },
   {
     id: "fake_update",
@@ -1684,7 +1963,12 @@ export const SCAN_PATTERNS = [
     scope: "prose",
     notInCode: true,
     description: "claims a new policy that overrides the agent's",
-    re: /\b(?:new|updated|revised)\s+(?:\w+\s+){0,2}?(?:policy|policies|guidelines|instructions|directives)\s*(?::|\b(?:override|overrides|supersede|supersedes|replace|replaces|take\s+precedence))/i,
+    re: new RegExp(
+      String.raw`\b(?:new|updated|revised)\s+(?:\w+\s+){0,2}?(?:policy|policies|guidelines|instructions|` +
+        String.raw`directives)\s*(?::|\b(?:override|overrides|supersede|supersedes|replace|replaces|` +
+        String.raw`take\s+precedence))`,
+      "i",
+    ),
   },
 
   // ── Structure of the file tree ─────────────────────────────────────────────────────────────

@@ -84,11 +84,13 @@ export function renderText(r: ScanReport, o: TextReportOptions = {}): string {
   if (r.deciding.length) out.push(p.dim(`  (* decides the verdict)`));
   if (r.waiversApplied.length)
     out.push(
-      `Waived by the operator: ${r.waiversApplied.length} waiver(s), ${r.findings.filter((f) => f.waived).length} finding(s)`,
+      `Waived by the operator: ${r.waiversApplied.length} ` +
+        `waiver(s), ${r.findings.filter((f) => f.waived).length} finding(s)`,
     );
   if (r.waiversUnused.length) {
     out.push(
-      `Unused waivers for this revision: ${r.waiversUnused.map((w) => `${w.finding}${w.file ? ` (${w.file})` : ""}`).join(", ")}`,
+      "Unused waivers for this " +
+        `revision: ${r.waiversUnused.map((w) => `${w.finding}${w.file ? ` (${w.file})` : ""}`).join(", ")}`,
     );
   }
   out.push("");

@@ -89,12 +89,17 @@ export function installDecision(r: ScanReport, o: InstallPolicyOptions = {}): De
         return { action: "confirm", reason: `Caution verdict (${n} findings): decided by ${decidingList(r)}` };
       return {
         action: "block",
-        reason: `Caution verdict (${n} findings) needs confirmation: decided by ${decidingList(r)}. ${o.pack ? "Pack installs do not prompt; use --force" : "No terminal to ask on; use --force"} to accept`,
+        reason:
+          `Caution verdict (${n} findings) needs confirmation: decided by ${decidingList(r)}. ` +
+          `${o.pack ? "Pack installs do not prompt; use --force" : "No terminal to ask on; use --force"} to ` +
+          "accept",
       };
     case "dangerous":
       return {
         action: "block",
-        reason: `Blocked (dangerous verdict, ${n} findings): decided by ${decidingList(r)}. --force does not override a dangerous verdict.`,
+        reason:
+          `Blocked (dangerous verdict, ${n} findings): decided by ${decidingList(r)}. --force does not ` +
+          "override a dangerous verdict.",
       };
   }
 }
@@ -112,7 +117,9 @@ export function updateDecision(r: ScanReport): Decision {
     case "dangerous":
       return {
         action: "block",
-        reason: `Update blocked (dangerous verdict): decided by ${decidingList(r)}. The previous revision stays installed and enabled.`,
+        reason:
+          `Update blocked (dangerous verdict): decided by ${decidingList(r)}. The previous revision stays ` +
+          "installed and enabled.",
       };
   }
 }
@@ -121,9 +128,15 @@ export function updateDecision(r: ScanReport): Decision {
 export function blockHint(r: ScanReport): string {
   const base = "Review the findings above. Install only plugins from sources you trust.";
   if (!r.pluginKey || !r.revision || r.deciding.length === 0) {
-    return `${base} After review, an operator can waive a finding for this exact revision in config.yaml (plugins.scan_waivers); scanning can be turned off with plugins.scan_on_install: false.`;
+    return (
+      `${base} After review, an operator can waive a finding for this exact revision in config.yaml ` +
+      "(plugins.scan_waivers); scanning can be turned off with plugins.scan_on_install: false."
+    );
   }
-  return `${base} After review, an operator can waive the deciding finding(s) for this exact revision in config.yaml:\n${waiverSnippet(r.deciding, r.pluginKey, r.revision)}`;
+  return (
+    `${base} After review, an operator can waive the deciding finding(s) for this exact revision in ` +
+    `config.yaml:\n${waiverSnippet(r.deciding, r.pluginKey, r.revision)}`
+  );
 }
 
 /**

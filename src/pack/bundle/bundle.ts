@@ -239,7 +239,9 @@ export async function readBundle(file: string): Promise<VerifiedBundle> {
     );
     if (!entry) {
       throw new HermesError("E_BUNDLE_MANIFEST_INVALID", {
-        message: `bundle ${file}: plugin ${meta.name} (${meta.repo}${meta.subdir ? `/${meta.subdir}` : ""} @ ${meta.revision}) is not an entry of ${PACK_FILE}`,
+        message:
+          `bundle ${file}: plugin ${meta.name} (${meta.repo}${meta.subdir ? `/${meta.subdir}` : ""} ` +
+          `@ ${meta.revision}) is not an entry of ${PACK_FILE}`,
         file,
       });
     }
@@ -374,7 +376,9 @@ function verifyPluginTree(
   }
   if (files.length !== meta.files) {
     throw new HermesError("E_BUNDLE_INTEGRITY", {
-      message: `bundle ${file}: plugin ${meta.name} has ${files.length} file(s), its manifest records ${meta.files}; nothing was installed`,
+      message:
+        `bundle ${file}: plugin ${meta.name} has ${files.length} file(s), its manifest records ${meta.files}; ` +
+        "nothing was installed",
       file,
     });
   }
@@ -385,7 +389,9 @@ function verifyPluginTree(
   const built = buildTree(withLinks);
   if (built.root !== meta.tree) {
     throw new HermesError("E_BUNDLE_REVISION", {
-      message: `bundle ${file}: the files of plugin ${meta.name} form git tree ${built.root}, not ${meta.tree} (${meta.revision}${meta.subdir ? `:${meta.subdir}` : ""}); nothing was installed`,
+      message:
+        `bundle ${file}: the files of plugin ${meta.name} form git tree ${built.root}, not ${meta.tree} ` +
+        `(${meta.revision}${meta.subdir ? `:${meta.subdir}` : ""}); nothing was installed`,
       file,
     });
   }
@@ -398,7 +404,8 @@ function verifyPluginTree(
   });
   if (why)
     throw new HermesError("E_BUNDLE_REVISION", {
-      message: `bundle ${file}: plugin ${meta.name} is not proven to be ${meta.revision}: ${why}; nothing was installed`,
+      message:
+        `bundle ${file}: plugin ${meta.name} is not proven ` + `to be ${meta.revision}: ${why}; nothing was installed`,
       file,
     });
   return { meta, entry, files: withLinks, emptyDirs };
@@ -410,7 +417,9 @@ export async function materializeVerified(file: string, p: BundledPlugin, dest: 
   const got = (await hashTree(dest)).integrity;
   if (got !== p.meta.integrity) {
     throw new HermesError("E_BUNDLE_INTEGRITY", {
-      message: `bundle ${file}: plugin ${p.meta.name} hashes to ${got}, its manifest records ${p.meta.integrity}; nothing was installed`,
+      message:
+        `bundle ${file}: plugin ${p.meta.name} hashes to ${got}, its manifest records ${p.meta.integrity}; ` +
+        "nothing was installed",
       file,
     });
   }

@@ -124,7 +124,9 @@ export async function placeBundledPlugin(o: PlaceOptions, p: BundledPlugin, tree
     const errors = cand.diagnostics.filter((d) => d.severity === "error");
     if (errors.length || (!cand.manifest && cand.status !== "portable")) {
       throw new HermesError("E_INSTALL_MANIFEST_INVALID", {
-        message: `the plugin ${p.entry.display} cannot load (${errors.length} problem(s) in its manifest or files); nothing was installed`,
+        message:
+          `the plugin ${p.entry.display} cannot load (${errors.length} problem(s) in its manifest or files); ` +
+          "nothing was installed",
         diagnostics: errors,
       });
     }
