@@ -42,6 +42,23 @@ function assertList(cur: LoadedConfig, field: "enabled" | "disabled"): void {
  * `enable`: add the key to the allow-list; drop key and name from the deny-list. (The original
  * also dropped the bare leaf of a category key, which can be another plugin's key.)
  */
+/** One edit of the enable lists: both must be lists before anything is planned. */
+function editLists(
+  configFile: string,
+  plan: (lists: ReturnType<typeof readPluginLists>, cur: LoadedConfig, edits: YamlEdit[]) => YamlEdit[],
+  check?: EditCheck,
+) {
+  return editConfig(
+    configFile,
+    (cur) => {
+      assertList(cur, "enabled");
+      assertList(cur, "disabled");
+      return plan(readPluginLists(cur.value), cur, []);
+    },
+    check,
+  );
+}
+
 export async function enablePlugin(
   configFile: string,
   p: PluginRef,
@@ -52,13 +69,9 @@ export async function enablePlugin(
 ): Promise<ToggleResult> {
   const drop = new Set([p.key, p.name]);
   let toggled = false;
-  const res = await editConfig(
+  const res = await editLists(
     configFile,
-    (cur) => {
-      assertList(cur, "enabled");
-      assertList(cur, "disabled");
-      const lists = readPluginLists(cur.value);
-      const edits: YamlEdit[] = [];
+    (lists, cur, edits) => {
       const on = lists.enabled?.includes(p.key) || lists.enabled?.includes(p.name);
       toggled = !on || lists.disabled.some((d) => drop.has(d));
       if (!on) {
@@ -89,13 +102,9 @@ export async function disablePlugin(
   check?: EditCheck,
 ): Promise<ToggleResult> {
   const drop = new Set([p.key, p.name]);
-  const res = await editConfig(
+  const res = await editLists(
     configFile,
-    (cur) => {
-      assertList(cur, "enabled");
-      assertList(cur, "disabled");
-      const lists = readPluginLists(cur.value);
-      const edits: YamlEdit[] = [];
+    (lists, _cur, edits) => {
       // An item the deployment enabled stays in its list; the user's deny-list entry still wins.
       const unenable = (lists.enabled?.filter((e) => drop.has(e)) ?? []).filter((e) => {
         try {
