@@ -153,31 +153,21 @@ function unreadableCandidate(
   realPath: string | undefined,
 ): Candidate {
   const { dirName } = base;
-  const key = keyFor(opts, dirName, dirName);
-  if (e instanceof HermesError && e.code === "E_MANIFEST_TOO_LARGE") {
-    return {
-      ...base,
-      key,
-      name: dirName,
-      origin: originFor(source, dirName, false),
-      realPath,
-      manifestFile,
-      status: "invalid",
-      diagnostics: [e.toDiagnostic()],
-    };
-  }
+  const tooLarge = e instanceof HermesError && e.code === "E_MANIFEST_TOO_LARGE";
   return {
     ...base,
-    key,
+    key: keyFor(opts, dirName, dirName),
     name: dirName,
     origin: originFor(source, dirName, false),
     realPath,
     manifestFile,
-    status: "unreadable",
+    status: tooLarge ? "invalid" : "unreadable",
     diagnostics: [
-      diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${manifestFile}: ${(e as Error).message}`, {
-        file: manifestFile,
-      }),
+      tooLarge
+        ? e.toDiagnostic()
+        : diagnostic("E_DISCOVERY_UNREADABLE", `cannot read ${manifestFile}: ${(e as Error).message}`, {
+            file: manifestFile,
+          }),
     ],
   };
 }
