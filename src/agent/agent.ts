@@ -14,7 +14,7 @@ import { spillIfLong, spillLimit } from "./spill.js";
 import { composeSystemPrompt, DEFAULT_SYSTEM_PROMPT, renderSections } from "./system-prompt.js";
 import type { TimelineEvent, TimelineSink } from "./timeline.js";
 import { runToolCall, type ToolCallOutcome } from "./tool-call.js";
-import type { ChatMessage, Provider, ToolDefinition } from "./types.js";
+import type { ChatMessage, LlmResponse, Provider, ToolDefinition } from "./types.js";
 
 export type TurnExitReason = "completed" | "interrupted" | "max_turns" | "api_error" | "middleware_failed";
 
@@ -389,23 +389,13 @@ export class Agent {
         if (signal.aborted) throw new InterruptedError();
         if (counters.api_call_count >= maxTurns) {
           exit = "max_turns";
-          error = {
-            code: "E_AGENT_MAX_TURNS",
-            message:
-              `stopped after ${counters.api_call_count} model call(s) (max_turns ${maxTurns}) without a final ` +
-              "answer",
-          };
+          error = maxTurnsError(counters.api_call_count, maxTurns);
           this.log.warn({ code: "E_AGENT_MAX_TURNS" }, error.message);
           break;
         }
         const r = await callModel(this.modelCallContext(settings, signal, ids, userText, counters, iteration));
         const msg = r.response.choices[0]!.message;
-        const assistant: ChatMessage = {
-          role: "assistant",
-          content: msg.content ?? null,
-          ...(msg.tool_calls?.length ? { tool_calls: msg.tool_calls } : {}),
-        };
-        s.messages.push(assistant);
+        s.messages.push(assistantMessage(msg));
         if (!msg.tool_calls?.length) {
           answer = msg.content ?? "";
           break;
@@ -444,6 +434,23 @@ export class Agent {
 }
 
 type TurnIds = { session_id: string; task_id: string; turn_id: string };
+
+/** The error of a turn stopped by max_turns before the model gave a final answer. */
+function maxTurnsError(calls: number, maxTurns: number): NonNullable<TurnResult["error"]> {
+  return {
+    code: "E_AGENT_MAX_TURNS",
+    message: `stopped after ${calls} model call(s) (max_turns ${maxTurns}) without a final answer`,
+  };
+}
+
+/** The model's reply as a history message: its text, and its tool calls only when there are some. */
+function assistantMessage(msg: LlmResponse["choices"][number]["message"]): ChatMessage {
+  return {
+    role: "assistant",
+    content: msg.content ?? null,
+    ...(msg.tool_calls?.length ? { tool_calls: msg.tool_calls } : {}),
+  };
+}
 
 /** How a turn that threw ends: interrupted, a failed model call, or an internal error. */
 function turnFailure(

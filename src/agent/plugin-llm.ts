@@ -212,12 +212,8 @@ export class PluginLlm {
     return this.complete_structured(a);
   }
 
-  private async run(
-    messages: ChatMessage[],
-    o: LlmOverrides,
-    extra: Partial<LlmRequest>,
-    schemaName: string | null,
-  ): Promise<LlmResult> {
+  /** The host provider, refusing another provider's name, switched to the requested model. */
+  private chooseProvider(o: LlmOverrides): Provider {
     const host = this.d.provider();
     this.gate(o, host);
     if (o.provider !== undefined && o.provider.trim().toLowerCase() !== host.name) {
@@ -227,23 +223,18 @@ export class PluginLlm {
           `is ${host.name})`,
       });
     }
-    const provider = o.model && o.model !== host.model ? host.withModel(o.model) : host;
-    const ids = this.d.ids();
-    const api_request_id = newId("aux");
+    return o.model && o.model !== host.model ? host.withModel(o.model) : host;
+  }
+
+  private async run(
+    messages: ChatMessage[],
+    o: LlmOverrides,
+    extra: Partial<LlmRequest>,
+    schemaName: string | null,
+  ): Promise<LlmResult> {
+    const provider = this.chooseProvider(o);
+    const aux = auxContext(this.d, provider);
     const request = auxRequest(provider, messages, o, extra);
-    const aux = {
-      aux_task: `plugin_llm:${this.d.pluginKey}`,
-      ...ids,
-      platform: this.d.platform,
-      api_request_id,
-      api_call_count: 1,
-      retry_count: 0,
-      streaming: false,
-      model: provider.model,
-      provider: provider.name,
-      base_url: provider.baseUrl,
-      api_mode: provider.apiMode,
-    };
     const mw = await this.d.middleware.applyRequest("llm_request", request, { ...aux }).catch((e) => {
       this.d.log.warn(
         `llm_request middleware failed for a ctx.llm call (${errorMessage(e)}); the unmodified request is sent`,
@@ -253,18 +244,7 @@ export class PluginLlm {
     const eff = mw.payload;
     const chars = JSON.stringify(eff.messages ?? []).length;
     const started_at = Date.now() / 1000;
-    await this.d.hooks.observe("pre_auxiliary_call", {
-      ...aux,
-      request_messages: sanitize(eff.messages),
-      system_prompt: eff.messages?.find((m) => m.role === "system")?.content ?? null,
-      message_count: eff.messages?.length ?? 0,
-      tool_count: 0,
-      approx_input_tokens: Math.ceil(chars / 4),
-      request_char_count: chars,
-      max_tokens: eff.max_tokens ?? null,
-      started_at,
-      request: sanitize(eff),
-    });
+    await this.d.hooks.observe("pre_auxiliary_call", preCallPayload(aux, eff, chars, started_at));
     const ctl = new AbortController();
     const timer = setTimeout(
       () => ctl.abort(),
@@ -316,6 +296,41 @@ export class PluginLlm {
       clearTimeout(timer);
     }
   }
+}
+
+/** The fields every hook and middleware call of one ctx.llm request carries. */
+function auxContext(d: PluginLlmDeps, provider: Provider) {
+  const ids = d.ids();
+  const api_request_id = newId("aux");
+  return {
+    aux_task: `plugin_llm:${d.pluginKey}`,
+    ...ids,
+    platform: d.platform,
+    api_request_id,
+    api_call_count: 1,
+    retry_count: 0,
+    streaming: false,
+    model: provider.model,
+    provider: provider.name,
+    base_url: provider.baseUrl,
+    api_mode: provider.apiMode,
+  };
+}
+
+/** The pre_auxiliary_call payload: the request as middleware left it, sanitized, and its size. */
+function preCallPayload(aux: ReturnType<typeof auxContext>, eff: LlmRequest, chars: number, started_at: number) {
+  return {
+    ...aux,
+    request_messages: sanitize(eff.messages),
+    system_prompt: eff.messages?.find((m) => m.role === "system")?.content ?? null,
+    message_count: eff.messages?.length ?? 0,
+    tool_count: 0,
+    approx_input_tokens: Math.ceil(chars / 4),
+    request_char_count: chars,
+    max_tokens: eff.max_tokens ?? null,
+    started_at,
+    request: sanitize(eff),
+  };
 }
 
 /** The request a plugin's call sends: never streamed, with only the overrides it set. */

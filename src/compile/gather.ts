@@ -94,6 +94,27 @@ function readGitOrigins(text: string | undefined, file: string, diagnostics: Dia
   }
 }
 
+/** Why a spec target cannot be taken: a declared key the manifest contradicts, or a key already claimed. */
+function claimProblem(t: SpecTarget, seen: ReadonlyMap<string, SpecTarget>, spec: DeploySpec): Diagnostic | undefined {
+  if (t.entry.key !== undefined && t.entry.key !== t.candidate.key) {
+    const from = t.candidate.manifestFile ?? t.entry.path;
+    return diagnostic(
+      "E_SPEC_KEY_MISMATCH",
+      `entry ${t.entry.path} declares key '${t.entry.key}', but ${from} gives the key '${t.candidate.key}'`,
+      spec.source.locate([...t.entry.at, "key"]),
+    );
+  }
+  const prev = seen.get(t.candidate.key);
+  if (prev) {
+    return diagnostic(
+      "E_SPEC_DUPLICATE_KEY",
+      `plugin key '${t.candidate.key}' is claimed by ${prev.entry.path} and ${t.entry.path}`,
+      spec.source.locate([...t.entry.at, "path"]),
+    );
+  }
+  return undefined;
+}
+
 async function resolveSpecTargets(
   spec: DeploySpec,
   paths: HomePaths,
@@ -102,26 +123,9 @@ async function resolveSpecTargets(
   const diagnostics: Diagnostic[] = [];
   const seen = new Map<string, SpecTarget>();
   const add = (t: SpecTarget) => {
-    if (t.entry.key !== undefined && t.entry.key !== t.candidate.key) {
-      const from = t.candidate.manifestFile ?? t.entry.path;
-      diagnostics.push(
-        diagnostic(
-          "E_SPEC_KEY_MISMATCH",
-          `entry ${t.entry.path} declares key '${t.entry.key}', but ${from} gives the key '${t.candidate.key}'`,
-          spec.source.locate([...t.entry.at, "key"]),
-        ),
-      );
-      return;
-    }
-    const prev = seen.get(t.candidate.key);
-    if (prev) {
-      diagnostics.push(
-        diagnostic(
-          "E_SPEC_DUPLICATE_KEY",
-          `plugin key '${t.candidate.key}' is claimed by ${prev.entry.path} and ${t.entry.path}`,
-          spec.source.locate([...t.entry.at, "path"]),
-        ),
-      );
+    const problem = claimProblem(t, seen, spec);
+    if (problem) {
+      diagnostics.push(problem);
       return;
     }
     seen.set(t.candidate.key, t);

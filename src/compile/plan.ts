@@ -191,28 +191,17 @@ function knownHooks(c: PluginView["candidate"], loads: boolean, diagnostics: Dia
   return hooks;
 }
 
-function lockPlugin(
+/** Report deploy-spec and required plugins that cannot load, and enabled ones that are skipped. */
+function reportLoadProblems(
   view: PluginView,
   inputs: CompileInputs,
-  config: ConfigValue,
   spec: SpecTarget | undefined,
   dep: { grants: string[]; required: boolean } | undefined,
+  outcome: { required: boolean; action: LockPlugin["action"]; reason: LockPlugin["reason"] },
   diagnostics: Diagnostic[],
-): LockPlugin {
+): void {
   const c = view.candidate;
-  const m = c.manifest;
-  const hashed = c.realPath ? inputs.integrity.get(c.realPath) : undefined;
-  let action = view.verdict.action;
-  let reason = view.verdict.reason;
-  const entry = pluginEntry(config, c.key);
-  const required = Boolean(dep?.required || m?.required || entry.required === true);
-  if (hashed?.error) {
-    if (action !== "skip" || spec)
-      diagnostics.push({ ...hashed.error, message: `plugin ${c.key}: ${hashed.error.message}` });
-    else diagnostics.push({ ...hashed.error, severity: "warning" });
-    action = "skip";
-    reason = `cannot verify: ${hashed.error.message}`;
-  }
+  const { required, action, reason } = outcome;
   if (spec && c.status !== "ok") {
     diagnostics.push(
       diagnostic(
@@ -236,6 +225,31 @@ function lockPlugin(
     for (const d of c.diagnostics)
       diagnostics.push(spec || d.severity === "warning" ? d : { ...d, severity: "warning" });
   }
+}
+
+function lockPlugin(
+  view: PluginView,
+  inputs: CompileInputs,
+  config: ConfigValue,
+  spec: SpecTarget | undefined,
+  dep: { grants: string[]; required: boolean } | undefined,
+  diagnostics: Diagnostic[],
+): LockPlugin {
+  const c = view.candidate;
+  const m = c.manifest;
+  const hashed = c.realPath ? inputs.integrity.get(c.realPath) : undefined;
+  let action = view.verdict.action;
+  let reason = view.verdict.reason;
+  const entry = pluginEntry(config, c.key);
+  const required = Boolean(dep?.required || m?.required || entry.required === true);
+  if (hashed?.error) {
+    if (action !== "skip" || spec)
+      diagnostics.push({ ...hashed.error, message: `plugin ${c.key}: ${hashed.error.message}` });
+    else diagnostics.push({ ...hashed.error, severity: "warning" });
+    action = "skip";
+    reason = `cannot verify: ${hashed.error.message}`;
+  }
+  reportLoadProblems(view, inputs, spec, dep, { required, action, reason }, diagnostics);
   // The spec's own order, so that an error points at the grant as written.
   const specGrants = spec ? spec.entry.grants : dep?.grants;
   const { grants, diagnostics: gd } = resolveGrants({
@@ -404,6 +418,37 @@ function overlayConfig(
   return { configText, configChanges, owned };
 }
 
+/** The deployment's plugins (grants and required): the spec's when there is one, else the previous lock's. */
+function deploymentPlugins(inputs: CompileInputs): Record<string, { grants: string[]; required: boolean }> {
+  return inputs.spec
+    ? Object.fromEntries(
+        inputs.specTargets.map((t) => [
+          t.candidate.key,
+          { grants: [...t.entry.grants].sort(byKey), required: t.entry.required },
+        ]),
+      )
+    : { ...(inputs.previous?.deployment.plugins ?? {}) };
+}
+
+/** The deployment's links in link order: the spec's when there is one, else the previous lock's. */
+function deploymentLinks(inputs: CompileInputs): LockLink[] {
+  return (
+    inputs.spec
+      ? inputs.specTargets.map((t) => ({ link: t.link, target: t.entry.path }))
+      : [...(inputs.previous?.deployment.links ?? [])]
+  ).sort((a, b) => byKey(a.link, b.link));
+}
+
+/** Per-plugin file hashes of every hashed plugin, keyed by plugin key. */
+function integrityFiles(inputs: CompileInputs, plugins: readonly LockPlugin[]) {
+  return Object.fromEntries(
+    plugins.flatMap((p) => {
+      const f = inputs.integrity.get(p.target)?.files;
+      return f ? [[p.key, f]] : [];
+    }),
+  );
+}
+
 /** Pure: validated inputs in, plan and lock out. Nothing here touches the disk. */
 export function planCompile(inputs: CompileInputs): CompilePlan {
   const diagnostics: Diagnostic[] = [...inputs.diagnostics];
@@ -421,25 +466,14 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
   downgradeUnusedConflicts(inputs, set, diagnostics);
   diagnostics.push(...set.diagnostics.filter((d) => !inputs.discovery.diagnostics.includes(d)));
   const specByKey = new Map(inputs.specTargets.map((t) => [t.candidate.key, t]));
-  const depPlugins: Record<string, { grants: string[]; required: boolean }> = inputs.spec
-    ? Object.fromEntries(
-        inputs.specTargets.map((t) => [
-          t.candidate.key,
-          { grants: [...t.entry.grants].sort(byKey), required: t.entry.required },
-        ]),
-      )
-    : { ...(inputs.previous?.deployment.plugins ?? {}) };
+  const depPlugins = deploymentPlugins(inputs);
   const plugins = set.views.map((v) =>
     lockPlugin(v, inputs, config, specByKey.get(v.candidate.key), depPlugins[v.candidate.key], diagnostics),
   );
   const loading = new Map(plugins.filter((p) => p.action !== "skip").map((p) => [p.key, p]));
   const loadOrder = set.loadOrder.filter((k) => loading.has(k));
   const { hooks, middleware } = chainsOf(loading, loadOrder);
-  const links: LockLink[] = (
-    inputs.spec
-      ? inputs.specTargets.map((t) => ({ link: t.link, target: t.entry.path }))
-      : [...(inputs.previous?.deployment.links ?? [])]
-  ).sort((a, b) => byKey(a.link, b.link));
+  const links = deploymentLinks(inputs);
   const deployment = {
     kind: inputs.managedKind,
     spec: inputs.spec?.file ?? inputs.previous?.deployment.spec ?? null,
@@ -488,12 +522,7 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     lockChanged,
     repair,
     managedKind: inputs.managedKind,
-    files: Object.fromEntries(
-      plugins.flatMap((p) => {
-        const f = inputs.integrity.get(p.target)?.files;
-        return f ? [[p.key, f]] : [];
-      }),
-    ),
+    files: integrityFiles(inputs, plugins),
     changed: lockChanged || configChanged || repair || linkChanges.length > 0,
   };
 }

@@ -30,22 +30,17 @@ export interface VerifyReport {
   diagnostics: Diagnostic[];
 }
 
-/**
- * Re-hash what the lock names and say, per plugin, what drifted: files changed, added or removed,
- * the manifest, or a link whose target is gone. Store paths are immutable and trusted by path
- * unless `full` is set.
- */
-export async function verifyLock(
-  paths: HomePaths,
-  opts: { full?: boolean; all?: boolean } = {},
-): Promise<VerifyReport> {
-  const refuse = (state: VerifyState, d: Diagnostic): VerifyReport => ({
-    lock: paths.lock,
-    state,
-    plugins: [],
-    ok: false,
-    diagnostics: [d],
-  });
+type Lock = NonNullable<Awaited<ReturnType<typeof readLock>>>;
+type LockedPlugin = Lock["plugins"][number];
+
+/** A report that stops before any plugin is checked: the lock itself is missing, invalid or tampered with. */
+function refusal(paths: HomePaths, state: VerifyState, d: Diagnostic): VerifyReport {
+  return { lock: paths.lock, state, plugins: [], ok: false, diagnostics: [d] };
+}
+
+/** The lock the home's link points at, or the refusal that says why it cannot be trusted. */
+async function openLock(paths: HomePaths): Promise<{ lock: Lock } | { report: VerifyReport }> {
+  const refuse = (state: VerifyState, d: Diagnostic) => ({ report: refusal(paths, state, d) });
   const home = await fsp.stat(paths.home).catch(() => undefined);
   if (!home?.isDirectory())
     return refuse(
@@ -87,7 +82,8 @@ export async function verifyLock(
   } catch (e) {
     if (!isHermesError(e)) throw e;
     const d = e.toDiagnostic();
-    return { ...refuse(e.code === "E_LOCK_TAMPERED" ? "tampered" : "invalid", d), diagnostics: [d, ...e.diagnostics] };
+    const report = refusal(paths, e.code === "E_LOCK_TAMPERED" ? "tampered" : "invalid", d);
+    return { report: { ...report, diagnostics: [d, ...e.diagnostics] } };
   }
   if (!lock)
     return refuse(
@@ -96,6 +92,75 @@ export async function verifyLock(
         file: paths.lock,
       }),
     );
+  return { lock };
+}
+
+/** Re-hash one locked plugin and record in `drift` what differs from the lock. */
+async function measureDrift(
+  p: LockedPlugin,
+  drift: PluginDrift,
+  full: boolean,
+  recordedFor: (key: string) => Promise<Record<string, string>>,
+): Promise<void> {
+  const real = await fsp.realpath(p.path).catch(() => undefined);
+  if (!real) {
+    drift.status = "dangling";
+    drift.detail = `${p.path} does not resolve (target ${p.target} is missing)`;
+    return;
+  }
+  if (isStorePath(real) && !full && real === p.target) {
+    drift.status = "trusted";
+    return;
+  }
+  try {
+    const now = await hashTree(real);
+    if (now.integrity !== p.integrity) {
+      drift.status = "changed";
+      const before = await recordedFor(p.key);
+      for (const [f, h] of Object.entries(now.files)) {
+        if (!(f in before)) drift.added.push(f);
+        else if (before[f] !== h) drift.changed.push(f);
+      }
+      for (const f of Object.keys(before)) if (!(f in now.files)) drift.removed.push(f);
+      if (real !== p.target) drift.detail = `now resolves to ${real} (locked: ${p.target})`;
+    }
+    const manifest = readManifestFile(real);
+    if (manifest !== undefined && manifestSha256(manifest.text) !== p.manifest_sha256) {
+      drift.manifest_changed = true;
+      drift.status = "changed";
+    }
+  } catch (e) {
+    drift.status = "unverifiable";
+    drift.detail = (e as Error).message;
+  }
+}
+
+/** The one E_LOCK_DRIFT message that lists everything that drifted in a plugin. */
+function driftDiagnostic(p: LockedPlugin, drift: PluginDrift): Diagnostic {
+  const parts = [
+    drift.changed.length ? `changed: ${drift.changed.join(", ")}` : "",
+    drift.added.length ? `added: ${drift.added.join(", ")}` : "",
+    drift.removed.length ? `removed: ${drift.removed.join(", ")}` : "",
+    drift.manifest_changed ? "manifest changed" : "",
+    drift.detail ?? "",
+  ].filter(Boolean);
+  return diagnostic("E_LOCK_DRIFT", `plugin ${p.key} ${drift.status}${parts.length ? `: ${parts.join("; ")}` : ""}`, {
+    file: p.path,
+  });
+}
+
+/**
+ * Re-hash what the lock names and say, per plugin, what drifted: files changed, added or removed,
+ * the manifest, or a link whose target is gone. Store paths are immutable and trusted by path
+ * unless `full` is set.
+ */
+export async function verifyLock(
+  paths: HomePaths,
+  opts: { full?: boolean; all?: boolean } = {},
+): Promise<VerifyReport> {
+  const opened = await openLock(paths);
+  if ("report" in opened) return opened.report;
+  const { lock } = opened;
   const generation = await currentGeneration(paths);
   // Per-file records are read only when something drifted (they are large and rarely needed).
   let recordedCache: Record<string, Record<string, string>> | undefined;
@@ -117,50 +182,8 @@ export async function verifyLock(
       manifest_changed: false,
     };
     plugins.push(drift);
-    const real = await fsp.realpath(p.path).catch(() => undefined);
-    if (!real) {
-      drift.status = "dangling";
-      drift.detail = `${p.path} does not resolve (target ${p.target} is missing)`;
-    } else if (isStorePath(real) && !opts.full && real === p.target) {
-      drift.status = "trusted";
-      continue;
-    } else {
-      try {
-        const now = await hashTree(real);
-        if (now.integrity !== p.integrity) {
-          drift.status = "changed";
-          const before = await recordedFor(p.key);
-          for (const [f, h] of Object.entries(now.files)) {
-            if (!(f in before)) drift.added.push(f);
-            else if (before[f] !== h) drift.changed.push(f);
-          }
-          for (const f of Object.keys(before)) if (!(f in now.files)) drift.removed.push(f);
-          if (real !== p.target) drift.detail = `now resolves to ${real} (locked: ${p.target})`;
-        }
-        const manifest = readManifestFile(real);
-        if (manifest !== undefined && manifestSha256(manifest.text) !== p.manifest_sha256) {
-          drift.manifest_changed = true;
-          drift.status = "changed";
-        }
-      } catch (e) {
-        drift.status = "unverifiable";
-        drift.detail = (e as Error).message;
-      }
-    }
-    if (drift.status !== "ok" && drift.status !== "trusted") {
-      const parts = [
-        drift.changed.length ? `changed: ${drift.changed.join(", ")}` : "",
-        drift.added.length ? `added: ${drift.added.join(", ")}` : "",
-        drift.removed.length ? `removed: ${drift.removed.join(", ")}` : "",
-        drift.manifest_changed ? "manifest changed" : "",
-        drift.detail ?? "",
-      ].filter(Boolean);
-      diagnostics.push(
-        diagnostic("E_LOCK_DRIFT", `plugin ${p.key} ${drift.status}${parts.length ? `: ${parts.join("; ")}` : ""}`, {
-          file: p.path,
-        }),
-      );
-    }
+    await measureDrift(p, drift, opts.full === true, recordedFor);
+    if (drift.status !== "ok" && drift.status !== "trusted") diagnostics.push(driftDiagnostic(p, drift));
   }
   return {
     lock: paths.lock,

@@ -63,18 +63,15 @@ function findCycle(left: Set<string>, edges: Map<string, Set<string>>): string[]
   return [...rotated, rotated[0]!];
 }
 
-/**
- * Load order (dependencies plus `plugins.order`): Kahn's algorithm in sorted batches over
- * `requires_plugins` edges and the consecutive pairs of the explicit order list. A cycle made
- * only of dependencies falls back to key order with a warning, as the original does; a cycle
- * that the explicit order forces is an error naming the cycle.
- */
-export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: readonly string[] = []): OrderResult {
-  const diagnostics: Diagnostic[] = [];
-  const keys = plugins.map((p) => p.key).sort(byKey);
-  const keySet = new Set(keys);
-  const byName = new Map<string, string>();
-  for (const p of [...plugins].sort((a, b) => byKey(a.key, b.key))) if (!byName.has(p.name)) byName.set(p.name, p.key);
+type Edges = Map<string, Set<string>>;
+
+/** Edges from each dependency to the plugins that require it; unknown and self dependencies only warn. */
+function dependencyEdges(
+  plugins: readonly OrderInput[],
+  keySet: ReadonlySet<string>,
+  byName: ReadonlyMap<string, string>,
+  diagnostics: Diagnostic[],
+): Edges {
   const depEdges = new Map<string, Set<string>>();
   for (const p of plugins) {
     for (const dep of p.requires) {
@@ -101,7 +98,17 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
       (depEdges.get(target) ?? depEdges.set(target, new Set()).get(target)!).add(p.key);
     }
   }
-  const orderEdges = new Map<string, Set<string>>();
+  return depEdges;
+}
+
+/** The keys `plugins.order` names, in its order; unknown names and repeats are reported and dropped. */
+function listedOrder(
+  explicitOrder: readonly string[],
+  keys: readonly string[],
+  keySet: ReadonlySet<string>,
+  byName: ReadonlyMap<string, string>,
+  diagnostics: Diagnostic[],
+): string[] {
   const listed: string[] = [];
   explicitOrder.forEach((k, i) => {
     const key = keySet.has(k) ? k : byName.get(k);
@@ -123,6 +130,12 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
     }
     listed.push(key);
   });
+  return listed;
+}
+
+/** Edges between consecutive listed plugins, then from the last listed one to every plugin not needed earlier. */
+function explicitOrderEdges(listed: readonly string[], depEdges: Edges, keys: readonly string[]): Edges {
+  const orderEdges = new Map<string, Set<string>>();
   for (let i = 1; i < listed.length; i++) {
     (orderEdges.get(listed[i - 1]!) ?? orderEdges.set(listed[i - 1]!, new Set()).get(listed[i - 1]!)!).add(listed[i]!);
   }
@@ -140,6 +153,24 @@ export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: 
       (orderEdges.get(last) ?? orderEdges.set(last, new Set()).get(last)!).add(k);
     }
   }
+  return orderEdges;
+}
+
+/**
+ * Load order (dependencies plus `plugins.order`): Kahn's algorithm in sorted batches over
+ * `requires_plugins` edges and the consecutive pairs of the explicit order list. A cycle made
+ * only of dependencies falls back to key order with a warning, as the original does; a cycle
+ * that the explicit order forces is an error naming the cycle.
+ */
+export function resolveLoadOrder(plugins: readonly OrderInput[], explicitOrder: readonly string[] = []): OrderResult {
+  const diagnostics: Diagnostic[] = [];
+  const keys = plugins.map((p) => p.key).sort(byKey);
+  const keySet = new Set(keys);
+  const byName = new Map<string, string>();
+  for (const p of [...plugins].sort((a, b) => byKey(a.key, b.key))) if (!byName.has(p.name)) byName.set(p.name, p.key);
+  const depEdges = dependencyEdges(plugins, keySet, byName, diagnostics);
+  const listed = listedOrder(explicitOrder, keys, keySet, byName, diagnostics);
+  const orderEdges = explicitOrderEdges(listed, depEdges, keys);
   const all = new Map<string, Set<string>>();
   for (const src of [depEdges, orderEdges])
     for (const [f, ts] of src) for (const t of ts) (all.get(f) ?? all.set(f, new Set()).get(f)!).add(t);

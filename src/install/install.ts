@@ -350,14 +350,8 @@ async function checkReplaceable(
   }
 }
 
-/** From a filled stage to a placed, scanned, recorded plugin: shared by clones and local folders. */
-async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Promise<InstallResult> {
-  const { io, paths } = o;
-  let cand: Candidate | undefined = await stagedCandidate(stage, p);
-  const name = cand.name;
-  validatePluginName(name);
-  await renameStageName(stage, name);
-  const target = join(paths.plugins, name);
+/** Warn about what the staged plugin's own checks found, and a manifest newer than this kit reads. */
+function warnStaged(io: Io, cand: Candidate, stage: Stage, name: string): void {
   for (const d of relocate(cand.diagnostics, stage.plugin, name))
     if (d.severity === "warning") io.warn(`warning ${d.code}: ${d.message}`);
   if (cand.manifest && cand.manifest.manifest_version > SUPPORTED_MANIFEST_VERSION) {
@@ -366,6 +360,41 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
         `supports up to ${SUPPORTED_MANIFEST_VERSION} and loads it with the fields it knows`,
     );
   }
+}
+
+/** Warn when the placed plugin is of a kind this runtime installs but does not load. */
+function warnNotLoadable(io: Io, name: string, cand: Candidate | undefined): void {
+  if (cand?.status === "python")
+    io.warn(`warning: ${name} is a Python plugin of the original Hermes: installed, but not loadable by this runtime`);
+  if (cand?.status === "portable")
+    io.warn(`warning: ${name} is a portable plugin.json package: listed, but not loaded by this runtime yet`);
+}
+
+/** Enable the plugin when --enable or the user's answer says so; whether it was enabled. */
+async function enableIfAsked(o: InstallOptions, key: string, name: string): Promise<boolean> {
+  const { io, paths } = o;
+  let enable = o.enable;
+  if (enable === undefined) enable = io.interactive ? await io.confirm(`  Enable '${name}' now? [y/N] `) : false;
+  let enabled = false;
+  if (enable) {
+    const res = await enablePlugin(paths.config, { key, name }, o.guard);
+    enabled = true;
+    io.out(res.message);
+  } else {
+    io.out(`Plugin installed but not enabled. Run \`hermes plugins enable ${key}\` to activate.`);
+  }
+  return enabled;
+}
+
+/** From a filled stage to a placed, scanned, recorded plugin: shared by clones and local folders. */
+async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Promise<InstallResult> {
+  const { io, paths } = o;
+  let cand: Candidate | undefined = await stagedCandidate(stage, p);
+  const name = cand.name;
+  validatePluginName(name);
+  await renameStageName(stage, name);
+  const target = join(paths.plugins, name);
+  warnStaged(io, cand, stage, name);
 
   const targetStat = await fsp.lstat(target).catch(() => undefined);
   if (targetStat) await checkReplaceable(o, p, name, target, targetStat);
@@ -394,10 +423,7 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
   cand = await candidateFromFolder(target, "user", { dirName: name });
   const manifest = cand?.manifest;
 
-  if (cand?.status === "python")
-    io.warn(`warning: ${name} is a Python plugin of the original Hermes: installed, but not loadable by this runtime`);
-  if (cand?.status === "portable")
-    io.warn(`warning: ${name} is a portable plugin.json package: listed, but not loaded by this runtime yet`);
+  warnNotLoadable(io, name, cand);
   const missingEnv = manifest ? await promptEnv(o, name, manifest.requires_env) : [];
   if (manifest?.python_dependencies.length) {
     io.out(`${name} declares Python dependencies (not installed automatically):`);
@@ -405,16 +431,7 @@ async function placeCandidate(o: InstallOptions, stage: Stage, p: Placement): Pr
   }
   await showAfterInstall(io, target, name, p.display);
 
-  let enable = o.enable;
-  if (enable === undefined) enable = io.interactive ? await io.confirm(`  Enable '${name}' now? [y/N] `) : false;
-  let enabled = false;
-  if (enable) {
-    const res = await enablePlugin(paths.config, { key, name }, o.guard);
-    enabled = true;
-    io.out(res.message);
-  } else {
-    io.out(`Plugin installed but not enabled. Run \`hermes plugins enable ${key}\` to activate.`);
-  }
+  const enabled = await enableIfAsked(o, key, name);
   const cfgNow = (await loadConfig(paths.config)).value;
   const consent = await runConsent({
     configFile: paths.config,

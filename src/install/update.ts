@@ -12,7 +12,7 @@ import { pullCheckout, upstreamRevision } from "./checkout.js";
 import { revParse, runGit } from "./git.js";
 import { readMetadata } from "./metadata.js";
 import { copyExamples, scanReviewDir } from "./install.js";
-import { locateInstalled } from "./locate.js";
+import { locateInstalled, type InstalledPlugin } from "./locate.js";
 import { updateScanGate } from "./scan-gate.js";
 import { commitStage, createStage, discardStage, recoverInterrupted } from "./stage.js";
 
@@ -112,13 +112,10 @@ export async function pullWithAutostash(dir: string, placedDir: string, env?: No
   return { upToDate: pull.upToDate, revision: pull.revision, output: pull.output, localChanges, notes };
 }
 
-/** `hermes plugins update <name>`; the new revision is scanned before it replaces the placed one. */
-export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
-  const { paths, io } = o;
-  for (const note of await recoverInterrupted(paths)) io.warn(`note: ${note}`);
-  const found = await locateInstalled(paths, o.name);
-  const meta = await readMetadata(paths.installMetadata);
-  const rec = meta[found.rel];
+type InstallRecord = Awaited<ReturnType<typeof readMetadata>>[string];
+
+/** Refuse what update cannot move: a pinned plugin, a linked checkout, a folder that is not a git clone. */
+async function assertUpdatable(found: InstalledPlugin, rec: InstallRecord | undefined): Promise<void> {
   if (rec?.pinned) {
     throw new HermesError("E_UPDATE_PINNED", {
       message: `plugin '${found.rel}' is pinned to ${rec.revision}; update never moves a pin`,
@@ -147,28 +144,59 @@ export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
       message: `plugin '${found.rel}' was not installed from git (no .git directory); cannot update`,
     });
   }
+}
+
+/** Copy the placed plugin into the stage and pull there, naming the plugin folder in git's errors. */
+async function pullStaged(staged: string, placed: string, env: NodeJS.ProcessEnv | undefined): Promise<PullOutcome> {
+  await fsp.cp(placed, staged, {
+    recursive: true,
+    verbatimSymlinks: true,
+    preserveTimestamps: true,
+    errorOnExist: true,
+    force: false,
+  });
+  return await pullWithAutostash(staged, placed, env).catch((e: unknown) => {
+    // git names the staged copy; people know the plugin folder.
+    if (e instanceof HermesError && e.message.includes(staged)) {
+      throw new HermesError(e.code, {
+        message: e.message.split(staged).join(placed),
+        hint: e.hint,
+        cause: e,
+      });
+    }
+    throw e;
+  });
+}
+
+/** Tell the user what the update did: the move and git's notes, or that nothing moved. */
+function reportUpdate(
+  io: Io,
+  rel: string,
+  moved: boolean,
+  before: string | undefined,
+  revision: string,
+  pulled: PullOutcome,
+): void {
+  if (moved) {
+    for (const n of pulled.notes) io.out(n);
+    io.out(`✓ Plugin ${rel} updated${before ? ` (${before.slice(0, 12)} → ${revision.slice(0, 12)})` : ""}.`);
+    if (pulled.output) for (const l of pulled.output.split("\n")) io.out(`  ${l}`);
+  } else io.out(`✓ Plugin ${rel} is already up to date.`);
+}
+
+/** `hermes plugins update <name>`; the new revision is scanned before it replaces the placed one. */
+export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
+  const { paths, io } = o;
+  for (const note of await recoverInterrupted(paths)) io.warn(`note: ${note}`);
+  const found = await locateInstalled(paths, o.name);
+  const meta = await readMetadata(paths.installMetadata);
+  const rec = meta[found.rel];
+  await assertUpdatable(found, rec);
   io.out(`Updating ${found.rel}...`);
   const before = (await upstreamRevision(found.dir, o.env)) ?? rec?.revision;
   const stage = await createStage(paths, "update", found.rel);
   try {
-    await fsp.cp(found.dir, stage.plugin, {
-      recursive: true,
-      verbatimSymlinks: true,
-      preserveTimestamps: true,
-      errorOnExist: true,
-      force: false,
-    });
-    const pulled = await pullWithAutostash(stage.plugin, found.dir, o.env).catch((e: unknown) => {
-      // git names the staged copy; people know the plugin folder.
-      if (e instanceof HermesError && e.message.includes(stage.plugin)) {
-        throw new HermesError(e.code, {
-          message: e.message.split(stage.plugin).join(found.dir),
-          hint: e.hint,
-          cause: e,
-        });
-      }
-      throw e;
-    });
+    const pulled = await pullStaged(stage.plugin, found.dir, o.env);
     const moved = !pulled.upToDate || (pulled.revision !== undefined && pulled.revision !== before);
     const cand = await candidateFromFolder(stage.plugin, "user", {
       dirName: found.rel.split("/").pop()!,
@@ -208,11 +236,7 @@ export async function updatePlugin(o: UpdateOptions): Promise<UpdateResult> {
       io,
       guard: o.guard,
     });
-    if (moved) {
-      for (const n of pulled.notes) io.out(n);
-      io.out(`✓ Plugin ${found.rel} updated${before ? ` (${before.slice(0, 12)} → ${revision.slice(0, 12)})` : ""}.`);
-      if (pulled.output) for (const l of pulled.output.split("\n")) io.out(`  ${l}`);
-    } else io.out(`✓ Plugin ${found.rel} is already up to date.`);
+    reportUpdate(io, found.rel, moved, before, revision, pulled);
     const compiled = await compile({ home: paths.home, env: o.env });
     if (compiled.applied) io.out(`lock updated: generation ${compiled.generation}`);
     return {

@@ -373,6 +373,30 @@ function readConfigSchema(
   return configSchema;
 }
 
+/** A manifest_version above what this runtime supports loads anyway, with a warning. */
+function warnNewerVersion(data: Record<string, unknown>, src: SourceDoc, diagnostics: Diagnostic[]): void {
+  if (data.manifest_version !== undefined) {
+    const mv = intOrNull(data.manifest_version);
+    if (mv !== null && mv > SUPPORTED_MANIFEST_VERSION) {
+      diagnostics.push(
+        diagnostic(
+          "W_MANIFEST_VERSION_NEWER",
+          `manifest_version ${mv} is newer than this runtime supports (${SUPPORTED_MANIFEST_VERSION}); loading anyway`,
+          src.locate(["manifest_version"]),
+        ),
+      );
+    }
+  }
+}
+
+/** `python_dependencies`: the non-empty strings of the list, trimmed; anything else is ignored. */
+function pythonDependencies(v: unknown): string[] {
+  return (Array.isArray(v) ? v : [])
+    .filter((x): x is string => typeof x === "string")
+    .map((x) => x.trim())
+    .filter(Boolean);
+}
+
 export function parseManifestText(text: string, file: string, dirName: string): ManifestParse {
   const sha256 = manifestSha256(text);
   const src = new SourceDoc(text, file);
@@ -397,18 +421,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
 
   const manifestVersion = data.manifest_version === undefined ? 1 : (intOrNull(data.manifest_version) ?? 1);
   const ignoredFields = schemaFindings(data, src, file, manifestVersion, diagnostics);
-  if (data.manifest_version !== undefined) {
-    const mv = intOrNull(data.manifest_version);
-    if (mv !== null && mv > SUPPORTED_MANIFEST_VERSION) {
-      diagnostics.push(
-        diagnostic(
-          "W_MANIFEST_VERSION_NEWER",
-          `manifest_version ${mv} is newer than this runtime supports (${SUPPORTED_MANIFEST_VERSION}); loading anyway`,
-          src.locate(["manifest_version"]),
-        ),
-      );
-    }
-  }
+  warnNewerVersion(data, src, diagnostics);
 
   const { kind, rawKind } = readKind(data, src, diagnostics);
   const main = readMain(data, src, diagnostics);
@@ -432,10 +445,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     manifest_version: manifestVersion,
     api_version: intOrNull(data.api_version),
     requires_plugins: requiresPlugins,
-    python_dependencies: (Array.isArray(data.python_dependencies) ? data.python_dependencies : [])
-      .filter((x): x is string => typeof x === "string")
-      .map((x) => x.trim())
-      .filter(Boolean),
+    python_dependencies: pythonDependencies(data.python_dependencies),
     config_schema: configSchema,
     license: str(data.license),
     homepage: str(data.homepage),

@@ -77,79 +77,66 @@ function byKey(a: Candidate, b: Candidate): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
 
-export async function exportPack(o: ExportOptions): Promise<PackExport> {
-  const name = (o.name ?? DEFAULT_PACK_NAME).trim();
-  if (!name) throw new HermesError("E_USAGE", { message: "--name must not be empty" });
-  const config = (await loadConfig(o.paths.config)).value;
-  const lists = readPluginLists(config);
-  const meta = await readMetadata(o.paths.installMetadata);
-  const { candidates } = await scanRoot(o.paths.plugins, "user");
-  const warnings: string[] = [];
-  const plugins: ExportedPlugin[] = [];
-  for (const c of [...candidates].sort(byKey)) {
-    if (o.enabledOnly && enableStateOf([c.key, c.name], lists) !== "enabled") continue;
-    const folder = c.category ?? c.dirName;
-    const rec = c.category ? undefined : meta[c.dirName];
-    if (c.dirName.startsWith(NIX_LINK_PREFIX)) {
-      warnings.push(
-        `${c.key}: managed by the deployment (${c.dirName} link) — declare it in the deployment, not in a pack.`,
-      );
-      continue;
-    }
-    if (c.status === "dangling" || c.status === "unreadable") {
-      warnings.push(
-        `${c.key}: ${c.status === "dangling" ? "a dangling link" : "unreadable"} (${c.path}) — not exported.`,
-      );
-      continue;
-    }
-    if (!rec || !FULL_SHA.test(rec.revision) || !rec.source) {
-      warnings.push(
-        `${c.key}: no Git provenance (` +
-          `${
-            c.category
-              ? `inside the category folder '${folder}'`
-              : "local folder, or installed " + "before install metadata existed"
-          }` +
-          ") — listed as a comment, not installable from this pack.",
-      );
-      continue;
-    }
-    const { url, subdir } = splitSource(rec.source);
-    const seedRaw = pluginEntry(config, c.key);
-    for (const f of findSeedProblems(seedRaw)) {
-      if (f.code === "E_PACK_SEED_SECRET")
-        warnings.push(
-          `${c.key}: config key '${formatJsonPath(f.path)}' looks like a secret — not exported (secrets ` +
-            "never travel in packs).",
-        );
-    }
-    const seed = sanitizeSeed(seedRaw) as Record<string, unknown>;
-    plugins.push({
-      key: c.key,
-      name: c.name,
-      folder,
-      dir: c.path,
-      source: rec.source,
-      url,
-      repo: repoOfUrl(url),
-      ...(subdir ? { subdir } : {}),
-      revision: rec.revision.toLowerCase(),
-      pinned: rec.pinned,
-      ...(Object.keys(seed).length ? { config: seed } : {}),
-    });
+type InstallRecord = Awaited<ReturnType<typeof readMetadata>>[string];
+type Config = Parameters<typeof pluginEntry>[0];
+
+/** The git record a candidate reinstalls from, or the warning that says why it cannot be exported. */
+function gitProvenance(c: Candidate, folder: string, rec: InstallRecord | undefined): InstallRecord | string {
+  if (c.dirName.startsWith(NIX_LINK_PREFIX)) {
+    return `${c.key}: managed by the deployment (${c.dirName} link) — declare it in the deployment, not in a pack.`;
   }
-  if (!plugins.length) {
-    throw new HermesError("E_PACK_EXPORT_EMPTY", {
-      message:
-        `nothing to export from ${o.paths.plugins}: no${o.enabledOnly ? " enabled" : ""} plugin was installed ` +
-        "from git" +
-        `${
-          warnings.length
-            ? ` (${warnings.length} plugin(s) left ` + `out: ${warnings.map((w) => w.split(":")[0]).join(", ")})`
-            : ""
-        }`,
-    });
+  if (c.status === "dangling" || c.status === "unreadable") {
+    return `${c.key}: ${c.status === "dangling" ? "a dangling link" : "unreadable"} (${c.path}) — not exported.`;
   }
+  if (!rec || !FULL_SHA.test(rec.revision) || !rec.source) {
+    return (
+      `${c.key}: no Git provenance (` +
+      `${
+        c.category
+          ? `inside the category folder '${folder}'`
+          : "local folder, or installed " + "before install metadata existed"
+      }` +
+      ") — listed as a comment, not installable from this pack."
+    );
+  }
+  return rec;
+}
+
+/** One exported plugin: its pinned source and its config seed with secret-shaped keys dropped (and warned). */
+function exportedPlugin(
+  c: Candidate,
+  folder: string,
+  rec: InstallRecord,
+  config: Config,
+  warnings: string[],
+): ExportedPlugin {
+  const { url, subdir } = splitSource(rec.source);
+  const seedRaw = pluginEntry(config, c.key);
+  for (const f of findSeedProblems(seedRaw)) {
+    if (f.code === "E_PACK_SEED_SECRET")
+      warnings.push(
+        `${c.key}: config key '${formatJsonPath(f.path)}' looks like a secret — not exported (secrets ` +
+          "never travel in packs).",
+      );
+  }
+  const seed = sanitizeSeed(seedRaw) as Record<string, unknown>;
+  return {
+    key: c.key,
+    name: c.name,
+    folder,
+    dir: c.path,
+    source: rec.source,
+    url,
+    repo: repoOfUrl(url),
+    ...(subdir ? { subdir } : {}),
+    revision: rec.revision.toLowerCase(),
+    pinned: rec.pinned,
+    ...(Object.keys(seed).length ? { config: seed } : {}),
+  };
+}
+
+/** The pack document: every exported plugin at its revision, and the config seeds that are not empty. */
+function packDocument(name: string, plugins: readonly ExportedPlugin[]): Record<string, unknown> {
   const doc: Record<string, unknown> = {
     name,
     description: EXPORT_DESCRIPTION,
@@ -164,6 +151,42 @@ export async function exportPack(o: ExportOptions): Promise<PackExport> {
   const cfg: Record<string, unknown> = {};
   for (const p of plugins) if (p.config) cfg[p.key] = p.config;
   if (Object.keys(cfg).length) doc.config = cfg;
+  return doc;
+}
+
+export async function exportPack(o: ExportOptions): Promise<PackExport> {
+  const name = (o.name ?? DEFAULT_PACK_NAME).trim();
+  if (!name) throw new HermesError("E_USAGE", { message: "--name must not be empty" });
+  const config = (await loadConfig(o.paths.config)).value;
+  const lists = readPluginLists(config);
+  const meta = await readMetadata(o.paths.installMetadata);
+  const { candidates } = await scanRoot(o.paths.plugins, "user");
+  const warnings: string[] = [];
+  const plugins: ExportedPlugin[] = [];
+  for (const c of [...candidates].sort(byKey)) {
+    if (o.enabledOnly && enableStateOf([c.key, c.name], lists) !== "enabled") continue;
+    const folder = c.category ?? c.dirName;
+    const rec = c.category ? undefined : meta[c.dirName];
+    const exportable = gitProvenance(c, folder, rec);
+    if (typeof exportable === "string") {
+      warnings.push(exportable);
+      continue;
+    }
+    plugins.push(exportedPlugin(c, folder, exportable, config, warnings));
+  }
+  if (!plugins.length) {
+    throw new HermesError("E_PACK_EXPORT_EMPTY", {
+      message:
+        `nothing to export from ${o.paths.plugins}: no${o.enabledOnly ? " enabled" : ""} plugin was installed ` +
+        "from git" +
+        `${
+          warnings.length
+            ? ` (${warnings.length} plugin(s) left ` + `out: ${warnings.map((w) => w.split(":")[0]).join(", ")})`
+            : ""
+        }`,
+    });
+  }
+  const doc = packDocument(name, plugins);
   const head = warnings.map((w) => `# WARNING (not exported): ${w.replace(/\s+/g, " ")}`).join("\n");
   const body = stringify(doc, { lineWidth: 0, indentSeq: true });
   const yaml = `${head ? `${head}\n` : ""}${body}`;

@@ -90,6 +90,47 @@ export class HookBus {
     }
   }
 
+  /** Race a bounded callback's promise against the timeout; a late call is abandoned, suppressed and counted. */
+  private async raceBounded(
+    e: HookEntry,
+    name: string,
+    gateKey: string,
+    value: PromiseLike<unknown>,
+  ): Promise<unknown> {
+    this.gate(e.cb, gateKey, true);
+    const pending = Promise.resolve(value);
+    let timer: NodeJS.Timeout | undefined;
+    const raced = await Promise.race([
+      pending,
+      new Promise<typeof TIMED_OUT>((r) => {
+        timer = setTimeout(() => r(TIMED_OUT), this.timeoutSeconds * 1000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (raced === TIMED_OUT) {
+      const sup = this.suppressedUntil.get(e.cb) ?? new Map<string, number>();
+      sup.set(name, Date.now() + SUPPRESS_MS);
+      this.suppressedUntil.set(e.cb, sup);
+      this.abandoned.set(e.cb, (this.abandoned.get(e.cb) ?? 0) + 1);
+      // The abandoned call keeps its gate until it settles; then it stops counting.
+      pending
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => {
+          this.gate(e.cb, gateKey, false);
+          this.abandoned.set(e.cb, Math.max(0, (this.abandoned.get(e.cb) ?? 1) - 1));
+        });
+      this.reporter.notice(
+        e.owner,
+        `hook ${name} callback ${cbName(e.cb)} timed out after ${this.timeoutSeconds}s — skipping`,
+      );
+      return TIMED_OUT;
+    }
+    this.gate(e.cb, gateKey, false);
+    return raced;
+  }
+
   /** Run every callback; the list of non-null results (fail-closed blocks appended as directives). */
   async invoke(name: string, payload: HookPayload = {}): Promise<unknown[]> {
     const list = this.entries.snapshot(name);
@@ -131,39 +172,11 @@ export class HookBus {
         let value = e.cb(body);
         if (isThenable(value)) {
           if (bounded) {
-            this.gate(e.cb, gateKey, true);
-            const pending = Promise.resolve(value);
-            let timer: NodeJS.Timeout | undefined;
-            const raced = await Promise.race([
-              pending,
-              new Promise<typeof TIMED_OUT>((r) => {
-                timer = setTimeout(() => r(TIMED_OUT), this.timeoutSeconds * 1000);
-              }),
-            ]).finally(() => clearTimeout(timer));
-            if (raced === TIMED_OUT) {
-              const sup = this.suppressedUntil.get(e.cb) ?? new Map<string, number>();
-              sup.set(name, Date.now() + SUPPRESS_MS);
-              this.suppressedUntil.set(e.cb, sup);
-              this.abandoned.set(e.cb, (this.abandoned.get(e.cb) ?? 0) + 1);
-              // The abandoned call keeps its gate until it settles; then it stops counting.
-              pending
-                .then(
-                  () => undefined,
-                  () => undefined,
-                )
-                .finally(() => {
-                  this.gate(e.cb, gateKey, false);
-                  this.abandoned.set(e.cb, Math.max(0, (this.abandoned.get(e.cb) ?? 1) - 1));
-                });
-              this.reporter.notice(
-                e.owner,
-                `hook ${name} callback ${cbName(e.cb)} timed out after ${this.timeoutSeconds}s — skipping`,
-              );
+            value = await this.raceBounded(e, name, gateKey, value);
+            if (value === TIMED_OUT) {
               if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
               continue;
             }
-            this.gate(e.cb, gateKey, false);
-            value = raced;
           } else value = await value;
         }
         if (value !== null && value !== undefined) {

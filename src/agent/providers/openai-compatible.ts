@@ -98,34 +98,7 @@ export class OpenAiCompatibleProvider implements Provider {
       } catch (e) {
         throw failure(e, "while connecting");
       }
-      if (!res.ok) {
-        let text = "";
-        try {
-          text = (await res.text()).slice(0, MAX_ERROR_BODY);
-        } catch {
-          /* the status is enough */
-        }
-        let body: unknown = text;
-        let message = text.trim().slice(0, 300) || res.statusText;
-        let code: string | null = null;
-        try {
-          body = JSON.parse(text);
-          const err = (body as { error?: { message?: unknown; code?: unknown; type?: unknown } | string }).error;
-          if (typeof err === "string") message = err;
-          else if (err && typeof err === "object") {
-            if (typeof err.message === "string") message = err.message;
-            code = typeof err.code === "string" ? err.code : typeof err.type === "string" ? err.type : null;
-          }
-        } catch {
-          /* not JSON: keep the text */
-        }
-        throw new ProviderError("http", `HTTP ${res.status} from ${this.endpoint}: ${message}`, {
-          status_code: res.status,
-          error_code: code,
-          body,
-          retry_after_ms: parseRetryAfter(res.headers.get("retry-after")),
-        });
-      }
+      if (!res.ok) throw await this.httpError(res);
       const type = res.headers.get("content-type") ?? "";
       if (request.stream && !/application\/json/i.test(type)) return await this.readStream(res, opts, arm, failure);
       let text: string;
@@ -149,6 +122,36 @@ export class OpenAiCompatibleProvider implements Provider {
       clearTimeout(timer);
       opts.signal.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** The error for a non-2xx answer, with the server's own message and code when its body is JSON. */
+  private async httpError(res: Response): Promise<ProviderError> {
+    let text = "";
+    try {
+      text = (await res.text()).slice(0, MAX_ERROR_BODY);
+    } catch {
+      /* the status is enough */
+    }
+    let body: unknown = text;
+    let message = text.trim().slice(0, 300) || res.statusText;
+    let code: string | null = null;
+    try {
+      body = JSON.parse(text);
+      const err = (body as { error?: { message?: unknown; code?: unknown; type?: unknown } | string }).error;
+      if (typeof err === "string") message = err;
+      else if (err && typeof err === "object") {
+        if (typeof err.message === "string") message = err.message;
+        code = typeof err.code === "string" ? err.code : typeof err.type === "string" ? err.type : null;
+      }
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return new ProviderError("http", `HTTP ${res.status} from ${this.endpoint}: ${message}`, {
+      status_code: res.status,
+      error_code: code,
+      body,
+      retry_after_ms: parseRetryAfter(res.headers.get("retry-after")),
+    });
   }
 
   private async readStream(

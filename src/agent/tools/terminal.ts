@@ -65,6 +65,70 @@ export interface TerminalDeps {
   config: () => Record<string, unknown>;
 }
 
+/** The command's directory: `workdir` resolved, or the current one; it must be an existing directory. */
+function terminalWorkdir(requested: unknown): string {
+  const workdir = resolve(typeof requested === "string" && requested.trim() ? requested : process.cwd());
+  let isDir = false;
+  try {
+    isDir = statSync(workdir).isDirectory();
+  } catch {
+    /* reported below */
+  }
+  if (!isDir)
+    throw new HermesError("E_AGENT_TOOL_FAILED", {
+      message: `workdir ${workdir} does not exist or is not a directory`,
+    });
+  return workdir;
+}
+
+/** Run the command in a shell under the timeout, killing its whole process group on timeout or interrupt. */
+async function runInGroup(command: string, workdir: string, timeoutS: number, signal: AbortSignal | undefined) {
+  // Its own process group, so an interrupt or the timeout ends the whole command (a shell's
+  // children included), not just the shell; Ctrl-C at the terminal reaches only hermes.
+  const sub = execa(command, {
+    shell: true,
+    cwd: workdir,
+    detached: process.platform !== "win32",
+    reject: false,
+    all: true,
+    stdin: "ignore",
+    stripFinalNewline: false,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  let timedOut = false;
+  let canceled = false;
+  const killGroup = (sig: NodeJS.Signals) => {
+    try {
+      if (sub.pid !== undefined && process.platform !== "win32") process.kill(-sub.pid, sig);
+      else sub.kill(sig);
+    } catch {
+      /* already gone */
+    }
+  };
+  const stop = () => {
+    killGroup("SIGTERM");
+    setTimeout(() => killGroup("SIGKILL"), 2000).unref();
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop();
+  }, timeoutS * 1000);
+  const onAbort = () => {
+    canceled = true;
+    stop();
+  };
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
+  let r: Awaited<typeof sub>;
+  try {
+    r = await sub;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  }
+  return { r, timedOut, canceled };
+}
+
 export function terminalTool(deps: TerminalDeps): Omit<ToolEntry, "owner"> {
   return {
     name: "terminal",
@@ -78,63 +142,11 @@ export function terminalTool(deps: TerminalDeps): Omit<ToolEntry, "owner"> {
       const command = args.command;
       if (typeof command !== "string" || !command.trim())
         throw new HermesError("E_AGENT_TOOL_ARGS", { message: "terminal needs a non-empty 'command' string" });
-      const workdir = resolve(typeof args.workdir === "string" && args.workdir.trim() ? args.workdir : process.cwd());
-      let isDir = false;
-      try {
-        isDir = statSync(workdir).isDirectory();
-      } catch {
-        /* reported below */
-      }
-      if (!isDir)
-        throw new HermesError("E_AGENT_TOOL_FAILED", {
-          message: `workdir ${workdir} does not exist or is not a directory`,
-        });
+      const workdir = terminalWorkdir(args.workdir);
       const requested = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : s.timeoutSeconds;
       const timeoutS = Math.min(requested, s.maxTimeoutSeconds);
       const signal = extra.signal instanceof AbortSignal ? extra.signal : undefined;
-      // Its own process group, so an interrupt or the timeout ends the whole command (a shell's
-      // children included), not just the shell; Ctrl-C at the terminal reaches only hermes.
-      const sub = execa(command, {
-        shell: true,
-        cwd: workdir,
-        detached: process.platform !== "win32",
-        reject: false,
-        all: true,
-        stdin: "ignore",
-        stripFinalNewline: false,
-        maxBuffer: 16 * 1024 * 1024,
-      });
-      let timedOut = false;
-      let canceled = false;
-      const killGroup = (sig: NodeJS.Signals) => {
-        try {
-          if (sub.pid !== undefined && process.platform !== "win32") process.kill(-sub.pid, sig);
-          else sub.kill(sig);
-        } catch {
-          /* already gone */
-        }
-      };
-      const stop = () => {
-        killGroup("SIGTERM");
-        setTimeout(() => killGroup("SIGKILL"), 2000).unref();
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        stop();
-      }, timeoutS * 1000);
-      const onAbort = () => {
-        canceled = true;
-        stop();
-      };
-      if (signal?.aborted) onAbort();
-      else signal?.addEventListener("abort", onAbort, { once: true });
-      let r: Awaited<typeof sub>;
-      try {
-        r = await sub;
-      } finally {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      }
+      const { r, timedOut, canceled } = await runInGroup(command, workdir, timeoutS, signal);
       if (canceled)
         throw new HermesError("E_AGENT_INTERRUPTED", { message: `interrupted; the command was killed (${command})` });
       let output = typeof r.all === "string" ? r.all : "";

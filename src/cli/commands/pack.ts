@@ -70,6 +70,33 @@ export function searchCommand(): Command {
     });
 }
 
+/** `pack show --json`: the pack, how each entry resolves, and the bundle's pinned trees when it is one. */
+function showJson(r: Awaited<ReturnType<typeof showPack>>): Record<string, unknown> {
+  return {
+    pack: r.pack,
+    entries: r.resolved.entries.map((e) => ({
+      display: e.entry.display,
+      identifier: e.identifier ?? null,
+      ref: e.entry.ref,
+      capabilities: e.capabilities ?? null,
+      error: e.error ?? null,
+      suggestions: e.suggestions ?? [],
+    })),
+    index_source: r.resolved.indexSource ?? null,
+    bundle: r.bundle
+      ? {
+          sha256: r.bundle.sha256,
+          plugins: r.bundle.plugins.map((p) => ({
+            name: p.meta.name,
+            revision: p.meta.revision,
+            tree: p.meta.tree,
+            integrity: p.meta.integrity,
+          })),
+        }
+      : null,
+  };
+}
+
 /** `hermes plugins pack show|install|export`. */
 export function packCommand(): Command {
   const pack = new Command("pack").description(
@@ -84,29 +111,7 @@ export function packCommand(): Command {
       const paths = homeOf(cmd);
       const r = await showPack({ paths, src, io: terminalIo({ toStderr: o.json }) });
       if (o.json) {
-        json({
-          pack: r.pack,
-          entries: r.resolved.entries.map((e) => ({
-            display: e.entry.display,
-            identifier: e.identifier ?? null,
-            ref: e.entry.ref,
-            capabilities: e.capabilities ?? null,
-            error: e.error ?? null,
-            suggestions: e.suggestions ?? [],
-          })),
-          index_source: r.resolved.indexSource ?? null,
-          bundle: r.bundle
-            ? {
-                sha256: r.bundle.sha256,
-                plugins: r.bundle.plugins.map((p) => ({
-                  name: p.meta.name,
-                  revision: p.meta.revision,
-                  tree: p.meta.tree,
-                  integrity: p.meta.integrity,
-                })),
-              }
-            : null,
-        });
+        json(showJson(r));
       }
     });
 

@@ -205,6 +205,48 @@ function droppedWarnings(ds: readonly Diagnostic[]): string[] {
     .map((d) => `warning: ${formatDiagnostic(d, { hint: false }).replace(/^warning /, "")}`);
 }
 
+/** The cached index text (a read failure becomes a problem) and its age, both undefined when there is none. */
+async function readCache(
+  cacheFile: string,
+  now: () => number,
+  problems: string[],
+): Promise<{ cached: string | undefined; age: number | undefined }> {
+  const cached = await readTextCappedIfExists(cacheFile, INDEX_MAX_BYTES, "E_INDEX_INVALID").catch(
+    (e: Error) => void problems.push(e.message),
+  );
+  const age =
+    cached === undefined
+      ? undefined
+      : await fsp.stat(cacheFile).then(
+          (s) => Math.max(0, now() - s.mtimeMs),
+          () => undefined,
+        );
+  return { cached, age };
+}
+
+/** The warning for falling back to the cached copy after a failed fetch; `stale` past the index's TTL. */
+function staleWarning(failed: Diagnostic, a: number, stale: boolean, cacheFile: string): Diagnostic {
+  return diagnostic(
+    "W_INDEX_STALE",
+    `${failed.message}; using the ${stale ? "STALE " : ""}cached copy from ${formatAge(a)} ago ` +
+      `(${cacheFile})${stale ? ", older than the 24 h the index is trusted for" : ""}.`,
+    { file: cacheFile },
+  );
+}
+
+/** The warning for falling back to the seed copy shipped with the kit, which is likely out of date. */
+function seedWarning(failed: Diagnostic, hadCache: boolean, seed: Parsed): Diagnostic {
+  return diagnostic(
+    "W_INDEX_SEED",
+    `${failed.message}` +
+      `${hadCache ? " and the cached copy is unreadable" : " and there is no cached copy"}; ` +
+      `using the OFFLINE SEED COPY shipped with hermes-kit (${seed.entries.length} plugins` +
+      `${seed.generatedAt ? `, generated ${seed.generatedAt}` : ""}). It is likely out of date: check ` +
+      "plugins.index_url and the network, then retry with --refresh.",
+    { file: SEED_INDEX },
+  );
+}
+
 export async function loadIndex(
   paths: HomePaths,
   config: ConfigValue,
@@ -228,16 +270,7 @@ export async function loadIndex(
   };
 
   // The cache is a file anyone with the home can write: it gets the same cap as a download.
-  const cached = await readTextCappedIfExists(cacheFile, INDEX_MAX_BYTES, "E_INDEX_INVALID").catch(
-    (e: Error) => void problems.push(e.message),
-  );
-  const age =
-    cached === undefined
-      ? undefined
-      : await fsp.stat(cacheFile).then(
-          (s) => Math.max(0, now() - s.mtimeMs),
-          () => undefined,
-        );
+  const { cached, age } = await readCache(cacheFile, now, problems);
   let cacheParsed: Parsed | undefined;
   if (!opts.refresh && cached !== undefined && age !== undefined && age <= INDEX_TTL_MS) {
     cacheParsed = tryParse(cached, cacheFile, problems);
@@ -267,12 +300,7 @@ export async function loadIndex(
     if (cacheParsed) {
       const a = age ?? 0;
       const stale = a > INDEX_TTL_MS;
-      const w = diagnostic(
-        "W_INDEX_STALE",
-        `${failed.message}; using the ${stale ? "STALE " : ""}cached copy from ${formatAge(a)} ago ` +
-          `(${cacheFile})${stale ? ", older than the 24 h the index is trusted for" : ""}.`,
-        { file: cacheFile },
-      );
+      const w = staleWarning(failed, a, stale, cacheFile);
       return finish(cacheParsed, { source: "cache", from: cacheFile, ageMs: a, stale }, [w]);
     }
   }
@@ -280,15 +308,7 @@ export async function loadIndex(
   const seedText = await readTextIfExists(SEED_INDEX).catch(() => undefined);
   const seed = tryParse(seedText, SEED_INDEX, problems);
   if (seed) {
-    const w = diagnostic(
-      "W_INDEX_SEED",
-      `${failed.message}` +
-        `${cached !== undefined ? " and the cached copy is unreadable" : " and there is no cached copy"}; ` +
-        `using the OFFLINE SEED COPY shipped with hermes-kit (${seed.entries.length} plugins` +
-        `${seed.generatedAt ? `, generated ${seed.generatedAt}` : ""}). It is likely out of date: check ` +
-        "plugins.index_url and the network, then retry with --refresh.",
-      { file: SEED_INDEX },
-    );
+    const w = seedWarning(failed, cached !== undefined, seed);
     return finish(seed, { source: "seed", from: SEED_INDEX, stale: true }, [w]);
   }
   throw new HermesError("E_INDEX_UNAVAILABLE", {
