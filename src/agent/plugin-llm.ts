@@ -244,6 +244,10 @@ export class PluginLlm {
     const eff = mw.payload;
     const chars = JSON.stringify(eff.messages ?? []).length;
     const started_at = Date.now() / 1000;
+    const timing = () => {
+      const ended_at = Date.now() / 1000;
+      return { api_duration: ended_at - started_at, started_at, ended_at };
+    };
     await this.d.hooks.observe("pre_auxiliary_call", preCallPayload(aux, eff, chars, started_at));
     const ctl = new AbortController();
     const timer = setTimeout(
@@ -259,12 +263,9 @@ export class PluginLlm {
       );
       const res = checkResponse(raw, provider.name);
       const msg = res.choices[0]!.message;
-      const ended_at = Date.now() / 1000;
       await this.d.hooks.observe("post_auxiliary_call", {
         ...aux,
-        api_duration: ended_at - started_at,
-        started_at,
-        ended_at,
+        ...timing(),
         finish_reason: res.choices[0]!.finish_reason,
         response_model: res.model,
         usage: res.usage ?? null,
@@ -281,12 +282,9 @@ export class PluginLlm {
         ...(schemaName !== null ? { schema_name: schemaName } : {}),
       });
     } catch (e) {
-      const ended_at = Date.now() / 1000;
       await this.d.hooks.observe("post_auxiliary_call", {
         ...aux,
-        api_duration: ended_at - started_at,
-        started_at,
-        ended_at,
+        ...timing(),
         error: errorMessage(e),
         error_type: errorTypeName(e),
       });

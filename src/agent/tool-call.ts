@@ -143,33 +143,25 @@ async function finish(
   transform = true,
 ): Promise<ToolCallOutcome> {
   const { c, tool_name, tool_call_id, ids } = s;
+  // Each hook gets its own copy of the arguments.
+  const outcome = () => ({
+    tool_name,
+    args: structuredClone(args),
+    result,
+    ...ids,
+    duration_ms,
+    status,
+    error_type,
+    error_message,
+  });
   await c.hooks.observe(
     "post_tool_call",
-    {
-      tool_name,
-      args: structuredClone(args),
-      result,
-      ...ids,
-      duration_ms,
-      status,
-      error_type,
-      error_message,
-      middleware_trace: structuredClone(s.trace),
-    },
+    { ...outcome(), middleware_trace: structuredClone(s.trace) },
     `status=${status}${error_type ? ` error_type=${error_type}` : ""} duration_ms=${duration_ms}`,
   );
   let final = result;
   if (transform) {
-    const replaced = await c.hooks.firstString("transform_tool_result", {
-      tool_name,
-      args: structuredClone(args),
-      result,
-      ...ids,
-      duration_ms,
-      status,
-      error_type,
-      error_message,
-    });
+    const replaced = await c.hooks.firstString("transform_tool_result", outcome());
     if (replaced !== undefined) final = replaced;
   }
   c.emit({ type: "tool_end", tool_name, status, duration_ms, result: final });
