@@ -3,6 +3,21 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "./support/cli.js";
 
+// Every folder the use cases may combine.
+const BELOW_APP = [
+  "core",
+  "contracts",
+  "config",
+  "manifest",
+  "consent",
+  "discovery",
+  "compile",
+  "runtime",
+  "install",
+  "agent",
+  "pack",
+];
+
 /**
  * The layers of src/ (docs/architecture.md draws them): each folder may import only the folders listed
  * for it. `plugin.ts` is the public entry for plugin authors and re-exports types of the run layer.
@@ -19,33 +34,8 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   install: ["core", "contracts", "config", "manifest", "consent", "discovery", "compile"],
   agent: ["core", "contracts", "config", "manifest", "consent", "discovery", "runtime"],
   pack: ["core", "contracts", "config", "manifest", "consent", "discovery", "compile", "install"],
-  app: [
-    "core",
-    "contracts",
-    "config",
-    "manifest",
-    "consent",
-    "discovery",
-    "compile",
-    "runtime",
-    "install",
-    "agent",
-    "pack",
-  ],
-  cli: [
-    "core",
-    "contracts",
-    "config",
-    "manifest",
-    "consent",
-    "discovery",
-    "compile",
-    "runtime",
-    "install",
-    "agent",
-    "pack",
-    "app",
-  ],
+  app: BELOW_APP,
+  cli: [...BELOW_APP, "app"],
   "plugin.ts": ["contracts", "manifest", "runtime"],
 };
 

@@ -18,7 +18,7 @@ const section = (id: string, content: PromptSection["content"], max_chars = 4000
   plugin_key: `pk-${id}`,
 });
 
-describe("system prompt sections (runtime spec §4.12)", () => {
+describe("system prompt sections", () => {
   it("sorted by id, framed, the bad ones skipped with a warning naming them", async () => {
     const logs = captureLog();
     const r = await renderSections(

@@ -94,7 +94,7 @@ describe("command policy", () => {
   });
 });
 
-describe("approval requests and transports (runtime spec §8)", () => {
+describe("approval requests and transports", () => {
   const base = {
     command: "rm -rf x",
     description: "recursive delete",

@@ -78,7 +78,7 @@ describe("classification", () => {
   );
 });
 
-describe("one model call (runtime spec §6.4)", () => {
+describe("one model call", () => {
   it(
     "per attempt: llm_request → pre_api_request → llm_execution → post_api_request; a retry rebuilds the " +
       "kwargs and re-applies llm_request",

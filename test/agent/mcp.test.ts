@@ -12,7 +12,7 @@ import { cleanupTemp, tempDir } from "../support/home.js";
 
 /**
  * Issue 5 item 7: MCP servers from config.yaml over the official SDK, their tools beside the
- * built-ins, and `ctx.call_mcp` (runtime spec §4.9), against a real MCP server written in
+ * built-ins, and `ctx.call_mcp`, against a real MCP server written in
  * test/fixtures/mcp (stdio, and Streamable HTTP on 127.0.0.1).
  */
 

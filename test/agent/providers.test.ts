@@ -181,7 +181,7 @@ describe("provider selection", () => {
   );
 });
 
-describe("ctx.llm (runtime spec §4.7)", () => {
+describe("ctx.llm", () => {
   async function llm(entry: Record<string, unknown> = {}, granted: string[] = [], outcomes = [say("hello")]) {
     const r = await rig();
     r.hook("pre_auxiliary_call");

@@ -92,7 +92,7 @@ const postOf = (r: Rig) => {
   return seen;
 };
 
-describe("one tool call (runtime spec §6.5)", () => {
+describe("one tool call", () => {
   it(
     "pre_tool_call modify merges into the effective args " + "(after tool_request), which the tool then runs with",
     async () => {

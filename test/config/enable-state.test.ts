@@ -1,5 +1,5 @@
 /**
- * Enable state edits (runtime spec §3.1, DESIGN improvement 3) and name resolution for the CLI
+ * Enable state edits and name resolution for the CLI
  * (`findPlugin`), on real config files and real plugin folders.
  */
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Atomic writes (DESIGN: every module that touches disk goes through src/core): temp file in the
+ * Atomic writes: temp file in the
  * same folder, rename, symlinked targets written through, file mode kept, nothing left behind.
  */
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Gating each winning plugin (runtime spec §2.4, §3.1, §3.2). Order: broken → disabled (key or
+ * Gating each winning plugin. Order: broken → disabled (key or
  * manifest name) → exclusive → model-provider → bundled backend load_now / platform defer →
  * allow-list (null and [] both mean nothing enabled) → load.
  */

@@ -1,5 +1,5 @@
 /**
- * Load order (runtime spec §2.5, DESIGN "Order"): Kahn batches sorted by key, advisory
+ * Load order: Kahn batches sorted by key, advisory
  * dependencies, cycles, and the explicit `plugins.order` list.
  */
 import { afterEach, describe, expect, it } from "vitest";

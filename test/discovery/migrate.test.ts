@@ -1,5 +1,5 @@
 /**
- * The v21 migration (runtime spec §3.3): when `plugins.enabled` is absent, the user plugins already
+ * The v21 migration: when `plugins.enabled` is absent, the user plugins already
  * installed are written to the allow-list, once. Real homes, real plugin folders.
  */
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Precedence on key collision (runtime spec §2.2 and DESIGN "Plugin key"): project > user >
+ * Precedence on key collision: project > user >
  * bundled, the impostor rule, npm never shadowing a directory plugin, duplicate keys in one
  * source refused. Real folders, discovered end to end.
  */

@@ -1,5 +1,5 @@
 /**
- * Scanning plugin roots and sources (runtime spec §2.1, §1.4 keys, §2.7 portable packages),
+ * Scanning plugin roots and sources,
  * on real temporary folders with real symlinks.
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -295,7 +295,7 @@ describe("scanRoot: status of a folder", () => {
     expect(c.diagnostics.map((d) => [d.code, d.severity])).toEqual([["W_DISCOVERY_PORTABLE_PLUGIN", "warning"]]);
   });
 
-  it("a flat portable package is keyed by the name in its plugin.json (runtime spec §1.4)", async () => {
+  it("a flat portable package is keyed by the name in its plugin.json", async () => {
     const root = tempDir();
     writeText(join(root, "pack-folder", "plugin.json"), JSON.stringify({ name: "agent-skills", version: "1.0.0" }));
     const c = (await scanRoot(root, "user")).candidates[0]!;

@@ -1,6 +1,6 @@
 /**
  * `hermes plugins search` and bare-name installs through the built CLI, against a real HTTP
- * index server on 127.0.0.1: output shapes (§3.2), loud fallbacks, bad payloads and
+ * index server on 127.0.0.1: output shapes, loud fallbacks, bad payloads and
  * unreachable URLs that install nothing.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
@@ -174,7 +174,7 @@ describe("bare-name install through the index", () => {
     ).toEqual([]);
   });
 
-  it("a near miss is suggested, never installed (deviation 5)", async () => {
+  it("a near miss is suggested, never installed", async () => {
     const h = home(`${base}/index.json`);
     const r = await runCli(["plugins", "install", "telegram"], { home: h });
     expect(r.code).toBe(1);

@@ -10,6 +10,7 @@ import { createServer, Socket } from "node:net";
 import { dirname, join, normalize } from "node:path";
 import { runCli, ttyCli, type RunOptions, type RunResult } from "../support/cli.js";
 import { writeFiles, type Files, type Scratch } from "../support/home.js";
+import type { IndexEntry } from "../../src/install/index/parse.js";
 
 export const GIT_ID = [
   "-c",
@@ -307,4 +308,22 @@ export async function hermesTty(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** An index entry with empty optional fields, named `name` and hosted at `o/<name>`. */
+export function indexEntry(name: string, more: Partial<IndexEntry> = {}): IndexEntry {
+  return {
+    name,
+    description: "",
+    author: "",
+    tags: [],
+    repo: `o/${name}`,
+    ref: "",
+    subdir: null,
+    homepage: null,
+    capabilities: [],
+    api_version: null,
+    added_at: null,
+    ...more,
+  };
 }

@@ -11,7 +11,7 @@ import {
 import { validatePluginName } from "../../src/install/install.js";
 import { parseMetadata, renderMetadata } from "../../src/install/metadata.js";
 import { resolveIndexName } from "../../src/install/index/load.js";
-import type { IndexEntry } from "../../src/install/index/parse.js";
+import { indexEntry } from "./helpers.js";
 
 function code(fn: () => unknown): string | undefined {
   try {
@@ -22,7 +22,7 @@ function code(fn: () => unknown): string | undefined {
   return undefined;
 }
 
-describe("install identifiers (install spec §4.1)", () => {
+describe("install identifiers", () => {
   it.each([
     ["hermes-media-studio", { kind: "index", name: "hermes-media-studio" }],
     ["owner/repo", { kind: "git", url: "https://github.com/owner/repo.git" }],
@@ -58,7 +58,7 @@ describe("install identifiers (install spec §4.1)", () => {
   );
 });
 
-describe("--ref (install spec §4.2 step 1)", () => {
+describe("--ref", () => {
   it("accepts a full SHA in any case and lowercases it", () => {
     expect(parseRef("ABCDEF0123456789ABCDEF0123456789ABCDEF01")).toBe("abcdef0123456789abcdef0123456789abcdef01");
   });
@@ -119,7 +119,7 @@ describe("credentials never leave the clone call", () => {
   });
 });
 
-describe("plugin names (install spec §4.2 step 8)", () => {
+describe("plugin names", () => {
   it.each(["a/b", "..", ".", "a..b", "a\\b", "", ".hidden", "__init__", "nix-managed-x", "bad\u0001"])(
     "refuses %j",
     (n) => {
@@ -131,7 +131,7 @@ describe("plugin names (install spec §4.2 step 8)", () => {
   });
 });
 
-describe(".install-metadata.json (install spec §4.4)", () => {
+describe(".install-metadata.json", () => {
   const sha = "0123456789abcdef0123456789abcdef01234567";
   it("renders sorted keys, exactly three fields, 2-space indent and a trailing newline", () => {
     const text = renderMetadata({
@@ -167,20 +167,8 @@ describe(".install-metadata.json (install spec §4.4)", () => {
   });
 });
 
-describe("index names resolve exactly (DESIGN.md deviation 5)", () => {
-  const e = (name: string): IndexEntry => ({
-    name,
-    description: "",
-    author: "",
-    tags: [],
-    repo: `o/${name}`,
-    ref: "",
-    subdir: null,
-    homepage: null,
-    capabilities: [],
-    api_version: null,
-    added_at: null,
-  });
+describe("index names resolve exactly", () => {
+  const e = (name: string) => indexEntry(name);
   const entries = [e("hermes-telegram-business"), e("Media-Studio"), e("dup"), e("DUP")];
   it("exact, case-insensitive", () => {
     expect(resolveIndexName(entries, "media-studio")).toMatchObject({ kind: "found", entry: { name: "Media-Studio" } });

@@ -1,5 +1,5 @@
 /**
- * Index load order (install spec §7.3, made loud): fresh cache → remote → stale cache → seed,
+ * Index load order: fresh cache → remote → stale cache → seed,
  * against a real HTTP server on 127.0.0.1. Every non-remote, non-fresh answer must say so.
  */
 import { existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync, mkdirSync } from "node:fs";

@@ -1,8 +1,8 @@
 /**
- * Index search (src/install/index/search.ts) and bare-name resolution (DESIGN.md deviation 5)
+ * Index search (src/install/index/search.ts) and bare-name resolution
  * against the real index documents of the shared fixtures (test/shared-dir.ts): the quality table pins the top
  * result of typical queries (exact names, prefixes, words, tags, typos, several words), and
- * each row also shows what the original's §7.4 scoring ranks first, for comparison.
+ * each row also shows what the original's scoring ranks first, for comparison.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { resolveIndexName } from "../../src/install/index/load.js";
 import { closestNames, prepareIndex, searchIndex } from "../../src/install/index/search.js";
 import { ratio } from "../../src/install/index/sequence-matcher.js";
 import { hasShared, SHARED_FIXTURES } from "../shared-dir.js";
+import { indexEntry } from "./helpers.js";
 
 const INDEX = join(SHARED_FIXTURES, "index");
 const SHARED = hasShared("test/install/index-search.test.ts: search on the shared index fixtures");
@@ -39,7 +40,7 @@ function fixtureEntries(): IndexEntry[] {
   return out;
 }
 
-/** The original's scoring (install spec §7.4), for the comparison column. */
+/** The original's scoring, for the comparison column. */
 function originalTop(entries: readonly IndexEntry[], term: string): string | undefined {
   const t = term.trim().toLowerCase();
   const scored = entries
@@ -112,7 +113,7 @@ describe("search quality on the shared index fixtures", () => {
       if (top?.entry.name !== expected) wrong.push(`${q}: got ${top?.entry.name}, expected ${expected}`);
     }
     console.log(
-      `| query | kind | top result (score, rule) | original §7.4 top |\n| --- | --- | --- | --- |\n${rows.join("\n")}`,
+      `| query | kind | top result (score, rule) | original's top |\n| --- | --- | --- | --- |\n${rows.join("\n")}`,
     );
     expect(wrong).toEqual([]);
   });
@@ -121,20 +122,7 @@ describe("search quality on the shared index fixtures", () => {
     "ranks exact > prefix > word > substring > tag; a close typo (r·60) can pass description and author, as in " +
       "the original",
     () => {
-      const e = (name: string, more: Partial<IndexEntry> = {}): IndexEntry => ({
-        name,
-        description: "",
-        author: "",
-        tags: [],
-        repo: `o/${name}`,
-        ref: "",
-        subdir: null,
-        homepage: null,
-        capabilities: [],
-        api_version: null,
-        added_at: null,
-        ...more,
-      });
+      const e = indexEntry;
       const pool = [
         e("zz-typo", { description: "nothing" }),
         e("studi"),

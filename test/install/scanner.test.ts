@@ -283,7 +283,7 @@ describe("verdict and deciding findings", () => {
   });
 
   it(
-    "plugin remaps of §8.4: curl | sh is high (caution), binary_file high, mentioning the Hermes .env medium, " +
+    "plugin severity remaps: curl | sh is high (caution), binary_file high, mentioning the Hermes .env medium, " +
       "reading it critical",
     async () => {
       const r = await scanPluginDir(
@@ -530,7 +530,7 @@ describe("the provider exemption (its own declared key is not a finding)", () =>
     expect(counted(r).filter((f) => f.file === "run.sh" && f.id.startsWith("env_exfil"))).toEqual([]);
   });
 
-  it("the exemption never applies to config and other text files (§8.4)", async () => {
+  it("the exemption never applies to config and other text files", async () => {
     const r = await scanPluginDir(
       plugin("cfg", {
         "plugin.yaml": manifest,

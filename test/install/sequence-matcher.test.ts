@@ -1,5 +1,5 @@
 /**
- * The ratio is a faithful port of Python's difflib.SequenceMatcher (install spec §7.4): this
+ * The ratio is a faithful port of Python's difflib.SequenceMatcher: this
  * table was produced by CPython 3.11 (`SequenceMatcher(None, a, b).ratio()`), including inputs
  * where b has 200+ elements (the "autojunk" popular-element rule) and non-BMP code points.
  */

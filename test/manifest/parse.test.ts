@@ -1,5 +1,5 @@
 /**
- * plugin.yaml parsing (runtime spec §1.1–§1.3), on text and on real plugin folders.
+ * plugin.yaml parsing, on text and on real plugin folders.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
@@ -123,7 +123,7 @@ describe("kind", () => {
   });
 
   it("the unknown-kind warning is one readable sentence saying it is treated as standalone", () => {
-    // Runtime spec §1.3 quotes: unknown kind … treating as 'standalone'.
+    // The original warns "unknown kind … treating as 'standalone'".
     const r = parse("name: a\nkind: Weird\n");
     const kindDiags = r.diagnostics.filter((d) => d.path === "kind");
     expect(kindDiags).toHaveLength(1);

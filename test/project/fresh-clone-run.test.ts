@@ -1,5 +1,5 @@
 /**
- * A fresh clone tests green (issue 12 §4), for real: every test file that reads the shared fixtures
+ * A fresh clone tests green, for real: every test file that reads the shared fixtures
  * (test/shared-dir.ts), run in a child vitest with the folder missing and CI unset, passes, with its
  * fixture tests skipped and the reason printed for each file. In the slow suite: it runs those files
  * a second time.

@@ -1,5 +1,5 @@
 /**
- * A fresh clone tests green (issue 12 §4). The real-world fixtures beside the checkout exist only on
+ * A fresh clone tests green. The real-world fixtures beside the checkout exist only on
  * the project's own machines and in CI, so:
  * - no test finds them except through test/shared-dir.ts, and every test file that uses it asks
  *   `hasShared(…)` (the guard that skips with a printed reason, or fails in CI);

@@ -1,5 +1,5 @@
 /**
- * Two suites (issue 12 §4): `npm test` is the fast one (vitest.config.ts), `npm run test:slow` has
+ * Two suites: `npm test` is the fast one (vitest.config.ts), `npm run test:slow` has
  * the kill matrices and other long suites (vitest.slow.config.ts). Every test file is in exactly one
  * of them, CI runs both, and the README says which is which.
  */

@@ -1,5 +1,5 @@
 /**
- * Runtime spec §5.4 (and Top-15 rules 5 and 11): one test per row of the per-hook contract table,
+ * One test per row of the per-hook result table (docs/hooks.md),
  * each dispatching real callbacks through the HookBus and folding the results with the helper the
  * catalog names for that hook.
  */
@@ -35,8 +35,8 @@ function combineOf(...names: HookName[]): HookCombine[] {
   return names.map((n) => HOOK_CATALOG[n].combine);
 }
 
-describe("§5.4 per-hook result handling, one test per table row", () => {
-  it("pre_tool_call: directive resolution (§5.5)", async () => {
+describe("per-hook result handling, one test per table row", () => {
+  it("pre_tool_call: directive resolution", async () => {
     expect(combineOf("pre_tool_call")).toEqual(["directive"]);
     const r = await results("pre_tool_call", [
       { action: "modify", args: { a: 2 } },
@@ -129,7 +129,7 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
 
   it("pre_verify: the first result that validates wins (firstValid), invalid earlier ones are skipped", async () => {
     expect(combineOf("pre_verify")).toEqual(["first-valid"]);
-    // The rule of §5.4: (action ?? decision) is continue|block and (message ?? reason) is non-empty.
+    // The rule: (action ?? decision) is continue|block and (message ?? reason) is non-empty.
     const validate = (r: unknown) => {
       if (!r || typeof r !== "object") return undefined;
       const o = r as Record<string, unknown>;
@@ -278,7 +278,7 @@ describe("§5.4 per-hook result handling, one test per table row", () => {
   });
 });
 
-describe("resolveToolDirective (runtime spec §5.5)", () => {
+describe("resolveToolDirective", () => {
   const orig = { path: "/a", mode: "r" };
 
   it(

@@ -1,7 +1,7 @@
 /**
- * The ctx API's gates (runtime spec §4; Top-15 rules 13, 14 and the settings part of 15): the
- * register_tool override gate, identity-conditional restore in the ledger (§9), approval transport
- * validation (§4.10), and plugin-relative get_config / set_config.
+ * The ctx API's gates: the
+ * register_tool override gate, identity-conditional restore in the ledger, approval transport
+ * validation, and plugin-relative get_config / set_config.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -219,7 +219,7 @@ describe("register_tool override gate", () => {
   );
 });
 
-describe("ledger: identity-conditional restore (§9)", () => {
+describe("ledger: identity-conditional restore", () => {
   const A = plugin("a-tools", `ctx.register_tool({ name: "fetch", handler: () => "A" });`);
   const B = plugin("b-tools", `ctx.register_tool({ name: "fetch", handler: () => "B", override: true });`, {
     granted: ["tools.override"],
@@ -270,7 +270,7 @@ describe("ledger: identity-conditional restore (§9)", () => {
   });
 });
 
-describe("register_approval_transport validation (§4.10)", () => {
+describe("register_approval_transport validation", () => {
   async function attempt(body: string, key = "t") {
     g.__atErr = undefined;
     const { rt } = await start([plugin(key, `try { ${body} } catch (e) { globalThis.__atErr = e; }`)]);
@@ -326,7 +326,7 @@ describe("register_approval_transport validation (§4.10)", () => {
   });
 });
 
-describe("get_config / set_config (§4.5)", () => {
+describe("get_config / set_config", () => {
   const CONFIG = `plugins:
   entries:
     cfg:

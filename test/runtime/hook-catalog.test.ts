@@ -17,7 +17,7 @@ import {
 } from "../../src/contracts/hook-catalog.js";
 import { renderHooksDoc } from "../../src/contracts/hooks-doc.js";
 
-// Copied by hand from reference/hermes-runtime-spec.md §5.1 (VALID_HOOKS plus pre_tts_synthesis), so a
+// The original's hook names (plus pre_tts_synthesis), copied by hand so a
 // hook added to or dropped from the catalog must be a deliberate edit in two places.
 const SPEC_HOOKS = [
   "pre_tool_call",
@@ -64,7 +64,7 @@ const SPEC_HOOKS = [
   "pre_tts_synthesis",
 ];
 
-// §5.3.
+// Hooks raced against plugins.hook_callback_timeout.
 const BOUNDED = [
   "post_tool_call",
   "transform_terminal_output",
@@ -84,7 +84,7 @@ const BOUNDED = [
 const FAIL_CLOSED = ["pre_tool_call", "pre_tts_synthesis"];
 const CALLER_THREAD = ["subagent_stop"];
 
-// §5.4: hooks whose results are not simply ignored.
+// Hooks whose results are not simply ignored.
 const COMBINE: Record<string, HookCombine> = {
   pre_tool_call: "directive",
   pre_tts_synthesis: "tts-policy",

@@ -1,5 +1,5 @@
 /**
- * Hook dispatch (runtime spec §5.2, §5.3; Top-15 rules 6 and 7): telemetry injection, timeout
+ * Hook dispatch: telemetry injection, timeout
  * normalisation, the bounded / fail-closed / caller sets, 60 s suppression, call-identity gate keys,
  * the 3-abandoned cap, and the exact fail-closed block directives.
  */
@@ -112,7 +112,7 @@ describe("dispatch", () => {
   });
 });
 
-describe("hook_callback_timeout normalisation (§5.3)", () => {
+describe("hook_callback_timeout normalisation", () => {
   it("default 30; 0 disables; negative → 30 (does not disable); clamp at 600; junk → 30", () => {
     expect(normalizeHookTimeout(undefined)).toBe(30);
     expect(normalizeHookTimeout(null)).toBe(30);
@@ -141,7 +141,7 @@ describe("hook_callback_timeout normalisation (§5.3)", () => {
   });
 });
 
-describe("bounded and fail-closed callbacks (§5.3)", () => {
+describe("bounded and fail-closed callbacks", () => {
   it("a late bounded callback is abandoned and skipped (fail-open); the others still run", async () => {
     const { b, logs } = bus(0.05);
     const late = hanging("slowObserver");

@@ -1,5 +1,5 @@
 /**
- * Loading (runtime spec §2.8; Top-15 rule 4; DESIGN.md deviation 2): transactional registration
+ * Loading: transactional registration
  * (a failed register() leaves nothing behind), the load deadline and the abandoned context, missing
  * register exports, unknown hook names in a locked runtime, and required plugins failing closed.
  */
@@ -276,7 +276,7 @@ describe("unknown hook and middleware names", () => {
   });
 });
 
-describe("required plugins fail closed (DESIGN.md deviation 2)", () => {
+describe("required plugins fail closed", () => {
   it(
     "a required plugin that fails to load stops startup with " + "E_RUNTIME_REQUIRED_FAILED and unloads everything",
     async () => {

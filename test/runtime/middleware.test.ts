@@ -1,5 +1,5 @@
 /**
- * Middleware (runtime spec §6; Top-15 rules 8 and 9; DESIGN.md deviations 1 and 2): chained request
+ * Middleware: chained request
  * middleware with deep copies and traces, and the frame rules of nested execution middleware.
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -34,7 +34,7 @@ function req(kind: "tool_request" | "llm_request", ...cbs: MiddlewareCallback[])
   );
 }
 
-describe("request middleware (§6.2, chained per DESIGN.md)", () => {
+describe("request middleware", () => {
   it("with no callbacks returns the same object, uncopied, unchanged", async () => {
     const { m } = engine();
     const input = { a: 1 };
@@ -168,7 +168,7 @@ describe("request middleware (§6.2, chained per DESIGN.md)", () => {
   });
 });
 
-describe("execution middleware frame rules (§6.3)", () => {
+describe("execution middleware frame rules", () => {
   function counter(result: unknown = "tool-result") {
     const calls: unknown[] = [];
     return { calls, terminal: async (p: unknown) => (calls.push(p), result) };
@@ -430,26 +430,22 @@ describe("execution middleware frame rules (§6.3)", () => {
     },
   );
 
-  it(
-    "a required plugin's frame failing before next_call fails the call (DESIGN.md deviation 2); the terminal " +
-      "does not run",
-    async () => {
-      const { m } = engine([
-        () => {
-          throw new Error("audit sink down");
-        },
-        { owner: "audit", required: true },
-      ]);
-      const t = counter();
-      const err = (await m
-        .runExecution("tool_execution", {}, t.terminal)
-        .catch((e: unknown) => e)) as RequiredMiddlewareError;
-      expect(err).toBeInstanceOf(RequiredMiddlewareError);
-      expect(err.plugin).toBe("audit");
-      expect(err.message).toBe("required plugin audit: tool_execution middleware failed: audit sink down");
-      expect(t.calls).toHaveLength(0);
-    },
-  );
+  it("a required plugin's frame failing before next_call fails the call; the terminal " + "does not run", async () => {
+    const { m } = engine([
+      () => {
+        throw new Error("audit sink down");
+      },
+      { owner: "audit", required: true },
+    ]);
+    const t = counter();
+    const err = (await m
+      .runExecution("tool_execution", {}, t.terminal)
+      .catch((e: unknown) => e)) as RequiredMiddlewareError;
+    expect(err).toBeInstanceOf(RequiredMiddlewareError);
+    expect(err.plugin).toBe("audit");
+    expect(err.message).toBe("required plugin audit: tool_execution middleware failed: audit sink down");
+    expect(t.calls).toHaveLength(0);
+  });
 
   it("a required plugin's frame failing AFTER a successful next_call still keeps the result", async () => {
     const { m } = engine([

@@ -1,6 +1,6 @@
 /**
- * The warn-once-then-debug reporter (runtime spec §6.6; Top-15 rule 10) and the plugin event bus
- * (§4.3): namespacing, deep copies, FIFO, depth and backlog caps, generation bump on unload.
+ * The warn-once-then-debug reporter and the plugin event bus
+ *: namespacing, deep copies, FIFO, depth and backlog caps, generation bump on unload.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { EventBus } from "../../src/runtime/events.js";
