@@ -606,6 +606,34 @@ export type HooksFoldedBy<C extends HookCombine> = {
 /** The keyword fields a fire site may pass to hook `H`: exactly the catalog's payload list for it. */
 export type HookPayloadOf<H extends HookName> = { readonly [F in Catalog[H]["payload"][number]]?: unknown };
 
+/**
+ * The hooks something in this kit fires today (a test checks this against the fire sites). The others
+ * can be registered, so plugins written for them load, but no callback of theirs is ever called yet.
+ */
+export const FIRED_HOOKS: ReadonlySet<HookName> = new Set<HookName>([
+  "api_request_error",
+  "on_session_end",
+  "on_session_start",
+  "on_stream_delta",
+  "on_stream_end",
+  "on_stream_start",
+  "post_api_request",
+  "post_approval_response",
+  "post_auxiliary_call",
+  "post_llm_call",
+  "post_tool_call",
+  "pre_api_request",
+  "pre_approval_request",
+  "pre_auxiliary_call",
+  "pre_command",
+  "pre_llm_call",
+  "pre_tool_call",
+  "transform_api_error_classification",
+  "transform_llm_output",
+  "transform_terminal_output",
+  "transform_tool_result",
+]);
+
 /** Sorted so that error messages and listings are stable regardless of the catalog's lifecycle order. */
 export const HOOK_NAMES: readonly HookName[] = Object.freeze((Object.keys(HOOK_CATALOG) as HookName[]).sort());
 

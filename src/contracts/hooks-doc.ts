@@ -1,8 +1,10 @@
 import {
+  FIRED_HOOKS,
   HOOK_CATALOG,
   HOOK_CATALOG_VERSION,
   MIDDLEWARE_CATALOG,
   MIDDLEWARE_KINDS,
+  type HookName,
   type HookSpec,
   type MiddlewareSpec,
 } from "./hook-catalog.js";
@@ -84,13 +86,17 @@ function hookTableLines(): string[] {
   const lines = [
     "## Hooks",
     "",
+    "A hook marked *not fired yet* is accepted at registration (plugins that use it still load), but",
+    "nothing in hermes-kit calls it today, so its callbacks never run.",
+    "",
     "| Hook | Class | Combine | Timeout | Payload fields | Summary |",
     "| --- | --- | --- | --- | --- | --- |",
   ];
   for (const [name, spec] of Object.entries(HOOK_CATALOG) as [string, HookSpec][]) {
     const payload = codeList(spec.payload) + (spec.telemetry ? "" : " (no `telemetry_schema_version`)");
+    const summary = spec.summary + (FIRED_HOOKS.has(name as HookName) ? "" : " *Not fired yet.*");
     lines.push(
-      `| \`${name}\` | ${spec.class} | ${spec.combine} | ${spec.timeout} | ${cell(payload)} | ${cell(spec.summary)} |`,
+      `| \`${name}\` | ${spec.class} | ${spec.combine} | ${spec.timeout} | ${cell(payload)} | ${cell(summary)} |`,
     );
   }
   return lines;

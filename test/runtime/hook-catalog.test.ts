@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../src/core/paths.js";
 import {
+  FIRED_HOOKS,
   HOOK_CATALOG,
   HOOK_CATALOG_VERSION,
   HOOK_NAMES,
@@ -186,5 +187,27 @@ describe("middleware kinds", () => {
   it("points the original's api_* aliases at the llm_* names", () => {
     expect(suggestMiddlewareKind("api_request")).toBe("llm_request");
     expect(suggestMiddlewareKind("api_execution")).toBe("llm_execution");
+  });
+});
+
+describe("which hooks fire", () => {
+  it("FIRED_HOOKS is exactly the set of hooks a typed dispatcher or the stream queue is called with in src/", () => {
+    const dispatch =
+      /\.(?:observe|firstString|firstNonEmpty|contexts|directive|firstValid|lastWriterPerField)\(\s*"([a-z_]+)"/g;
+    const queued = /enqueue\(\s*"([a-z_]+)"/g;
+    const fired = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith(".ts")) {
+          const text = readFileSync(p, "utf8");
+          for (const m of [...text.matchAll(dispatch), ...text.matchAll(queued)]) fired.add(m[1] ?? "");
+        }
+      }
+    };
+    walk(join(PACKAGE_ROOT, "src"));
+    expect([...fired].sort()).toEqual([...FIRED_HOOKS].sort());
+    expect([...FIRED_HOOKS].every((h) => isHookName(h))).toBe(true);
   });
 });
