@@ -11,6 +11,8 @@ export const SLOW_TESTS = [
   // followed by recovery checks.
   "test/compile/crash.test.ts",
   "test/install/crash.test.ts",
+  // Writers of the session store of hermes serve killed at random moments, the file checked after each.
+  "test/gateway/sqlite-session-store.crash.test.ts",
   // Property tests: many permutations of a deploy spec, each compiled and started.
   "test/compile/spec-order.test.ts",
   // Stress: twenty CLI processes enabling plugins in one config.yaml at once (the --profile checks
