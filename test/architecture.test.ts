@@ -16,6 +16,7 @@ const BELOW_APP = [
   "install",
   "agent",
   "pack",
+  "gateway",
 ];
 
 /**
@@ -34,6 +35,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   install: ["core", "contracts", "config", "manifest", "consent", "discovery", "compile"],
   agent: ["core", "contracts", "config", "manifest", "consent", "discovery", "runtime"],
   pack: ["core", "contracts", "config", "manifest", "consent", "discovery", "compile", "install"],
+  gateway: ["core", "contracts", "config", "manifest", "consent", "discovery", "runtime", "agent"],
   app: BELOW_APP,
   cli: [...BELOW_APP, "app"],
   "plugin.ts": ["contracts", "manifest", "runtime"],

@@ -14,7 +14,7 @@ import { spillIfLong, spillLimit } from "./spill.js";
 import { composeSystemPrompt, DEFAULT_SYSTEM_PROMPT, renderSections } from "./system-prompt.js";
 import type { TimelineEvent, TimelineSink } from "./timeline.js";
 import { runToolCall, type ToolCallOutcome } from "./tool-call.js";
-import type { ChatMessage, LlmResponse, Provider, ToolDefinition } from "./types.js";
+import type { ChatMessage, LlmResponse, Provider, StreamEvent, ToolDefinition } from "./types.js";
 
 export type TurnExitReason = "completed" | "interrupted" | "max_turns" | "api_error" | "middleware_failed";
 
@@ -70,6 +70,12 @@ export interface AgentOptions {
   /** Overrides agent.max_turns. */
   maxTurns?: number;
   platform?: string;
+  /** Who the turns serve: `cli` (default) or `gateway` (hermes serve); hooks see it as `surface`. */
+  surface?: string;
+  /** Streamed text of every model call as it arrives (hermes serve relays it as SSE). */
+  onStream?: (ev: StreamEvent) => void;
+  /** "Always" approvals of the home, shared by the agents of one service. */
+  permanent?: PermanentApprovals;
   env?: NodeJS.ProcessEnv;
   session?: Session;
 }
@@ -89,6 +95,7 @@ export class Agent {
   readonly gate: ApprovalGate;
   readonly log: Logger;
   readonly platform: string;
+  readonly surface: string;
   private readonly provider: { current: Provider; fallback?: () => Promise<Provider | undefined>; fellBack?: boolean };
   private readonly emitFn: TimelineSink;
   private readonly opts: AgentOptions;
@@ -103,6 +110,7 @@ export class Agent {
     this.runtime = opts.runtime;
     this.log = opts.runtime.log;
     this.platform = opts.platform ?? "cli";
+    this.surface = opts.surface ?? "cli";
     this.session = opts.session ?? new Session();
     this.provider = { current: opts.provider, ...(opts.fallback ? { fallback: opts.fallback } : {}) };
     this.emitFn = opts.emit ?? (() => undefined);
@@ -115,7 +123,8 @@ export class Agent {
       ...(opts.prompter ? { prompter: opts.prompter } : {}),
       emit: (ev) => this.emit(ev),
       log: this.log,
-      permanent: new PermanentApprovals(opts.runtime.home),
+      surface: this.surface,
+      permanent: opts.permanent ?? new PermanentApprovals(opts.runtime.home),
     });
   }
 
@@ -290,6 +299,8 @@ export class Agent {
       },
       streamReasoning: settings.streamReasoning,
       iteration,
+      surface: this.surface,
+      ...(this.opts.onStream ? { onStream: this.opts.onStream } : {}),
     };
   }
 

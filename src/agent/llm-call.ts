@@ -14,7 +14,7 @@ import { checkResponse } from "./providers/shape.js";
 import { brief, sanitize } from "./sanitize.js";
 import { StreamObservers } from "./stream-observers.js";
 import type { TimelineSink } from "./timeline.js";
-import type { ChatMessage, LlmRequest, LlmResponse, Provider, ToolDefinition } from "./types.js";
+import type { ChatMessage, LlmRequest, LlmResponse, Provider, StreamEvent, ToolDefinition } from "./types.js";
 
 export interface RetryPolicy {
   maxRetries: number;
@@ -44,6 +44,10 @@ export interface LlmCallContext {
   streamReasoning: boolean;
   /** Which iteration of the tool loop this call is (on_stream_* `iteration`). */
   iteration: number;
+  /** Who the turn serves (`cli`, `gateway`): on_stream_* `surface`. */
+  surface: string;
+  /** Streamed text as it arrives, for a caller that relays it (hermes serve's SSE). */
+  onStream?: (ev: StreamEvent) => void;
 }
 
 export interface LlmCallResult {
@@ -299,14 +303,20 @@ async function executeRequest(
       session_id: c.ids.session_id,
       model: request.model,
       provider: provider.name,
-      surface: "cli",
+      surface: c.surface,
     },
     c.log,
     {
       reasoning: c.streamReasoning,
     },
   );
-  const listening = request.stream === true && streams.listening;
+  const relay = c.onStream;
+  const observing = request.stream === true && streams.listening;
+  const listening = request.stream === true && (observing || relay !== undefined);
+  const onStream = (ev: StreamEvent) => {
+    if (observing) streams.push(ev);
+    relay?.(ev);
+  };
   c.emit({
     type: "middleware",
     kind: "llm_execution",
@@ -319,7 +329,7 @@ async function executeRequest(
     const raw = await c.middleware.runExecution(
       "llm_execution",
       request,
-      (r: LlmRequest) => provider.complete(r, { signal: c.signal, ...(listening ? { onStream: streams.push } : {}) }),
+      (r: LlmRequest) => provider.complete(r, { signal: c.signal, ...(listening ? { onStream } : {}) }),
       { ...mwContext, model: request.model, original_request: structuredClone(kwargs) },
     );
     response = checkResponse(
@@ -329,7 +339,7 @@ async function executeRequest(
   } catch (e) {
     failure = e;
   }
-  if (listening && streams.started)
+  if (observing && streams.started)
     c.emit({
       type: "hook",
       name: "on_stream_start/delta/end",

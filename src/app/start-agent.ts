@@ -11,6 +11,7 @@ import { resolveProvider, type ProviderFlags } from "../agent/providers/resolve.
 import type { TimelineSink } from "../agent/timeline.js";
 import { registerBuiltinTools } from "../agent/tools/builtin.js";
 import type { Provider } from "../agent/types.js";
+import type { HookSite } from "../agent/hook-site.js";
 
 export interface StartAgentOptions {
   home: string;
@@ -35,19 +36,30 @@ export interface AgentHandle {
   close(): Promise<void>;
 }
 
+/** A runtime with the agent's tools, and the provider the config names: what every agent of a home shares. */
+export interface AgentRuntime {
+  runtime: Runtime;
+  provider: Provider;
+  fallback?: () => Promise<Provider | undefined>;
+  config: Record<string, unknown>;
+  /** Settle hooks, close MCP servers, unload plugins (on_unload). Idempotent. */
+  close(): Promise<void>;
+}
+
 /**
- * Everything `hermes chat` and `hermes demo` need: the provider (flags, then config.yaml `model:`;
- * refused before anything starts when it is missing or wrong), the runtime started from the lock
- * with the built-in tools and the MCP servers' tools registered before plugins load (so a plugin
- * replaces one only with tools.override), and an agent session attached for ctx.llm and
- * ctx.inject_message.
+ * The provider (flags, then config.yaml `model:`; refused before anything starts when it is missing or
+ * wrong) and the runtime started from the lock with the built-in tools and the MCP servers' tools
+ * registered before plugins load (so a plugin replaces one only with tools.override).
+ * `hooks` names the hook site transform_terminal_output fires through once an agent runs.
  */
-export async function startAgent(opts: StartAgentOptions): Promise<AgentHandle> {
+export async function startAgentRuntime(
+  opts: StartAgentOptions,
+  hooks: () => HookSite | undefined = () => undefined,
+): Promise<AgentRuntime> {
   const env = opts.env ?? process.env;
   const paths = homePaths(opts.home);
   const config = (await loadConfig(paths.config)).value;
   const provider = opts.provider ?? (await resolveProvider(opts.flags ?? {}, config, { home: paths.home, env }));
-  let agent: Agent | undefined;
   const runtime = await startRuntime({
     home: paths.home,
     ...(opts.verify ? { verify: opts.verify } : {}),
@@ -56,9 +68,7 @@ export async function startAgent(opts: StartAgentOptions): Promise<AgentHandle> 
     ...(opts.log ? { log: opts.log } : {}),
     beforeLoad: async (rt) => {
       const transformOutput = (payload: HookPayloadOf<"transform_terminal_output">) =>
-        agent
-          ? agent.hooks.firstString("transform_terminal_output", payload)
-          : rt.hooks.firstString("transform_terminal_output", payload);
+        (hooks() ?? rt.hooks).firstString("transform_terminal_output", payload);
       registerBuiltinTools(rt, { transformOutput, config: () => rt.config });
       // MCP servers of config.yaml: their tools beside the built-ins, and ctx.call_mcp's client.
       await attachMcp(rt, { config, env, ...(opts.log ? { log: opts.log } : {}) });
@@ -70,28 +80,46 @@ export async function startAgent(opts: StartAgentOptions): Promise<AgentHandle> 
     fallbackCfg && typeof fallbackCfg === "object" && !Array.isArray(fallbackCfg)
       ? () => resolveProvider({}, { model: fallbackCfg as Record<string, unknown> }, { home: paths.home, env })
       : undefined;
-  agent = new Agent({
-    runtime,
-    provider,
-    ...(fallback ? { fallback } : {}),
-    ...(opts.emit ? { emit: opts.emit } : {}),
-    ...(opts.prompter ? { prompter: opts.prompter } : {}),
-    ...(opts.maxTurns !== undefined ? { maxTurns: opts.maxTurns } : {}),
-    env,
-  });
-  const detach = agent.attach();
   let closed = false;
   return {
     runtime,
-    agent,
     provider,
+    ...(fallback ? { fallback } : {}),
+    config,
     async close() {
       if (closed) return;
       closed = true;
-      detach();
       await runtime.settle().catch(() => undefined);
-      await (runtime as { mcp?: { close(): Promise<void> } }).mcp?.close().catch(() => undefined);
+      await runtime.mcp?.close().catch(() => undefined);
       await runtime.unloadAll().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Everything `hermes chat` and `hermes demo` need: the runtime and provider of startAgentRuntime, and
+ * an agent session attached for ctx.llm and ctx.inject_message.
+ */
+export async function startAgent(opts: StartAgentOptions): Promise<AgentHandle> {
+  let agent: Agent | undefined;
+  const base = await startAgentRuntime(opts, () => agent?.hooks);
+  agent = new Agent({
+    runtime: base.runtime,
+    provider: base.provider,
+    ...(base.fallback ? { fallback: base.fallback } : {}),
+    ...(opts.emit ? { emit: opts.emit } : {}),
+    ...(opts.prompter ? { prompter: opts.prompter } : {}),
+    ...(opts.maxTurns !== undefined ? { maxTurns: opts.maxTurns } : {}),
+    env: opts.env ?? process.env,
+  });
+  const detach = agent.attach();
+  return {
+    runtime: base.runtime,
+    agent,
+    provider: base.provider,
+    async close() {
+      detach();
+      await base.close();
     },
   };
 }

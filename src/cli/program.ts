@@ -5,6 +5,7 @@ import { HermesError } from "../core/errors.js";
 import { envLogLevel, LOG_LEVELS, setLogLevel } from "../core/log.js";
 import { assertProfile, PACKAGE_ROOT } from "../core/paths.js";
 import { chatCommand, demoCommand } from "./commands/chat.js";
+import { serveCommand } from "./commands/serve.js";
 import { compileCommand, lockCommand } from "./commands/compile.js";
 import { completionCommand } from "./commands/completion.js";
 import { configCommand } from "./commands/config.js";
@@ -56,6 +57,7 @@ export function buildProgram(): Command {
   program.addCommand(lockCommand());
   program.addCommand(chatCommand());
   program.addCommand(demoCommand());
+  program.addCommand(serveCommand());
   program.addCommand(completionCommand(program));
   return program;
 }

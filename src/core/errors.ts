@@ -405,6 +405,24 @@ export const ERROR_CATALOG = {
     title: "the model provider could not be reached",
     hint: "check the base URL and that the server is running",
   },
+  E_SERVE_KEY_REQUIRED: {
+    title: "hermes serve would listen beyond this machine without an API key",
+    hint:
+      "set API_SERVER_KEY in the service's environment (the NixOS module's environmentFile), or listen on a " +
+      "loopback address (gateway.api_server.host: 127.0.0.1)",
+  },
+  E_SERVE_LISTEN: {
+    title: "hermes serve could not listen on its address",
+    hint: "another process may hold the port: choose another with --port or gateway.api_server.port",
+  },
+  E_SERVE_STORE: {
+    title: "the session store of hermes serve could not be opened or written",
+    hint: "check free space and the permissions of <home>/sessions/; the sessions written before are kept",
+  },
+  E_SERVE_RELOAD: {
+    title: "a new generation could not be loaded; the running one keeps serving",
+    hint: "fix what the message names, compile again, then reload (SIGHUP or systemctl reload hermes-agent)",
+  },
   E_APPROVAL_DENIED: {
     title: "a dangerous action was not approved",
     hint: "the model was told the action was denied; approve it on a terminal, or change approvals.mode",

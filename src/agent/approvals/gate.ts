@@ -108,6 +108,8 @@ export class ApprovalGate {
       prompter?: ApprovalPrompter;
       emit: TimelineSink;
       log: Logger;
+      /** The built-in prompt's surface: `cli`, or `gateway` in hermes serve. */
+      surface?: string;
       permanent: PermanentApprovals;
     },
   ) {}
@@ -181,7 +183,7 @@ export class ApprovalGate {
         description: redactCommandText(ask.description),
         pattern_key: ask.pattern_key,
         pattern_keys: ask.pattern_keys,
-        session_key: ask.session.session_id,
+        session_key: ask.session.key,
         surface: `transport:${s.transport}`,
         allow_session: true,
         allow_permanent: s.allowPermanent,
@@ -224,7 +226,7 @@ export class ApprovalGate {
   }
 
   private async builtin(s: ApprovalSettings, ask: ApprovalAsk): Promise<ApprovalOutcome> {
-    const base = this.observerPayload(ask, "cli");
+    const base = this.observerPayload(ask, this.deps.surface ?? "cli");
     await this.deps.hooks.observe("pre_approval_request", base);
     let choice: string;
     let decided_by = "user";
@@ -239,6 +241,13 @@ export class ApprovalGate {
         {
           signal: ask.signal,
           timeoutMs: s.timeoutSeconds * 1000,
+          action: {
+            command: redactCommandText(ask.command),
+            description: redactCommandText(ask.description),
+            pattern_key: ask.pattern_key,
+            pattern_keys: ask.pattern_keys,
+            session_key: ask.session.key,
+          },
         },
       );
     }
@@ -301,7 +310,7 @@ export class ApprovalGate {
       description: ask.description,
       pattern_key: ask.pattern_key,
       pattern_keys: [...ask.pattern_keys],
-      session_key: ask.session.session_id,
+      session_key: ask.session.key,
       surface,
       turn_id: ask.turn_id,
       tool_call_id: ask.tool_call_id,

@@ -3,7 +3,20 @@ import type { Interface as ReadlineInterface } from "node:readline/promises";
 /** Who the built-in approval asks: a person at a terminal. Absent means nobody can be asked (deny). */
 export interface ApprovalPrompter {
   /** Resolves to one of `choices`, or "timeout" / "cancelled". */
-  ask(question: string, choices: readonly string[], opts: { signal: AbortSignal; timeoutMs: number }): Promise<string>;
+  ask(question: string, choices: readonly string[], opts: PromptOptions): Promise<string>;
+}
+
+/** What a prompter may show besides the question: the action itself (hermes serve's runs API shows it). */
+export interface PromptOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  action?: {
+    command: string;
+    description: string;
+    pattern_key: string;
+    pattern_keys: readonly string[];
+    session_key: string;
+  };
 }
 
 const KEYS: Record<string, string> = { o: "once", s: "session", a: "always", d: "deny", n: "deny", y: "once" };
@@ -25,11 +38,7 @@ export class ReadlinePrompter implements ApprovalPrompter {
     private readonly write: (s: string) => void = (s) => process.stderr.write(s),
   ) {}
 
-  async ask(
-    question: string,
-    choices: readonly string[],
-    opts: { signal: AbortSignal; timeoutMs: number },
-  ): Promise<string> {
+  async ask(question: string, choices: readonly string[], opts: PromptOptions): Promise<string> {
     const labels = choices.map((c) => `[${c[0]}]${c.slice(1)}`).join("  ");
     this.write(`\n${question}\n`);
     const timeout = AbortSignal.timeout(Math.max(1, opts.timeoutMs));
