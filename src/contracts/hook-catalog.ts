@@ -613,6 +613,8 @@ export type HookPayloadOf<H extends HookName> = { readonly [F in Catalog[H]["pay
 export const FIRED_HOOKS: ReadonlySet<HookName> = new Set<HookName>([
   "api_request_error",
   "on_session_end",
+  "on_session_finalize",
+  "on_session_reset",
   "on_session_start",
   "on_stream_delta",
   "on_stream_end",

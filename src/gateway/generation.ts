@@ -58,7 +58,10 @@ export class Generation {
       pluginLlm: (key) => (turnScope.getStore()?.agent ?? this.backgroundAgent()).pluginLlm(key),
       injectMessage: (_key, text) => {
         const turn = turnScope.getStore();
-        if (!turn) return false;
+        if (!turn) {
+          loaded.runtime.log.warn("inject_message: called outside any turn of hermes serve; nothing was queued");
+          return false;
+        }
         turn.live.injected.push(text);
         return true;
       },

@@ -46,28 +46,39 @@ export class TurnScheduler {
   /** Run `fn` as the next turn of `sessionId`; throws QueueFullError at once, queuing nothing, when full. */
   run<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
     if (this.refuses(sessionId)) throw new QueueFullError(this.waitingCount, 1);
-    this.waitingCount++;
-    return this.queue(sessionId, fn);
-  }
-
-  private async queue<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(sessionId) ?? Promise.resolve();
+    const previous = this.tails.get(sessionId);
     let release!: () => void;
     const mine = new Promise<void>((r) => (release = r));
-    const tail = previous.then(() => mine);
+    const tail = (previous ?? Promise.resolve()).then(() => mine);
     this.tails.set(sessionId, tail);
+    const finish = () => {
+      this.releaseSlot();
+      release();
+      if (this.tails.get(sessionId) === tail) this.tails.delete(sessionId);
+    };
+    // The slot is taken synchronously when free, so requests of one tick see each other.
+    if (!previous && this.running < this.limits.maxConcurrent) {
+      this.running++;
+      return this.exec(fn, finish);
+    }
+    this.waitingCount++;
+    return this.waitTurn(previous).then(() => this.exec(fn, finish));
+  }
+
+  private async waitTurn(previous: Promise<void> | undefined): Promise<void> {
     try {
       await previous;
       await this.acquire();
     } finally {
       this.waitingCount--;
     }
+  }
+
+  private async exec<T>(fn: () => Promise<T>, finish: () => void): Promise<T> {
     try {
       return await fn();
     } finally {
-      this.releaseSlot();
-      release();
-      if (this.tails.get(sessionId) === tail) this.tails.delete(sessionId);
+      finish();
     }
   }
 

@@ -538,10 +538,11 @@ export class PluginContext {
   }
 
   /**
-   * `ctx.inject_message(content, role = "user", {session_key})`. CLI session:
-   * queued as the next input (idle) or interrupting the running turn; non-user roles are prefixed
-   * `[role] `; true when queued. Gateway routing (a session_key) is not available in hermes-kit:
-   * it warns with the reason and returns false, as does a call with no session running.
+   * `ctx.inject_message(content, role = "user", {session_key})`. CLI session: queued as the next
+   * input (idle) or interrupting the running turn; hermes serve: the next turn of the session whose
+   * turn made the call. Non-user roles are prefixed `[role] `; true when queued. Routing to another
+   * session by session_key is not built: it warns with the reason and returns false, as does a call
+   * made outside any turn.
    */
   inject_message(content: unknown, role: unknown = "user", opts: { session_key?: string | null } = {}): boolean {
     if (typeof content !== "string" || !content.trim()) {
@@ -555,17 +556,17 @@ export class PluginContext {
       const allowed = this.host.pluginEntry(this.key).allow_gateway_injection === true;
       this.log.warn(
         allowed
-          ? `inject_message(session_key=${sessionKey}): no gateway runs in hermes-kit, so gateway sessions ` +
-              "cannot be reached; nothing was queued"
+          ? `inject_message(session_key=${sessionKey}): routing a message to another session is not built in ` +
+              "hermes-kit; nothing was queued"
           : `inject_message(session_key=${sessionKey}): gateway injection is not allowed for this plugin ` +
-              `(plugins.entries.${this.key}.allow_gateway_injection must be true), and no gateway runs in ` +
-              "hermes-kit; nothing was queued",
+              `(plugins.entries.${this.key}.allow_gateway_injection must be true), and routing a message to ` +
+              "another session is not built in hermes-kit; nothing was queued",
       );
       return false;
     }
     const agent = this.host.agent;
     if (!agent) {
-      this.log.warn("inject_message: no interactive CLI session is running; nothing was queued");
+      this.log.warn("inject_message: no session is running (chat or serve); nothing was queued");
       return false;
     }
     return agent.injectMessage(this.key, text);
