@@ -66,6 +66,8 @@ export class GatewayService {
   private reloading: Promise<ReloadReport> | undefined;
   lastReload: ReloadReport | undefined;
   private readonly startedAt = Date.now();
+  /** Old generations unloading once their last turn has finished. */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly sweeper: NodeJS.Timeout;
 
   private constructor(
@@ -305,7 +307,11 @@ export class GatewayService {
     this.deps.log.info(
       `reloaded: generation ${next.number} serves new turns; ${old.turnsInFlight} finish on ${old.number}`,
     );
-    old.retire().catch((e) => this.deps.log.warn(`unloading generation ${old.number}: ${(e as Error).message}`));
+    const retiring = old
+      .retire()
+      .catch((e) => this.deps.log.warn(`unloading generation ${old.number}: ${(e as Error).message}`))
+      .finally(() => this.retiring.delete(retiring));
+    this.retiring.add(retiring);
     return this.lastReload;
   }
 
@@ -330,7 +336,7 @@ export class GatewayService {
     }
     await this.reloading?.catch(() => undefined);
     for (const live of this.live.values()) await this.finalize(live, "shutdown").catch(() => undefined);
-    await this.current.retire().catch(() => undefined);
+    await Promise.all([...this.retiring, this.current.retire().catch(() => undefined)]);
     this.deps.store.close();
   }
 

@@ -16,7 +16,7 @@ export interface GatewaySettings {
   modelName: string;
   /** Browser origins allowed to call the API (`gateway.api_server.cors_origins`); none by default. */
   corsOrigins: readonly string[];
-  /** Seconds without a write before an SSE stream sends a keep-alive comment (`gateway.api_server.keepalive_seconds`). */
+  /** Seconds without a write before an SSE stream sends a keep-alive (`gateway.api_server.keepalive_seconds`). */
   keepAliveSeconds: number;
 }
 
