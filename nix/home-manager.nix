@@ -5,12 +5,21 @@
 # profile, registers GC roots (through the Nix daemon) for the plugins every generation uses, and
 # releases homes that are no longer declared. `home-manager switch --dry-run` (or build with
 # DRY_RUN set) prints each home's plan and writes nothing.
+#
+# With service.enable (the default) `hermes serve` runs as a systemd user unit (Linux) or a launchd
+# agent (macOS). The activation compiles before home-manager touches either (before reloadSystemd
+# and setupLaunchAgents), so the service always starts or reloads on the new generation. On Linux the
+# specs are the unit's X-Reload-Triggers: sd-switch reloads it (SIGHUP) when only they changed (an
+# sd-switch without X-Reload-Triggers support restarts it). launchd has no reload: the specs are in
+# the agent's environment (HERMES_DEPLOY_SPECS), so a new generation changes the plist and
+# home-manager restarts the agent; `launchctl kill HUP gui/$UID/<label>` reloads by hand.
 { config, lib, pkgs, ... }:
 let
   inherit (lib) mkOption mkIf types literalExpression;
   cfg = config.services.hermes-agent;
   isDarwin = pkgs.stdenv.hostPlatform.isDarwin;
-  command = [ "${cfg.package}/bin/hermes" "--home" cfg.home ] ++ cfg.service.args;
+  command = cfg.build.serviceCommand;
+  specPaths = map (s: "${s.spec}") cfg.build.specs;
   # The service's PATH: extraPackages, then the user's and the system's profiles.
   servicePath = lib.concatStringsSep ":" (map (p: "${p}/bin") cfg.extraPackages ++ [
     "${config.home.profileDirectory}/bin"
@@ -24,8 +33,9 @@ let
   release = cfg.build.mkReleaseScript { inherit state path; };
 
   # After the new generation's files are linked and its packages installed: a refused spec then
-  # leaves only that Hermes home on its previous generation, never the switch half-done.
-  entry = script: lib.hm.dag.entryAfter [ "writeBoundary" "linkGeneration" "installPackages" ] ''
+  # leaves only that Hermes home on its previous generation, never the switch half-done. Before the
+  # service managers are told about the new units: the service then (re)loads the new generation.
+  entry = script: lib.hm.dag.entryBetween [ "reloadSystemd" "setupLaunchAgents" ] [ "writeBoundary" "linkGeneration" "installPackages" ] ''
     if [[ -v DRY_RUN ]]; then
       ${script} --dry-run
     else
@@ -62,11 +72,14 @@ in
 
       systemd.user.services.hermes-agent = mkIf (cfg.service.enable && !isDarwin) {
         Unit = {
-          Description = "Hermes agent (hermes-kit)";
-          X-Restart-Triggers = map (s: "${s.spec}") cfg.build.specs;
+          Description = "Hermes agent (hermes-kit): hermes serve";
+          # sd-switch reloads (ExecReload) a unit whose only change is this list: a new generation.
+          X-Reload-Triggers = specPaths;
         };
         Service = {
           ExecStart = lib.escapeShellArgs command;
+          # SIGHUP: `hermes serve` loads the current generation of the home's lock, no restart.
+          ExecReload = "${pkgs.coreutils}/bin/kill -HUP $MAINPID";
           Environment = lib.mapAttrsToList (n: v: "${n}=${v}") ({
             HERMES_HOME = cfg.home;
             HERMES_MANAGED = "home-manager";
@@ -74,6 +87,8 @@ in
           } // cfg.service.environment);
           Restart = "on-failure";
           RestartSec = 5;
+          # SIGTERM stops it gracefully (gateway.shutdown_grace_seconds, default 30) before SIGKILL.
+          TimeoutStopSec = cfg.build.stopTimeout;
           UMask = "0077";
         } // lib.optionalAttrs (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; }
           // lib.optionalAttrs cfg.service.hardening {
@@ -100,9 +115,17 @@ in
             HERMES_HOME = cfg.home;
             HERMES_MANAGED = "home-manager";
             PATH = servicePath;
+            # Not read by hermes: a new generation changes the plist, so home-manager restarts the
+            # agent on it (launchd has no reload).
+            HERMES_DEPLOY_SPECS = lib.concatStringsSep " " specPaths;
           } // cfg.service.environment;
-          KeepAlive = true;
+          # Restart=on-failure: started at login, restarted when it exits unsuccessfully.
           RunAtLoad = true;
+          KeepAlive = { SuccessfulExit = false; };
+          # Seconds between SIGTERM and SIGKILL.
+          ExitTimeOut = cfg.build.stopTimeout;
+          StandardOutPath = "${config.home.homeDirectory}/Library/Logs/hermes-agent.log";
+          StandardErrorPath = "${config.home.homeDirectory}/Library/Logs/hermes-agent.log";
           ProcessType = "Background";
         };
       };

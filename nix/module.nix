@@ -1,7 +1,8 @@
 # The option set shared by the NixOS and home-manager modules (the original's moduleCommon):
 # plugins, npm plugin packages, settings, list policy, profiles, secrets, extra packages and the
-# (future) service switch, plus what they render: one deploy spec per home (nix/lib.nix) and the
-# activation script (nix/activate.sh) that applies them with `hermes compile --managed <kind>`.
+# service (`hermes serve`: host, port, arguments), plus what they render: one deploy spec per home
+# (nix/lib.nix), the activation script (nix/activate.sh) that applies them with
+# `hermes compile --managed <kind>`, and the service's command line and stop timeout.
 #
 # Import with the deployer's kind: `imports = [ (import ./module.nix { kind = "nixos"; }) ];`.
 # The wrappers (nixos.nix, home-manager.nix) add `home` and what only their platform has.
@@ -172,6 +173,41 @@ let
   # The CLI, or null when no package is known: a disabled module must still evaluate without one.
   packageOrNull = let t = builtins.tryEval cfg.package; in if t.success then t.value else null;
 
+  # `hermes serve` listens without a bearer key only on a loopback address (anything else needs
+  # API_SERVER_KEY in its environment): the rule of src/gateway/settings.ts's isLoopback.
+  isLoopback = host:
+    let h = lib.toLower (lib.removePrefix "[" (lib.removeSuffix "]" host));
+    in h == "localhost" || h == "::1" || builtins.match "127([.][0-9]{1,3}){3}" h != null;
+
+  # The service's command: the main home, `service.args` (the subcommand), then host and port.
+  serviceCommand = [ "${cfg.package}/bin/hermes" "--home" cfg.home ] ++ cfg.service.args
+    ++ [ "--host" cfg.service.host "--port" (toString cfg.service.port) ];
+
+  # After SIGTERM `hermes serve` waits gateway.shutdown_grace_seconds (an integer ≥ 0, else 30) for
+  # the turns in flight; the service manager waits 15 s longer before it kills the process.
+  shutdownGrace =
+    let g = cfg.settings.gateway.shutdown_grace_seconds or 30;
+    in if builtins.isInt g && g >= 0 then g else 30;
+  stopTimeout = shutdownGrace + 15;
+
+  # `--host`/`--port` in service.args would fight the options (the module appends its own).
+  argsListen = lib.filter (a: lib.elem a [ "--host" "--port" ] || lib.hasPrefix "--host=" a || lib.hasPrefix "--port=" a) cfg.service.args;
+
+  serviceAssertions = [
+    {
+      assertion = isLoopback cfg.service.host || cfg.environmentFile != null;
+      message = "services.hermes-agent.service.host = \"${cfg.service.host}\" is not a loopback address, and `hermes serve` refuses to listen there without a bearer key in API_SERVER_KEY: set services.hermes-agent.environmentFile to a file (written at run time, outside the Nix store) holding API_SERVER_KEY=<key>, or set service.host = \"127.0.0.1\".";
+    }
+    {
+      assertion = !(cfg.service.environment ? API_SERVER_KEY);
+      message = "services.hermes-agent.service.environment.API_SERVER_KEY would put the key in the world-readable Nix store; put API_SERVER_KEY=<key> in the file services.hermes-agent.environmentFile names.";
+    }
+    {
+      assertion = argsListen == [ ];
+      message = "services.hermes-agent.service.args contains ${lib.concatStringsSep " " argsListen}: set services.hermes-agent.service.host and service.port instead (the module passes `--host <host> --port <port>` after service.args).";
+    }
+  ];
+
   activateArgs = hermes: [ "--hermes" "${hermes}/bin/hermes" "--kind" kind "--release-spec" "${emptySpec}" ]
     ++ lib.optionals cfg.enable (concatMap (s: [ "--home" s.name s.home "${s.spec}" ]) specs);
 in
@@ -209,8 +245,10 @@ in
       default = null;
       description = ''
         A file of `NAME=value` lines (API keys and other secrets) given to the service as systemd's
-        `EnvironmentFile`. A string on purpose: it is never copied into the world-readable store. Use a path that
-        your secret manager (agenix, sops-nix) writes at run time.
+        `EnvironmentFile` (on macOS sourced by a shell before `hermes` starts): the model providers' keys, and
+        `API_SERVER_KEY`, the bearer key `hermes serve` requires when `service.host` is not a loopback address.
+        A string on purpose: it is never copied into the world-readable store. Use a path that your secret manager
+        (agenix, sops-nix) writes at run time.
       '';
       example = "/run/secrets/hermes-agent.env";
     };
@@ -248,24 +286,46 @@ in
     service = {
       enable = mkOption {
         type = types.bool;
-        default = false;
+        default = true;
         description = ''
-          Run the agent as a service (`hermes serve`). hermes-kit has no `hermes serve` command yet, so this
-          stays off: until the runtime ships that command the module only manages the homes (links, lock,
-          config.yaml). Turning it on with a package that has no `serve` gives a unit that fails at start.
+          Run the agent as a service: `hermes --home <home> serve --host <host> --port <port>`, the
+          OpenAI-compatible HTTP API of the main home (sessions kept in `<home>/sessions/`). On NixOS a system
+          unit run as `user`; with home-manager a systemd user unit (Linux) or a launchd agent (macOS). A new
+          generation of the deploy specs reloads the service (SIGHUP) instead of restarting it, except on
+          macOS, where launchd restarts the agent. Only with `enable`.
         '';
-        example = true;
+        example = false;
+      };
+      host = mkOption {
+        type = types.nonEmptyStr;
+        default = "127.0.0.1";
+        description = ''
+          The address `hermes serve` listens on (`--host`; it overrides `gateway.api_server.host` of config.yaml).
+          Any address but a loopback one (`127.0.0.0/8`, `::1`, `localhost`) needs a bearer key: the service
+          refuses to start without `API_SERVER_KEY`, so evaluation fails unless `environmentFile` is set.
+        '';
+        example = "0.0.0.0";
+      };
+      port = mkOption {
+        type = types.port;
+        default = 8642;
+        description = "The TCP port `hermes serve` listens on (`--port`; it overrides `gateway.api_server.port` of config.yaml).";
+        example = 8080;
       };
       args = mkOption {
         type = types.listOf types.str;
         default = [ "serve" ];
-        description = "Arguments of the service's `hermes` command (after `--home <home>`).";
-        example = [ "serve" "--port" "8642" ];
+        description = ''
+          The service's `hermes` subcommand and its flags: the command is `hermes --home <home> <args…> --host
+          <host> --port <port>`. Set the address with `host` and `port`, never here (evaluation refuses
+          `--host` and `--port` in `args`).
+        '';
+        example = [ "serve" "--watch" ];
       };
       environment = mkOption {
         type = types.attrsOf types.str;
         default = { };
-        description = "Extra environment of the service (never secrets: use `environmentFile`).";
+        description = "Extra environment of the service (never secrets such as `API_SERVER_KEY`: use `environmentFile`).";
         example = { HERMES_LOG_LEVEL = "info"; };
       };
       hardening = mkOption {
@@ -300,6 +360,9 @@ in
         # The arguments nix/activate.sh gets (the wrappers add --run-as / --state and the PATH);
         # disabled, no home is declared, so every home in the state file is released.
         activateArgs = activateArgs cfg.package;
+        # The service's argv (the wrappers quote it for their service manager) and the seconds it
+        # may take to stop after SIGTERM.
+        inherit serviceCommand stopTimeout isLoopback;
         mkActivationScript = { extraArgs ? [ ], path ? [ ] }:
           let args = config.services.hermes-agent.build.activateArgs ++ extraArgs;
           in pkgs.writeShellScript "hermes-agent-activate" ''
@@ -332,7 +395,7 @@ in
           assertion = lib.hasPrefix "/" cfg.home;
           message = "services.hermes-agent.home must be an absolute path (got ${cfg.home}).";
         }
-      ];
+      ] ++ lib.optionals cfg.service.enable serviceAssertions;
     })
   ];
 }

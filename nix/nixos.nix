@@ -5,6 +5,13 @@
 # service user for the main home and each profile, registers GC roots for the plugins every
 # generation uses, and releases homes that are no longer declared. A refused spec leaves that home on
 # its previous generation and the switch reports "Activation script snippet 'hermes-agent' failed".
+#
+# With service.enable (the default) `systemd.services.hermes-agent` runs `hermes serve`. The deploy
+# specs are its reloadTriggers: switch-to-configuration runs the activation (the new generation is
+# compiled) before it touches units, then, when only the specs changed, reloads the unit: ExecReload
+# sends SIGHUP and `hermes serve` loads the current generation of the home's lock, without a restart.
+# Any other change to the unit (a new package in ExecStart, host, port, environment, the homes)
+# restarts it.
 { config, lib, pkgs, ... }:
 let
   inherit (lib) mkOption mkIf mkDefault types literalExpression optionalAttrs;
@@ -107,6 +114,12 @@ in
       description = "Put the `hermes` CLI on every user's PATH (run it as the service user, e.g. `sudo -u hermes hermes --home /var/lib/hermes/.hermes plugins list`, so files keep their owner).";
       example = true;
     };
+    service.openFirewall = mkOption {
+      type = types.bool;
+      default = false;
+      description = "Open `service.port` in the firewall (`networking.firewall.allowedTCPPorts`), for a `service.host` other than a loopback address.";
+      example = true;
+    };
     service.serviceConfig = mkOption {
       type = types.attrsOf types.anything;
       default = { };
@@ -149,7 +162,7 @@ in
       services.hermes-agent.build.activation = activation;
 
       systemd.services.hermes-agent = mkIf cfg.service.enable {
-        description = "Hermes agent (hermes-kit)";
+        description = "Hermes agent (hermes-kit): hermes serve";
         wantedBy = [ "multi-user.target" ];
         wants = [ "network-online.target" ];
         after = [ "network-online.target" ];
@@ -158,16 +171,22 @@ in
           HERMES_HOME = cfg.home;
           HERMES_MANAGED = "nixos";
         } // cfg.service.environment;
-        # A new spec (plugins, settings) restarts the agent after the activation compiled it.
-        restartTriggers = map (s: s.spec) cfg.build.specs;
+        # A new spec (plugins, settings) reloads the agent after the activation compiled it: only the
+        # specs change in the unit (X-Reload-Triggers). A new package changes ExecStart: a restart.
+        reloadTriggers = map (s: s.spec) cfg.build.specs;
         serviceConfig = lib.mkMerge [
           {
             User = cfg.user;
             Group = cfg.group;
-            ExecStart = "${cfg.package}/bin/hermes --home ${lib.escapeShellArg cfg.home} ${lib.escapeShellArgs cfg.service.args}";
+            ExecStart = lib.escapeShellArgs cfg.build.serviceCommand;
+            # SIGHUP: `hermes serve` loads the current generation of the home's lock, no restart.
+            ExecReload = "${pkgs.coreutils}/bin/kill -HUP $MAINPID";
             WorkingDirectory = cfg.stateDir;
             Restart = "on-failure";
             RestartSec = 5;
+            # SIGTERM (systemd's default KillSignal) stops it gracefully: requests in flight get
+            # gateway.shutdown_grace_seconds (default 30); systemd waits 15 s more before SIGKILL.
+            TimeoutStopSec = cfg.build.stopTimeout;
             UMask = "0007";
           }
           (mkIf (stateDirectory != null) { StateDirectory = stateDirectory; StateDirectoryMode = "0750"; })
@@ -176,6 +195,12 @@ in
           cfg.service.serviceConfig
         ];
       };
+    })
+
+    (mkIf (cfg.enable && cfg.service.enable && cfg.service.openFirewall) {
+      networking.firewall.allowedTCPPorts = [ cfg.service.port ];
+      warnings = lib.optional (cfg.build.isLoopback cfg.service.host)
+        "services.hermes-agent.service.openFirewall opens port ${toString cfg.service.port}, but service.host = \"${cfg.service.host}\" is a loopback address: nothing outside this machine can connect; set service.host (and environmentFile with API_SERVER_KEY) or drop openFirewall.";
     })
 
     # Disabled: release every home the state file lists (unless keepHomesWhenDisabled).

@@ -6,11 +6,18 @@
 # set on this project's machines). importNpmLock needs a URL per package, so the missing ones are
 # rebuilt from name and version under `npmRegistry`: by default the registry nixpkgs itself fetches
 # pnpm from; override with `hermes-kit.override { npmRegistry = "https://registry.example/"; }`.
+#
+# Native addons (`nativeAddons` below; better-sqlite3, the session store of `hermes serve`) are
+# compiled from source by node-gyp before the build, with no network: prebuild-install is told not
+# to download (npm_config_build_from_source), node-gyp gets Python and the headers of the very Node
+# the package runs on, and the install check loads each addon with that Node.
 { lib
 , buildNpmPackage
 , importNpmLock
 , nodejs_20 ? null
 , nodejs
+, python3
+, srcOnly
 , pnpm ? null
 , npmRegistry ? null
 }:
@@ -48,6 +55,14 @@ let
 
   # Node 20 is end-of-life: newer nixpkgs drop nodejs_20, so fall back to the default nodejs.
   node = if nodejs_20 != null then nodejs_20 else nodejs;
+
+  # The npm packages whose install script builds a native addon (node-gyp), each with a Node
+  # expression that loads the addon (a plain require may load only its JavaScript). No other
+  # install script runs; test/nix/package.test.ts keeps this list equal to the packages that
+  # package-lock.json marks `hasInstallScript`.
+  nativeAddons = {
+    better-sqlite3 = "const D = require('better-sqlite3'); if (new D(':memory:').prepare('select 1 as x').get().x !== 1) process.exit(1)";
+  };
 in
 buildNpmPackage {
   pname = "hermes-kit";
@@ -60,6 +75,23 @@ buildNpmPackage {
     inherit packageLock;
   };
   npmConfigHook = importNpmLock.npmConfigHook;
+
+  # node-gyp (better-sqlite3's `prebuild-install || node-gyp rebuild --release`) needs Python and a
+  # C++ compiler (stdenv's). Current buildNpmPackage adds `nodejs.python` (and cctools on macOS)
+  # itself; stated here so that the build does not depend on it.
+  nativeBuildInputs = [ (node.passthru.python or python3) ];
+  # prebuild-install would download a prebuilt binary: there is no network, and the binary must
+  # match `node`'s ABI anyway.
+  npm_config_build_from_source = "true";
+  # The hook's `npm rebuild` would compile the addons against the headers of the Node importNpmLock
+  # was built with (nixpkgs' default `nodejs`), which need not be `node` (another major is another
+  # ABI): it only links, and preBuild compiles the addons against `node`.
+  npmRebuildFlags = [ "--ignore-scripts" ];
+  preBuild = ''
+    export npm_config_nodedir=${srcOnly node}
+    export npm_config_node_gyp=${node}/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js
+    npm rebuild ${lib.escapeShellArgs (lib.attrNames nativeAddons)}
+  '';
 
   # `npm run build`: tsc, then scripts/postbuild.mjs. The `prepare` script is not run again by pack.
   npmBuildScript = "build";
@@ -76,10 +108,18 @@ buildNpmPackage {
     # The bundled index: `plugins search` works offline.
     HOME=$TMPDIR $out/bin/hermes --home "$TMPDIR/home" plugins search >/dev/null
     HOME=$TMPDIR $out/bin/hermes --home "$TMPDIR/home" plugins list >/dev/null
+    # Each native addon loads in the installed package, with the Node `hermes` runs on.
+    ${lib.concatStrings (lib.mapAttrsToList (name: check: ''
+      (cd $out/lib/node_modules/hermes-kit && ${node}/bin/node -e ${lib.escapeShellArg check}) \
+        || { echo "hermes-kit: the native addon ${name} does not load" >&2; exit 1; }
+    '') nativeAddons)}
     runHook postInstallCheck
   '';
 
-  passthru.hermesLib = import ./lib.nix;
+  passthru = {
+    hermesLib = import ./lib.nix;
+    inherit nativeAddons;
+  };
 
   meta = {
     description = "Declarative, Nix-friendly deployment toolkit and runtime for Hermes agent plugins";

@@ -88,6 +88,7 @@ let
       tmpfiles = cfg.systemd.tmpfiles.rules;
       systemPackages = map (p: p.name) cfg.environment.systemPackages;
       service = cfg.systemd.services.hermes-agent or null;
+      firewallPorts = cfg.networking.firewall.allowedTCPPorts;
     } else {
       activationEntry = cfg.home.activation.hermesAgent or null;
       activationOrder = dagOrder cfg.home.activation;

@@ -1,7 +1,8 @@
 # NixOS VM test (flake check `vm`, Linux only): a declared plugin is linked from the store under
 # its key, locked with its declarative grant, owned by the service user, kept alive by GC roots
 # through a garbage collection, removed again when taken out of the configuration, and, once the
-# runtime has a `tools` command, its tool is registered.
+# runtime has a `tools` command, its tool is registered. `hermes serve` runs as the service (with
+# the offline scripted provider), and a new generation reloads it (SIGHUP) without a restart.
 #
 #   nix build .#checks.x86_64-linux.vm -L
 { pkgs, self }:
@@ -30,6 +31,10 @@ let
     EOF
   '';
   home = "/var/lib/hermes/.hermes";
+  # The scripted provider answers without a network.
+  script = pkgs.writeText "hermes-vm-script.yaml" ''
+    - say: hello from the VM
+  '';
 in
 pkgs.testers.runNixOSTest {
   name = "hermes-agent";
@@ -41,9 +46,14 @@ pkgs.testers.runNixOSTest {
       addToSystemPackages = true;
       extraPlugins = [ { package = weather; key = "weather"; grants = [ "tools.override" ]; settings.units = "metric"; } ];
       profiles.work.extraPlugins = [ weather ];
-      settings.model.default = "test/model";
+      settings.model = { provider = "scripted"; script = "${script}"; default = "test/model"; };
+      # service.enable is the default: hermes serve on 127.0.0.1:8642.
     };
-    environment.systemPackages = [ pkgs.jq ];
+    environment.systemPackages = [ pkgs.jq pkgs.curl ];
+    # The same machine with only a setting changed (only the deploy spec differs: a reload).
+    specialisation.model.configuration = {
+      services.hermes-agent.settings.model.default = lib.mkForce "test/other";
+    };
     # The same machine without the plugin, to switch to.
     specialisation.removed.configuration = {
       services.hermes-agent.extraPlugins = lib.mkForce [ ];
@@ -81,6 +91,21 @@ pkgs.testers.runNixOSTest {
             machine.succeed(f"{hermes} tools list --json | grep -q weather_now")
         else:
             machine.log("hermes has no `tools` command yet: tool registration is not checked")
+
+    with subtest("hermes serve runs as the service on 127.0.0.1:8642"):
+        machine.wait_for_unit("hermes-agent.service")
+        machine.wait_for_open_port(8642)
+        machine.succeed("curl -sf http://127.0.0.1:8642/health")
+        machine.succeed("systemctl show -p ExecReload hermes-agent | grep -q 'kill -HUP'")
+
+    with subtest("a new generation (only the spec changed) reloads the service: SIGHUP, same process"):
+        pid = machine.succeed("systemctl show -p MainPID --value hermes-agent").strip()
+        machine.succeed("/run/current-system/specialisation/model/bin/switch-to-configuration test")
+        machine.succeed(f"grep -q 'test/other' {home}/config.yaml")
+        machine.wait_until_succeeds("journalctl -u hermes-agent -o cat | grep -q 'serves new turns'")
+        new_pid = machine.succeed("systemctl show -p MainPID --value hermes-agent").strip()
+        assert new_pid == pid, f"hermes-agent restarted ({pid} -> {new_pid}) instead of reloading"
+        machine.succeed("curl -sf http://127.0.0.1:8642/health")
 
     with subtest("removing the plugin from the configuration removes its link and releases the profile"):
         machine.succeed("/run/current-system/specialisation/removed/bin/switch-to-configuration test")

@@ -61,6 +61,7 @@ interface Report {
   groups?: string[];
   tmpfiles?: string[];
   systemPackages?: string[];
+  firewallPorts?: number[];
   // biome-ignore lint/suspicious/noExplicitAny: the evaluated systemd unit is free-form Nix JSON the tests walk
   service?: Record<string, any> | null;
   // home-manager
@@ -95,6 +96,22 @@ function evalError(kind: "nixos" | "home-manager", config: string, strict = fals
   const r = nixRun("nix-instantiate", ["--eval", "--strict", "--json", "--read-write-mode", file], userHome);
   expect(r.code, `expected an evaluation error, got ${r.stdout}`).not.toBe(0);
   return r.stderr.replace(/\s+/g, " ");
+}
+
+/** Addresses `hermes serve` listens on without a bearer key, and some it does not. */
+/** The rule of src/gateway/settings.ts's isLoopback, which the module's assertion follows. */
+const LOOPBACK = ["127.0.0.1", "127.0.0.53", "localhost", "LocalHost", "::1", "[::1]"];
+const PUBLIC = ["0.0.0.0", "::", "192.168.1.10", "128.0.0.1", "127.1", "example.org"];
+
+/** One NixOS configuration per host, `<prefix>-<i>`, with the service on that host and nothing else. */
+function hostConfigs(prefix: string, hosts: string[]): string {
+  return hosts
+    .map(
+      (h, i) =>
+        `${prefix}-${i} = { kind = "nixos"; ` +
+        `config.services.hermes-agent = { enable = true; service.host = "${h}"; }; };`,
+    )
+    .join("\n      ");
 }
 
 let src = "";
@@ -174,6 +191,27 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
         `services.hermes-agent = { enable = true; createUser = false; user = "agent"; group = "agents"; ` +
         `stateDir = "/srv/hermes"; service.enable = true; };
       }; };
+      nixos-service-off = { kind = "nixos"; config.services.hermes-agent = { enable = true; ` +
+        `service = { enable = false; openFirewall = true; host = "0.0.0.0"; }; }; };
+      nixos-public = { kind = "nixos"; config.services.hermes-agent = {
+        enable = true;
+        ` +
+        `environmentFile = "/run/secrets/hermes-agent.env";
+        service = { host = "0.0.0.0"; port = 8080; ` +
+        `openFirewall = true; args = [ "serve" "--watch" ]; };
+        settings.gateway.shutdown_grace_seconds ` +
+        `= 60;
+      }; };
+      nixos-firewall-loopback = { kind = "nixos"; config.services.hermes-agent = { ` +
+        `enable = true; service.openFirewall = true; }; };
+      ${hostConfigs("loopback", LOOPBACK)}
+      ${hostConfigs("public", PUBLIC)}
+      bad-service = { kind = "nixos"; config.services.hermes-agent = {
+        enable = true;
+        ` +
+        `service = { host = "0.0.0.0"; args = [ "serve" "--port=9000" "--host" "::" ]; ` +
+        `environment.API_SERVER_KEY = "secret"; };
+      }; };
       nixos-disabled = { kind = ` +
         `"nixos"; config = { }; };
       nixos-disabled-keep = { kind = "nixos"; ` +
@@ -198,6 +236,12 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
       hm-darwin = { kind = "home-manager"; darwin ` +
         "= true; config.services.hermes-agent = { enable = true; environmentFile = " +
         `"/Users/alice/.hermes.env"; service.enable = true; }; };
+      hm-service-off = { kind = "home-manager"; config.services.hermes-agent = { enable = true; ` +
+        `service.enable = false; }; };
+      hm-darwin-off = { kind = "home-manager"; darwin = true; ` +
+        `config.services.hermes-agent = { enable = true; service.enable = false; }; };
+      hm-darwin-plain = { kind = "home-manager"; darwin = true; ` +
+        `config.services.hermes-agent = { enable = true; service.port = 9000; }; };
       hm-disabled = { kind = ` +
         `"home-manager"; config = { }; };
       bad-assertions = { kind = "nixos"; config = {
@@ -246,7 +290,7 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     );
   });
 
-  it("a minimal NixOS configuration: user, group, state dir, one spec, the activation snippet, no service", () => {
+  it("a minimal NixOS configuration: user, group, state dir, one spec, the activation snippet, the service", () => {
     const r = reports["nixos-minimal"]!;
     expect(r.failedAssertions).toEqual([]);
     expect(r.users).toEqual({
@@ -261,7 +305,9 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
     });
     expect(r.groups).toEqual(["hermes"]);
     expect(r.tmpfiles).toEqual(["d /var/lib/hermes 0750 hermes hermes - -"]);
-    expect(r.service).toBeNull();
+    expect(r.service).not.toBeNull(); // service.enable defaults to true: see the service tests below
+    expect(r.firewallPorts).toEqual([]);
+    expect(r.warnings).toEqual([]);
     expect(r.specs.map((s) => [s.name, s.home])).toEqual([["main", "/var/lib/hermes/.hermes"]]);
     expect(r.specs[0]!.spec).toEqual({ version: 1, plugins: [], npmPackages: [], settings: {}, listPolicy: "union" });
     expect(r.specs[0]!.checkPhase).toContain('compile --spec "$target" --dry-run');
@@ -326,7 +372,8 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
         after: ["network-online.target"],
         environment: { HERMES_HOME: "/var/lib/hermes/.hermes", HERMES_MANAGED: "nixos" },
       });
-      expect(unit.restartTriggers).toEqual(r.specs.map((s) => s.specPath));
+      expect(unit.reloadTriggers).toEqual(r.specs.map((s) => s.specPath));
+      expect(unit.restartTriggers).toEqual([]);
       const sc = unit.serviceConfig as Record<string, unknown>;
       expect(sc).toMatchObject({
         User: "hermes",
@@ -348,7 +395,7 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
         "/var/lib/hermes/.hermes/profiles/work",
       ]);
       expect(String(sc.ExecStart)).toMatch(
-        /-hermes-kit-0\.1\.0\/bin\/hermes --home \/var\/lib\/hermes\/\.hermes serve$/,
+        /-hermes-kit-0\.1\.0\/bin\/hermes --home \/var\/lib\/hermes\/\.hermes serve --host 127\.0\.0\.1 --port 8642$/,
       );
     },
   );
@@ -417,7 +464,7 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
       ]);
       expect(min.packages).toEqual(["hermes-kit-0.1.0"]);
       expect(min.sessionVariables).toEqual({});
-      expect(min.service).toBeNull();
+      expect(min.service).not.toBeNull(); // service.enable defaults to true: see the service tests below
 
       const full = reports["hm-full"]!;
       expect(full.failedAssertions).toEqual([]);
@@ -430,7 +477,8 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
         ReadWritePaths: ["/home/alice/.local/share/hermes"],
       });
       expect(svc.Service.Environment).toContain("HERMES_MANAGED=home-manager");
-      expect(svc.Unit["X-Restart-Triggers"]).toEqual(full.specs.map((s) => s.specPath));
+      expect(svc.Unit["X-Reload-Triggers"]).toEqual(full.specs.map((s) => s.specPath));
+      expect(svc.Unit).not.toHaveProperty("X-Restart-Triggers");
       expect(full.launchd).toBeNull();
 
       const mac = reports["hm-darwin"]!;
@@ -480,6 +528,172 @@ suite("Nix modules through nixpkgs' lib.evalModules (typed NixOS and home-manage
             "source (/nix/store/",
         ),
       ]);
+    },
+  );
+
+  it(
+    "NixOS service: `hermes serve` on 127.0.0.1:8642, reloaded (SIGHUP) by a new generation, restarted on " + "failure",
+    () => {
+      const r = reports["nixos-minimal"]!;
+      const unit = r.service!;
+      expect(unit).toMatchObject({
+        description: expect.stringContaining("hermes serve"),
+        wantedBy: ["multi-user.target"],
+        environment: { HERMES_HOME: "/var/lib/hermes/.hermes", HERMES_MANAGED: "nixos" },
+      });
+      const sc = unit.serviceConfig as Record<string, unknown>;
+      expect(sc.ExecStart).toMatch(
+        new RegExp(
+          String.raw`^/nix/store/[0-9a-z]{32}-hermes-kit-0\.1\.0/bin/hermes --home /var/lib/hermes/\.hermes ` +
+            String.raw`serve --host 127\.0\.0\.1 --port 8642$`,
+        ),
+      );
+      expect(sc.ExecReload).toMatch(/^\/nix\/store\/[0-9a-z]{32}-coreutils-9\.5\/bin\/kill -HUP \$MAINPID$/);
+      expect(sc).toMatchObject({ Restart: "on-failure", RestartSec: 5, User: "hermes", Group: "hermes" });
+      // SIGTERM (systemd's default) stops it: the grace of `hermes serve` (30 s) plus 15 s before SIGKILL.
+      expect(sc.TimeoutStopSec).toBe(45);
+      expect(sc).not.toHaveProperty("KillSignal");
+      // A new spec reloads; the package is in ExecStart, so a new package changes the unit: a restart.
+      expect(unit.reloadTriggers).toEqual(r.specs.map((s) => s.specPath));
+      expect(unit.restartTriggers).toEqual([]);
+      expect(sc).not.toHaveProperty("EnvironmentFile");
+    },
+  );
+
+  it("NixOS service: host, port, openFirewall, extra args, environmentFile and the shutdown grace", () => {
+    const r = reports["nixos-public"]!;
+    expect(r.failedAssertions).toEqual([]);
+    expect(r.warnings).toEqual([]);
+    const sc = r.service!.serviceConfig as Record<string, unknown>;
+    expect(sc.ExecStart).toMatch(
+      /\/bin\/hermes --home \/var\/lib\/hermes\/\.hermes serve --watch --host 0\.0\.0\.0 --port 8080$/,
+    );
+    expect(sc.EnvironmentFile).toBe("/run/secrets/hermes-agent.env");
+    expect(sc.TimeoutStopSec).toBe(75); // settings.gateway.shutdown_grace_seconds = 60, plus 15
+    expect(r.firewallPorts).toEqual([8080]);
+
+    // openFirewall on a loopback host: the port opens, and evaluation warns that nobody can reach it.
+    const lo = reports["nixos-firewall-loopback"]!;
+    expect(lo.failedAssertions).toEqual([]);
+    expect(lo.firewallPorts).toEqual([8642]);
+    expect(lo.warnings).toEqual([
+      expect.stringContaining(
+        'services.hermes-agent.service.openFirewall opens port 8642, but service.host = "127.0.0.1"',
+      ),
+    ]);
+
+    // service.enable = false: no unit, no open port, no key needed (nothing listens); the homes are still managed.
+    const off = reports["nixos-service-off"]!;
+    expect(off.failedAssertions).toEqual([]);
+    expect(off.service).toBeNull();
+    expect(off.firewallPorts).toEqual([]);
+    expect(off.specs.map((s) => s.name)).toEqual(["main"]);
+    expect(off.activationSnippet).not.toBeNull();
+  });
+
+  it(
+    "a host other than loopback needs environmentFile (API_SERVER_KEY); --host/--port in args and a key in " +
+      "service.environment are refused",
+    () => {
+      LOOPBACK.forEach((h, i) => {
+        const r = reports[`loopback-${i}`]!;
+        expect(r.failedAssertions, h).toEqual([]);
+        expect(r.service!.serviceConfig.ExecStart, h).toMatch(/ --host \S+ --port 8642$/);
+        expect(r.service!.serviceConfig.ExecStart, h).toContain(h);
+      });
+      PUBLIC.forEach((h, i) => {
+        expect(reports[`public-${i}`]!.failedAssertions, h).toEqual([
+          `services.hermes-agent.service.host = "${h}" is not a loopback address, and \`hermes serve\` ` +
+            "refuses to listen there without a bearer key in API_SERVER_KEY: set " +
+            "services.hermes-agent.environmentFile to a file (written at run time, outside the Nix store) " +
+            'holding API_SERVER_KEY=<key>, or set service.host = "127.0.0.1".',
+        ]);
+      });
+      const msgs = reports["bad-service"]!.failedAssertions;
+      expect(msgs).toHaveLength(3);
+      expect(msgs[0]).toContain('services.hermes-agent.service.host = "0.0.0.0" is not a loopback address');
+      expect(msgs[1]).toContain(
+        "services.hermes-agent.service.environment.API_SERVER_KEY would put the key in the world-readable Nix store",
+      );
+      expect(msgs[2]).toContain(
+        "services.hermes-agent.service.args contains --port=9000 --host: set " +
+          "services.hermes-agent.service.host and service.port instead",
+      );
+      // As on NixOS and home-manager: the configuration is refused with that message.
+      for (const kind of ["nixos", "home-manager"] as const)
+        expect(
+          evalError(kind, `{ services.hermes-agent = { enable = true; service.host = "0.0.0.0"; }; }`, true),
+        ).toContain(
+          'Failed assertions: - services.hermes-agent.service.host = "0.0.0.0" is not a loopback address, ' +
+            "and `hermes serve` refuses to listen there without a bearer key in API_SERVER_KEY: set " +
+            "services.hermes-agent.environmentFile",
+        );
+    },
+  );
+
+  it(
+    "home-manager service: a systemd user unit on Linux, a launchd agent on macOS, both `hermes serve`; the " +
+      "activation compiles before either is (re)started",
+    () => {
+      const min = reports["hm-minimal"]!;
+      expect(min.failedAssertions).toEqual([]);
+      const svc = min.service!;
+      expect(svc.Service.ExecStart).toMatch(
+        new RegExp(
+          String.raw`^/nix/store/[0-9a-z]{32}-hermes-kit-0\.1\.0/bin/hermes --home /home/alice/\.hermes ` +
+            String.raw`serve --host 127\.0\.0\.1 --port 8642$`,
+        ),
+      );
+      expect(svc.Service.ExecReload).toMatch(/-coreutils-9\.5\/bin\/kill -HUP \$MAINPID$/);
+      expect(svc.Service).toMatchObject({ Restart: "on-failure", TimeoutStopSec: 45 });
+      expect(svc.Unit["X-Reload-Triggers"]).toEqual(min.specs.map((s) => s.specPath));
+      expect(svc.Install).toEqual({ WantedBy: ["default.target"] });
+      expect(min.launchd).toBeNull();
+      // Compiled before home-manager reloads systemd (sd-switch then reloads the unit on the new generation).
+      expect(min.activationEntry!.before).toEqual(["reloadSystemd", "setupLaunchAgents"]);
+      const order = min.activationOrder!;
+      expect(order.indexOf("hermesAgent")).toBeLessThan(order.indexOf("reloadSystemd"));
+
+      const mac = reports["hm-darwin-plain"]!;
+      expect(mac.failedAssertions).toEqual([]);
+      expect(mac.service).toBeNull();
+      const agent = mac.launchd!;
+      expect(agent.enable).toBe(true);
+      expect(agent.config.ProgramArguments).toEqual([
+        expect.stringMatching(/^\/nix\/store\/[0-9a-z]{32}-hermes-kit-0\.1\.0\/bin\/hermes$/),
+        "--home",
+        "/home/alice/.hermes",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "9000",
+      ]);
+      expect(agent.config).toMatchObject({
+        RunAtLoad: true,
+        KeepAlive: { SuccessfulExit: false }, // restarted on failure only
+        ExitTimeOut: 45,
+        StandardErrorPath: "/home/alice/Library/Logs/hermes-agent.log",
+      });
+      // launchd has no reload: the specs are in the plist, so a new generation restarts the agent.
+      expect(agent.config.EnvironmentVariables.HERMES_DEPLOY_SPECS).toBe(mac.specs.map((s) => s.specPath).join(" "));
+      const macOrder = mac.activationOrder!;
+      expect(macOrder.indexOf("hermesAgent")).toBeLessThan(macOrder.indexOf("setupLaunchAgents"));
+      expect(macOrder.indexOf("hermesAgent")).toBeGreaterThan(macOrder.indexOf("writeBoundary"));
+
+      // environmentFile on macOS: sourced by a shell, then the same command.
+      const withEnv = reports["hm-darwin"]!.launchd!.config.ProgramArguments as string[];
+      expect(withEnv.slice(3).join(" ")).toMatch(
+        /bin\/hermes --home \/home\/alice\/\.hermes serve --host 127\.0\.0\.1 --port 8642$/,
+      );
+
+      for (const name of ["hm-service-off", "hm-darwin-off"]) {
+        const off = reports[name]!;
+        expect(off.failedAssertions, name).toEqual([]);
+        expect(off.service, name).toBeNull();
+        expect(off.launchd, name).toBeNull();
+        expect(off.activationEntry, name).not.toBeNull();
+      }
     },
   );
 

@@ -3,6 +3,9 @@
  * - nix/source.nix (the package's source fileset), listed by the vendored nixpkgs lib's
  *   lib.fileset, holds every file `npm pack` ships, plus the inputs of dist/ (buildNpmPackage runs
  *   `npm run build` and then `npm pack` on it, so the installed files are exactly npm's);
+ * - nix/package.nix, called with stub build functions, builds every npm package with an install
+ *   script (native addons: better-sqlite3) from source against the Node it runs on, offline, and
+ *   its install check loads each addon (the check's Node expression is run here too);
  * - flake.lock is a version-7 lock whose root inputs are flake.nix's, and the flake exports
  *   homeModules beside homeManagerModules.
  */
@@ -90,6 +93,87 @@ withLib("Nix package: its files are npm's", () => {
     expect(fileset.filter((f) => !shipped.has(f) && !buildOnly(f))).toEqual([]);
     for (const f of NPM_ONLY)
       expect(shipped.has(f), `${f} is no longer shipped by npm: drop it from NPM_ONLY`).toBe(true);
+  });
+});
+
+interface PackageAttrs {
+  nodejs: string;
+  nativeBuildInputs: string[];
+  npm_config_build_from_source: string;
+  npmRebuildFlags: string[];
+  preBuild: string;
+  installCheckPhase: string;
+  nativeAddons: Record<string, string>;
+}
+
+/** nix/package.nix with buildNpmPackage returning its arguments, Node 20 beside a default Node 22. */
+function packageAttrs(): PackageAttrs {
+  return evalJson<PackageAttrs>(`
+    let
+      lib = ${importLib()};
+      drv = name: {
+        type = "derivation";
+        inherit name;
+        outPath = "/nix/store/00000000000000000000000000000000-\${name}";
+      };
+      nodejs_20 = drv "nodejs-20.19.0" // { passthru.python = drv "python3-3.12.9"; };
+      attrs = import ${join(ROOT, "nix", "package.nix")} {
+        inherit lib nodejs_20;
+        buildNpmPackage = args: args;
+        importNpmLock = { __functor = _: _: drv "npm-deps"; npmConfigHook = drv "npm-config-hook"; };
+        nodejs = drv "nodejs-22.14.0";
+        python3 = drv "python3-3.13.2";
+        srcOnly = d: drv "\${d.name}-source";
+      };
+    in {
+      nodejs = attrs.nodejs.name;
+      nativeBuildInputs = map (d: d.name) attrs.nativeBuildInputs;
+      inherit (attrs) npm_config_build_from_source npmRebuildFlags preBuild installCheckPhase;
+      inherit (attrs.passthru) nativeAddons;
+    }`);
+}
+
+/** The packages of package-lock.json whose install script npm would run. */
+function lockInstallScripts(): string[] {
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { hasInstallScript?: boolean; name?: string }>;
+  };
+  return Object.entries(lock.packages)
+    .filter(([path, m]) => path !== "" && m.hasInstallScript)
+    .map(([path, m]) => m.name ?? path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length))
+    .sort();
+}
+
+withLib("Nix package: native addons (better-sqlite3) build offline against the Node it runs on", () => {
+  it("every package with an install script is a native addon package.nix builds from source and loads", () => {
+    const p = packageAttrs();
+    expect(lockInstallScripts()).toContain("better-sqlite3");
+    expect(Object.keys(p.nativeAddons).sort(), "nativeAddons in nix/package.nix").toEqual(lockInstallScripts());
+    // No prebuilt download: node-gyp compiles, with Python, against the headers of the Node that runs hermes.
+    expect(p.nodejs).toBe("nodejs-20.19.0");
+    expect(p.npm_config_build_from_source).toBe("true");
+    expect(p.nativeBuildInputs).toContain("python3-3.12.9");
+    // The hook's rebuild (built against nixpkgs' default Node) runs no install script; preBuild does, with Node 20.
+    expect(p.npmRebuildFlags).toEqual(["--ignore-scripts"]);
+    expect(p.preBuild).toMatch(/export npm_config_nodedir=\/nix\/store\/\S+-nodejs-20\.19\.0-source\n/);
+    expect(p.preBuild).toContain("/nix/store/00000000000000000000000000000000-nodejs-20.19.0/lib/node_modules/npm/");
+    expect(p.preBuild).toMatch(/npm rebuild better-sqlite3\n/);
+    expect(p.preBuild).not.toContain("nodejs-22");
+    for (const name of Object.keys(p.nativeAddons))
+      expect(p.installCheckPhase).toContain(`the native addon ${name} does not load`);
+    expect(p.installCheckPhase).toContain(
+      "cd $out/lib/node_modules/hermes-kit && /nix/store/00000000000000000000000000000000-nodejs-20.19.0/bin/node -e",
+    );
+  });
+
+  it("each addon's install check loads the addon (run here against this checkout's node_modules)", () => {
+    for (const [name, check] of Object.entries(packageAttrs().nativeAddons)) {
+      const r = spawnSync(process.execPath, ["-e", check], { cwd: ROOT, encoding: "utf8" });
+      expect(r.status, `${name}: ${r.stderr}`).toBe(0);
+      // And it fails where the addon is missing: the check really loads something.
+      const bare = spawnSync(process.execPath, ["-e", check], { cwd: scratch.dir("no-modules"), encoding: "utf8" });
+      expect(bare.status, name).not.toBe(0);
+    }
   });
 });
 

@@ -31,6 +31,9 @@ let
             KeepAlive = mkOption { type = types.nullOr (types.either types.bool (types.attrsOf types.bool)); default = null; };
             RunAtLoad = mkOption { type = types.nullOr types.bool; default = null; };
             ProcessType = mkOption { type = types.nullOr (types.enum [ "Background" "Standard" "Adaptive" "Interactive" ]); default = null; };
+            ExitTimeOut = mkOption { type = types.nullOr types.int; default = null; };
+            StandardOutPath = mkOption { type = types.nullOr types.path; default = null; };
+            StandardErrorPath = mkOption { type = types.nullOr types.path; default = null; };
           };
         };
       };
@@ -52,13 +55,17 @@ in
     nix.package = mkOption { type = types.nullOr types.package; default = null; };
   };
 
-  # home-manager's own activation entries and their order constraints.
+  # home-manager's own activation entries and their order constraints: systemd's (re)starts the
+  # user units on Linux, setupLaunchAgents (re)loads the changed agents on macOS.
   config.home.activation = {
     checkLinkTargets = lib.hm.dag.entryBefore [ "writeBoundary" ] "check-link-targets";
     writeBoundary = lib.hm.dag.entryAnywhere "write-boundary";
     installPackages = lib.hm.dag.entryAfter [ "writeBoundary" ] "install-packages";
     linkGeneration = lib.hm.dag.entryAfter [ "writeBoundary" ] "link-generation";
     onFilesChange = lib.hm.dag.entryAfter [ "linkGeneration" ] "on-files-change";
+  } // (if pkgs.stdenv.hostPlatform.isDarwin then {
+    setupLaunchAgents = lib.hm.dag.entryAfter [ "writeBoundary" ] "setup-launch-agents";
+  } else {
     reloadSystemd = lib.hm.dag.entryAfter [ "linkGeneration" ] "reload-systemd";
-  };
+  });
 }

@@ -44,6 +44,7 @@ let
       path = mkOption { type = types.listOf (types.oneOf [ types.package types.str ]); default = [ ]; };
       environment = mkOption { type = types.attrsOf (types.nullOr (types.oneOf [ types.str types.path types.package ])); default = { }; };
       restartTriggers = mkOption { type = types.listOf types.unspecified; default = [ ]; };
+      reloadTriggers = mkOption { type = types.listOf types.unspecified; default = [ ]; };
       script = mkOption { type = types.lines; default = ""; };
       unitConfig = mkOption { type = types.attrsOf common.unitOption; default = { }; };
       serviceConfig = mkOption { type = types.attrsOf common.unitOption; default = { }; };
@@ -69,6 +70,7 @@ in
     environment.systemPackages = mkOption { type = types.listOf types.package; default = [ ]; };
     system.activationScripts = mkOption { type = types.attrsOf activationScript; default = { }; };
     nix.package = mkOption { type = types.package; default = pkgs.nix; };
+    networking.firewall.allowedTCPPorts = mkOption { type = types.listOf types.port; default = [ ]; };
   };
 
   # What NixOS checks about accounts, in its own words' spirit: each user is system xor normal and
