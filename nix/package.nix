@@ -108,6 +108,8 @@ buildNpmPackage {
     # The bundled index: `plugins search` works offline.
     HOME=$TMPDIR $out/bin/hermes --home "$TMPDIR/home" plugins search >/dev/null
     HOME=$TMPDIR $out/bin/hermes --home "$TMPDIR/home" plugins list >/dev/null
+    # The service the modules run.
+    $out/bin/hermes serve --help >/dev/null
     # Each native addon loads in the installed package, with the Node `hermes` runs on.
     ${lib.concatStrings (lib.mapAttrsToList (name: check: ''
       (cd $out/lib/node_modules/hermes-kit && ${node}/bin/node -e ${lib.escapeShellArg check}) \
