@@ -115,7 +115,12 @@ export function buildServer(service: GatewayService, opts: ServerOptions = {}): 
     // Session and run ids travel in paths: no case folding, no trailing-slash surprises.
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    // Fastify's default coerces types ("x" becomes ["x"], "true" becomes true): a body of the wrong
+    // type is refused as it was sent instead of failing later with a message about an element it never had.
+    ajv: { customOptions: { coerceTypes: false } },
   });
+  // Fastify parses text/plain bodies by default; only JSON is accepted (415 otherwise).
+  app.removeContentTypeParser("text/plain");
   app.addHook("onRequest", (req, reply, done) => {
     reply.header("x-content-type-options", "nosniff");
     reply.header("referrer-policy", "no-referrer");
