@@ -378,10 +378,22 @@ describe("hermes serve through the openai package and curl (one served home)", (
     });
     expect(plain.choices[0]?.message.content).toBe("done: sum=2");
 
-    const raw = await curlPost(`${url}/v1/chat/completions`, {
+    // Without the opt-in header an SDK client sees only chunks, so `chunk.choices[0]` never throws.
+    const sdkStream = await openai.chat.completions.create({
+      model: "hermes-agent",
       stream: true,
-      messages: [{ role: "user", content: 'tool:add_one {"x":41}' }],
+      messages: [{ role: "user", content: 'tool:add_one {"x":2}' }],
     });
+    let sdkText = "";
+    for await (const chunk of sdkStream) sdkText += chunk.choices[0]?.delta.content ?? "";
+    expect(sdkText).toBe("done: sum=3");
+
+    const raw = await curlPost(
+      `${url}/v1/chat/completions`,
+      { stream: true, messages: [{ role: "user", content: 'tool:add_one {"x":41}' }] },
+      "-H",
+      "X-Hermes-Tool-Progress: true",
+    );
     expect(raw.status).toBe(200);
     const frames = sseFrames(raw.body);
     const progress = frames.filter((f) => f.event === "hermes.tool.progress").map((f) => JSON.parse(f.data));
@@ -501,6 +513,8 @@ describe("hermes serve through the openai package and curl (one served home)", (
     });
     expect(refusal(conflict, 409, "approval_not_pending").message).toMatch(/not waiting for an approval/);
     refusal(await curl("-X", "POST", `${url}/v1/runs/${runId}/stop`), 409, "run_not_active");
+    // A client that sends the JSON content type with no body is answered like one without it.
+    refusal(await curl(...JSON_TYPE, "-X", "POST", `${url}/v1/runs/${runId}/stop`), 409, "run_not_active");
   });
 
   it("GET /v1/models lists hermes-agent; /health and /health/detailed report the service", async () => {

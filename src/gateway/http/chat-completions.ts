@@ -79,7 +79,10 @@ export function chatCompletionRoutes(app: FastifyInstance, service: GatewayServi
       ...(sessionId ? { sessionId } : { derivedId: parsed.derivedId, history: parsed.history }),
       ...(sessionKey ? { sessionKey } : {}),
     };
-    if (req.body.stream === true) return streamTurn(service, reply, turn, base, keepAliveMs);
+    if (req.body.stream === true) {
+      const progress = /^(1|true|yes)$/i.test(String(req.headers["x-hermes-tool-progress"] ?? ""));
+      return streamTurn(service, reply, turn, { base, keepAliveMs, progress });
+    }
     const { run, session_id, result } = service.startTurn(turn);
     const r = await result;
     reply.headers(sessionHeaders(session_id, run));
@@ -107,9 +110,9 @@ async function streamTurn(
   service: GatewayService,
   reply: FastifyReply,
   turn: TurnRequest,
-  base: { id: string; created: number; model: string },
-  keepAliveMs: number,
+  o: { base: { id: string; created: number; model: string }; keepAliveMs: number; progress: boolean },
 ): Promise<void> {
+  const { base, keepAliveMs } = o;
   let sse: SseStream | undefined;
   let streamed = false;
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
@@ -131,7 +134,9 @@ async function streamTurn(
   );
   const s = sse;
   s.send(chunk({ role: "assistant" }));
+  // Named events only on request: SDK clients (the openai package) hand them to code expecting chunks.
   const sub = run.subscribe((ev: RunEvent) => {
+    if (!o.progress) return;
     if (ev.event === "tool.started")
       s.send({ tool: ev.tool, toolCallId: ev.tool_call_id, status: "running" }, "hermes.tool.progress");
     else if (ev.event === "tool.completed")

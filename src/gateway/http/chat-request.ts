@@ -77,19 +77,15 @@ export function parseChatMessages(messages: readonly unknown[]): ParsedChat {
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
-/** X-Hermes-Session-Id: an id this server gave out (or any id of that shape a client chose before). */
-export function sessionIdHeader(v: string | string[] | undefined): string | undefined {
+/** A session id (X-Hermes-Session-Id, a path, a body field): an id of the shape this server gives out. */
+export function sessionIdHeader(v: string | string[] | undefined, param = "X-Hermes-Session-Id"): string | undefined {
   if (v === undefined) return undefined;
   const s = Array.isArray(v) ? v[0] : v;
   if (!s || !SESSION_ID.test(s))
-    throw new ApiError(
-      400,
-      "X-Hermes-Session-Id must be 1-128 letters, digits or . _ : - (as the server returned it)",
-      {
-        param: "X-Hermes-Session-Id",
-        code: "invalid_session_id",
-      },
-    );
+    throw new ApiError(400, `${param} must be 1-128 letters, digits or . _ : - (as the server returned it)`, {
+      param,
+      code: "invalid_session_id",
+    });
   return s;
 }
 

@@ -19,14 +19,14 @@ export function infoRoutes(app: FastifyInstance, service: GatewayService): void 
   app.get("/health/detailed", async () => service.health());
 
   app.get<{ Params: { id: string } }>("/v1/sessions/:id", async (req) => {
-    const id = sessionIdHeader(req.params.id)!;
+    const id = sessionIdHeader(req.params.id, "the session id in the path")!;
     const s = service.session(id);
     if (!s) throw new ApiError(404, `unknown session id '${id}'`, { code: "session_not_found" });
     return { object: "hermes.session", ...s };
   });
 
   app.post<{ Params: { id: string } }>("/v1/sessions/:id/reset", async (req) => {
-    const id = sessionIdHeader(req.params.id)!;
+    const id = sessionIdHeader(req.params.id, "the session id in the path")!;
     await service.reset(id);
     return { object: "hermes.session", session_id: id, reset: true };
   });

@@ -54,7 +54,7 @@ function findRun(service: GatewayService, id: string): Run {
 export function runRoutes(app: FastifyInstance, service: GatewayService, keepAliveMs: number): void {
   app.post<{ Body: RunBody }>("/v1/runs", { schema: { body: RUN_SCHEMA } }, async (req, reply) => {
     const sessionId = req.body.session_id ?? sessionIdHeader(req.headers["x-hermes-session-id"]);
-    if (req.body.session_id !== undefined) sessionIdHeader(req.body.session_id);
+    if (req.body.session_id !== undefined) sessionIdHeader(req.body.session_id, "session_id");
     const sessionKey = sessionKeyHeader(req.headers["x-hermes-session-key"]);
     const { run, session_id, result } = service.startTurn({
       text: runInput(req.body.input),

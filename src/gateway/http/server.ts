@@ -121,6 +121,12 @@ export function buildServer(service: GatewayService, opts: ServerOptions = {}): 
   });
   // Fastify parses text/plain bodies by default; only JSON is accepted (415 otherwise).
   app.removeContentTypeParser("text/plain");
+  // An empty JSON body is no body (clients send the header on POST /stop too); the rest is Fastify's parser.
+  const json = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) =>
+    body === "" ? done(null, undefined) : json(req, body as string, done),
+  );
   app.addHook("onRequest", (req, reply, done) => {
     reply.header("x-content-type-options", "nosniff");
     reply.header("referrer-policy", "no-referrer");
