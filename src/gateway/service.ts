@@ -64,6 +64,8 @@ export class GatewayService {
   readonly scheduler: TurnScheduler;
   private stopping = false;
   private reloading: Promise<ReloadReport> | undefined;
+  /** A reload asked for while one was under way: it runs after that one (which may have read the disk too early). */
+  private reloadAgain: Promise<ReloadReport> | undefined;
   lastReload: ReloadReport | undefined;
   private readonly startedAt = Date.now();
   /** Old generations unloading once their last turn has finished. */
@@ -194,28 +196,31 @@ export class GatewayService {
       run.finish(undefined, (e as Error).message);
       return undefined;
     }
-    this.persist(live, s.messages.slice(systemCount() + before));
+    this.persist(live, s.messages.slice(systemCount() + before), req.history !== undefined);
     live.lastUsed = Date.now();
     run.finish(result);
     this.followUps(live);
     return result;
   }
 
-  /** A client that sends the whole conversation owns it: its messages become the session's history. */
+  /**
+   * A client that sends the whole conversation owns it: its messages become the session's history. The
+   * store keeps the previous history until the turn is saved, replacing it in the same transaction.
+   */
   private replaceHistory(live: LiveSession, history: ChatMessage[]): void {
     const s = live.session;
-    this.deps.store.reset(s.session_id);
     s.messages.splice(0, s.messages.length, ...(s.systemPrompt !== undefined ? [s.messages[0]!] : []), ...history);
     s.turns = Math.max(s.turns, history.filter((m) => m.role === "user").length);
   }
 
-  private persist(live: LiveSession, messages: ChatMessage[]): void {
+  private persist(live: LiveSession, messages: ChatMessage[], replace: boolean): void {
     const s = live.session;
     try {
       this.deps.store.appendTurn(s.session_id, {
         messages,
         turns: s.turns,
         system_prompt: s.systemPrompt ?? null,
+        ...(replace ? { replace } : {}),
       });
     } catch (e) {
       const err = e instanceof HermesError ? e : new HermesError("E_SERVE_STORE", { message: String(e) });
@@ -281,9 +286,28 @@ export class GatewayService {
   /**
    * Load the current generation beside the serving one and switch new turns to it; turns in flight
    * finish on the old one, which is then unloaded. A generation that fails leaves the old one serving.
+   * Asked for while a reload is under way, it runs once more after that one (requests meanwhile share
+   * that second run): a generation compiled during a load is never missed. A stopping service loads nothing.
    */
   reload(): Promise<ReloadReport> {
-    this.reloading ??= this.doReload().finally(() => (this.reloading = undefined));
+    if (this.stopping) {
+      this.lastReload = {
+        ok: false,
+        at: new Date().toISOString(),
+        generation: this.current.number,
+        error: "the service is stopping",
+      };
+      return Promise.resolve(this.lastReload);
+    }
+    if (this.reloading) {
+      const again = () => {
+        this.reloadAgain = undefined;
+        return this.reload();
+      };
+      this.reloadAgain ??= this.reloading.then(again, again);
+      return this.reloadAgain;
+    }
+    this.reloading = this.doReload().finally(() => (this.reloading = undefined));
     return this.reloading;
   }
 

@@ -23,6 +23,11 @@ export interface TurnRecord {
   /** The session's turn count after this turn. */
   turns: number;
   system_prompt: string | null;
+  /**
+   * The messages replace all the session had, in the same transaction (a client that sends the whole
+   * conversation each time owns it): a kill never leaves the session emptied between the two.
+   */
+  replace?: boolean;
 }
 
 export interface SessionSummary {
@@ -49,8 +54,9 @@ export interface SessionStore {
    */
   create(sessionId: string, sessionKey: string | null): StoredSession;
   /**
-   * Append one finished turn atomically: its messages after the session's, its counters, and
-   * updated_at. An id the store does not have is refused (E_SERVE_STORE) rather than dropped.
+   * Append one finished turn atomically: its messages after the session's (instead of them with
+   * `replace`), its counters, and updated_at. An id the store does not have is refused (E_SERVE_STORE)
+   * rather than dropped.
    */
   appendTurn(sessionId: string, turn: TurnRecord): void;
   /**

@@ -246,6 +246,7 @@ export class SqliteSessionStore implements SessionStore {
             hint: "create the session before its first turn",
             file: this.file,
           });
+        if (turn.replace) stmt.deleteMessages.run(sessionId);
         let seq = stmt.nextSeq.get(sessionId)!.next;
         for (const json of rows) stmt.insertMessage.run(sessionId, seq++, json);
       }),
