@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { Logger } from "pino";
 import { writeFileAtomic } from "../core/atomic-fs.js";
 import { HermesError } from "../core/errors.js";
@@ -15,6 +14,7 @@ import { candidateFromFolder } from "../discovery/scan.js";
 import { manifestSha256, parseManifestText, readManifestFile, type PluginManifest } from "../manifest/parse.js";
 import type { Lock, LockPlugin } from "../contracts/lock.js";
 import { PluginContext, PluginRegistrationError } from "./context.js";
+import { nextRuntimeInstance, pluginEntryUrl } from "./plugin-url.js";
 import { EventBus } from "./events.js";
 import { HookBus, normalizeHookTimeout } from "./hooks.js";
 import type { AgentBridge, RuntimeHost } from "./host.js";
@@ -103,6 +103,8 @@ export class Runtime implements RuntimeHost {
   private managed?: { kind: string; owned: Ownership };
   private byKey = new Map<string, LockPlugin>();
   private reloadGeneration = 0;
+  /** This runtime's number in the process (plugin modules are never shared between runtimes). */
+  private readonly instance = nextRuntimeInstance();
   private statusDirty = false;
 
   constructor(home: string, lock: Lock, opts: { log?: Logger; strict?: boolean } = {}) {
@@ -256,7 +258,7 @@ export class Runtime implements RuntimeHost {
     const list = this.loadable();
     const imports = new Map<string, Promise<{ register?: unknown }>>();
     for (const p of list) {
-      const url = `${pathToFileURL(join(p.target, p.entry ?? "index.js")).href}?v=${p.integrity.slice(-12)}.${gen}`;
+      const url = pluginEntryUrl(p.target, p.entry, p.integrity, this.instance, gen);
       const promise = import(url) as Promise<{ register?: unknown; default?: { register?: unknown } }>;
       // The import may settle late or never; a rejection here must not be unhandled.
       promise.catch(() => undefined);
@@ -423,9 +425,7 @@ export class Runtime implements RuntimeHost {
   async loadDeferred(key: string): Promise<boolean> {
     const p = this.byKey.get(key);
     if (!p || p.action !== "defer") return false;
-    const url =
-      `${pathToFileURL(join(p.target, p.entry ?? "index.js")).href}?v=${p.integrity.slice(-12)}.` +
-      `${this.reloadGeneration}`;
+    const url = pluginEntryUrl(p.target, p.entry, p.integrity, this.instance, this.reloadGeneration);
     return this.loadOne(p, import(url), this.lock.settings.load_timeout_seconds * 1000);
   }
 
