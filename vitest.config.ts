@@ -13,6 +13,8 @@ export const SLOW_TESTS = [
   "test/install/crash.test.ts",
   // Writers of the session store of hermes serve killed at random moments, the file checked after each.
   "test/gateway/sqlite-session-store.crash.test.ts",
+  // hermes serve killed (kill -9) fifty times with turns in flight, restarted, every session checked.
+  "test/e2e/serve-crash.test.ts",
   // Property tests: many permutations of a deploy spec, each compiled and started.
   "test/compile/spec-order.test.ts",
   // Stress: twenty CLI processes enabling plugins in one config.yaml at once (the --profile checks

@@ -171,3 +171,211 @@ export async function serve(home: string, args: readonly string[] = [], env: Nod
     await sleep(25);
   }
 }
+
+// ---------------------------------------------------------------- HTTP, SSE and plugins of the serve tests
+
+export interface ApiReply<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** A JSON request to the server: GET without `body`, POST with it. */
+export async function api<T = Record<string, unknown>>(
+  base: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiReply<T>> {
+  const res = await fetch(`${base}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* not JSON: kept as text */
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+/** One frame of a server-sent-events stream: `data` as sent, `json` when it parses, `event` when named. */
+export interface SseFrame {
+  event?: string;
+  data: string;
+  json?: Record<string, unknown>;
+}
+
+export interface SseStreamRead {
+  status: number;
+  headers: Headers;
+  /** Frames so far (grows while the stream is open). */
+  frames: SseFrame[];
+  /** `: …` comment lines so far, without the colon and space. */
+  comments: string[];
+  /** Resolves when the server ends the stream; rejects after `timeoutMs`, naming what was read. */
+  done: Promise<{ frames: SseFrame[]; comments: string[] }>;
+  /** Close the stream from the client side. */
+  abort(): void;
+}
+
+/** Open a server-sent-events stream (GET, or POST with `body`) and parse it as it arrives. */
+export async function openSse(
+  url: string,
+  opts: { body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<SseStreamRead> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error("timeout")), opts.timeoutMs ?? 30_000);
+  const res = await fetch(url, {
+    method: opts.body === undefined ? "GET" : "POST",
+    headers: { ...(opts.body === undefined ? {} : { "content-type": "application/json" }), ...opts.headers },
+    ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+    signal: controller.signal,
+  });
+  const frames: SseFrame[] = [];
+  const comments: string[] = [];
+  let buffer = "";
+  const take = (block: string) => {
+    const data: string[] = [];
+    let event: string | undefined;
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) comments.push(line.slice(1).trim());
+      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      else if (line.startsWith("event:")) event = line.slice(6).trim();
+    }
+    if (!data.length) return;
+    const frame: SseFrame = { data: data.join("\n"), ...(event ? { event } : {}) };
+    try {
+      const j = JSON.parse(frame.data) as unknown;
+      if (j && typeof j === "object") frame.json = j as Record<string, unknown>;
+    } catch {
+      /* [DONE] and other text */
+    }
+    frames.push(frame);
+  };
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    try {
+      if (!res.body) return { frames, comments };
+      for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(bytes, { stream: true });
+        for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
+          take(buffer.slice(0, at));
+          buffer = buffer.slice(at + 2);
+        }
+      }
+      if (buffer.trim()) take(buffer);
+      return { frames, comments };
+    } catch (e) {
+      throw new Error(
+        `SSE ${url}: ${(e as Error).message} after ${frames.length} frame(s): ${frames.map((f) => f.data).join(" | ")}`,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  })();
+  done.catch(() => undefined);
+  return { status: res.status, headers: res.headers, frames, comments, done, abort: () => controller.abort() };
+}
+
+/** Poll GET /v1/runs/{id} until `until` holds for it (default: the run finished); fails after `ms`. */
+export async function pollRun(
+  base: string,
+  runId: string,
+  until: (run: Record<string, unknown>) => boolean = (r) =>
+    ["completed", "failed", "cancelled"].includes(String(r.status)),
+  ms = 20_000,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const r = await api(base, `/v1/runs/${runId}`);
+    if (r.status === 200 && until(r.body)) return r.body;
+    if (Date.now() > deadline)
+      throw new Error(`run ${runId}: condition not met within ${ms} ms: ${JSON.stringify(r.body)}`);
+    await sleep(50);
+  }
+}
+
+export interface RecorderOptions {
+  /** Hooks whose calls it appends to `file` as `{ev: "hook:<name>", plugin, ...scalar payload fields}`. */
+  hooks?: readonly string[];
+  /** The JSON-lines file it appends to (shared with the tracer of agent-helpers.ts is fine: lines are whole). */
+  file: string;
+  /** A tool of that name answering `{"tool": <name>, "plugin": <key>, "generation_marker": <marker>}`. */
+  tool?: string;
+  /** Appends `{ev: "unload", plugin, marker, instance}` to `file` when the plugin is unloaded (ctx.on_unload). */
+  onUnload?: boolean;
+  /** Written into every record, to tell two versions of the plugin apart. */
+  marker?: string;
+  /** register() throws this message (after registering its hooks). */
+  registerThrows?: string;
+  /** `required: true` in plugin.yaml: the plugin fails closed. */
+  required?: boolean;
+  /** register() waits while this file exists (polling; at most 30 s): a load a test holds open. */
+  registerWaitsWhile?: string;
+  /**
+   * Each hook callback records `{ev: "hook:<name>:called"}`, then waits while this file exists (polling; at
+   * most 30 s) before it records the call.
+   */
+  hooksWaitWhile?: string;
+}
+
+/** The recorder's index.js; `__OPTIONS__` becomes its options as JSON. */
+const RECORDER_SOURCE = `import { appendFileSync, existsSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+const O = __OPTIONS__;
+const pause = () => new Promise((r) => setTimeout(r, 20));
+async function hold(file) {
+  for (let i = 0; file && i < 1500 && existsSync(file); i++) await pause();
+}
+const scalars = (p) =>
+  Object.fromEntries(Object.entries(p ?? {}).filter(([, v]) => v === null || typeof v !== "object"));
+export async function register(ctx) {
+  const instance = randomUUID();
+  const rec = (ev, data = {}) =>
+    appendFileSync(O.file, JSON.stringify({ ev, plugin: O.key, marker: O.marker, instance, ...data }) + "\\n");
+  rec("register", { pid: process.pid });
+  for (const name of O.hooks)
+    ctx.register_hook(name, async (p) => {
+      if (O.hooksWaitWhile) {
+        rec("hook:" + name + ":called");
+        await hold(O.hooksWaitWhile);
+      }
+      rec("hook:" + name, scalars(p));
+      return null;
+    });
+  if (O.tool) {
+    const schema = { name: O.tool, description: "test tool", parameters: { type: "object", properties: {} } };
+    const answer = JSON.stringify({ tool: O.tool, plugin: O.key, marker: O.marker });
+    ctx.register_tool({ name: O.tool, description: "test tool", schema, handler: () => answer });
+  }
+  if (O.onUnload) ctx.on_unload(() => rec("unload"));
+  await hold(O.registerWaitsWhile);
+  if (O.registerThrows) throw new Error(O.registerThrows);
+}
+`;
+
+/**
+ * A plugin `<pluginsDir>/<key>` that records hook calls, registers a tool, and says when it unloads. Each
+ * load (each register() call) is an instance with its own id: every record carries it, and the first
+ * record of an instance is `{ev: "register", instance, pid}`.
+ */
+export function writeRecorder(pluginsDir: string, key: string, o: RecorderOptions): string {
+  const dir = join(pluginsDir, key);
+  const hooks = o.hooks ?? [];
+  writeText(
+    join(dir, "plugin.yaml"),
+    `name: ${key}\nversion: "1"\nhooks: [${hooks.join(", ")}]\n` +
+      `${o.tool ? `provides_tools: [${o.tool}]\n` : ""}${o.required ? "required: true\n" : ""}`,
+  );
+  const options = JSON.stringify({ ...o, key, hooks, marker: o.marker ?? "" });
+  writeText(
+    join(dir, "index.js"),
+    RECORDER_SOURCE.replace("__OPTIONS__", () => options),
+  );
+  return dir;
+}
