@@ -3,7 +3,7 @@ import { HermesError, isHermesError } from "../core/errors.js";
 import { logger } from "../core/log.js";
 import type { HomePaths } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
-import { loadConfig, parseConfigText, type LoadedConfig } from "../config/config-file.js";
+import { loadConfig, parseConfigText, unreadableConfig, type LoadedConfig } from "../config/config-file.js";
 import type { OwnershipGuard } from "../config/enable.js";
 import { assertNotOwned, ownershipOf, readManaged } from "../config/managed.js";
 import { readLock } from "../contracts/lock.js";
@@ -67,7 +67,7 @@ export async function loadPluginState(opts: PluginStateOptions): Promise<PluginS
   }
   let config = await loadConfig(paths.config);
   // Every plugin would read as "not enabled": refuse rather than show a wrong answer.
-  const fatal = config.diagnostics.find((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING");
+  const fatal = unreadableConfig(config);
   if (fatal)
     throw new HermesError(fatal.code, {
       message: `${paths.config} cannot be read, so no enable state is known: ${fatal.message}`,

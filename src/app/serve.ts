@@ -1,11 +1,15 @@
 import { unwatchFile, watchFile } from "node:fs";
-import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { writeFileAtomic } from "../core/atomic-fs.js";
 import type { Logger } from "pino";
 import { loadConfig } from "../config/config-file.js";
-import { currentGeneration } from "../compile/generations.js";
+import { currentGeneration, listGenerationNumbers, readGeneration } from "../compile/generations.js";
+import { lockChecksum, type Lock } from "../contracts/lock.js";
 import { HermesError } from "../core/errors.js";
 import { logger } from "../core/log.js";
-import { homePaths } from "../core/paths.js";
+import { homePaths, type HomePaths } from "../core/paths.js";
 import type { ProviderFlags } from "../agent/providers/resolve.js";
 import type { LoadedGeneration } from "../gateway/generation.js";
 import { buildServer } from "../gateway/http/server.js";
@@ -38,6 +42,34 @@ export interface ServeHandle {
   stop(): Promise<void>;
 }
 
+/**
+ * The key resent conversations' session ids are derived with: random, kept beside the sessions so ids
+ * survive a restart, never derivable by a client.
+ */
+async function deriveSecret(home: string): Promise<Uint8Array> {
+  const file = join(dirname(sessionsFile(home)), "derive.key");
+  const have = await readFile(file).catch(() => undefined);
+  if (have?.length === 32) return have;
+  const fresh = randomBytes(32);
+  await writeFileAtomic(file, fresh, { mode: 0o600 });
+  return fresh;
+}
+
+/**
+ * The generation whose lock a runtime runs: a compile may switch `current` while a load is under way,
+ * so the number is looked up by the lock's checksum (current first, then the newest ones).
+ */
+async function generationOf(paths: HomePaths, lock: Lock): Promise<number> {
+  const current = await currentGeneration(paths);
+  const want = lockChecksum(lock);
+  const recent = (await listGenerationNumbers(paths)).sort((a, b) => b - a).slice(0, 5);
+  for (const n of [...(current !== undefined ? [current] : []), ...recent]) {
+    const g = await readGeneration(paths, n).catch(() => undefined);
+    if (g && lockChecksum(g.lock) === want) return n;
+  }
+  return current ?? 0;
+}
+
 /** Where hermes serve keeps its sessions. */
 export function sessionsFile(home: string): string {
   return join(homePaths(home).home, "sessions", "sessions.db");
@@ -62,7 +94,7 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
   await recoverPluginsDir(paths, o.warn ?? ((l) => log.warn(l)));
   const load = async (): Promise<LoadedGeneration> => {
     const base = await startAgentRuntime({ home: paths.home, ...(o.flags ? { flags: o.flags } : {}), env, log });
-    return { ...base, generation: (await currentGeneration(paths)) ?? 0 };
+    return { ...base, generation: await generationOf(paths, base.runtime.lock) };
   };
   const store = SqliteSessionStore.open(sessionsFile(paths.home));
   let service: GatewayService;
@@ -72,7 +104,11 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     store.close();
     throw e;
   }
-  const app = buildServer(service, { ...(apiKey ? { apiKey } : {}), keepAliveSeconds: settings.keepAliveSeconds });
+  const app = buildServer(service, {
+    ...(apiKey ? { apiKey } : {}),
+    keepAliveSeconds: settings.keepAliveSeconds,
+    deriveSecret: await deriveSecret(paths.home),
+  });
   try {
     await app.listen({ host: settings.host, port: settings.port });
   } catch (e) {

@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import { homePaths } from "../core/paths.js";
 import type { HookPayloadOf } from "../contracts/hook-catalog.js";
-import { loadConfig } from "../config/config-file.js";
+import { loadConfig, unreadableConfig } from "../config/config-file.js";
+import { HermesError } from "../core/errors.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { startRuntime, type VerifyMode } from "./start-runtime.js";
 import { Agent } from "../agent/agent.js";
@@ -58,7 +59,17 @@ export async function startAgentRuntime(
 ): Promise<AgentRuntime> {
   const env = opts.env ?? process.env;
   const paths = homePaths(opts.home);
-  const config = (await loadConfig(paths.config)).value;
+  const loaded = await loadConfig(paths.config);
+  // A broken config.yaml would read as "no model configured": name the real problem instead.
+  const fatal = unreadableConfig(loaded);
+  if (fatal)
+    throw new HermesError(fatal.code, {
+      message: `${paths.config} cannot be read: ${fatal.message}`,
+      file: fatal.file,
+      line: fatal.line,
+      col: fatal.col,
+    });
+  const config = loaded.value;
   const provider = opts.provider ?? (await resolveProvider(opts.flags ?? {}, config, { home: paths.home, env }));
   const runtime = await startRuntime({
     home: paths.home,

@@ -244,15 +244,22 @@ export function runPrompter(run: Run): ApprovalPrompter {
 /** Runs by id; finished ones are kept for an hour (and at most `maxKept`) for late readers. */
 export class RunRegistry {
   private readonly runs = new Map<string, Run>();
+  private readonly running = new Set<Run>();
+  private lastPrune = 0;
 
   constructor(
     private readonly keepSeconds = 3600,
     private readonly maxKept = 1000,
+    private readonly slack = 100,
   ) {}
 
   add(run: Run): Run {
-    this.prune();
+    // Pruning walks every kept run: at most once a second, or when `slack` runs over the cap.
+    const now = Date.now();
+    if (now - this.lastPrune > 1000 || this.runs.size > this.maxKept + this.slack) this.prune(now / 1000);
     this.runs.set(run.run_id, run);
+    this.running.add(run);
+    void run.done.then(() => this.running.delete(run));
     return run;
   }
 
@@ -260,12 +267,19 @@ export class RunRegistry {
     return this.runs.get(id);
   }
 
+  /** Runs not finished yet. */
   active(): Run[] {
-    return [...this.runs.values()].filter((r) => !r.finished);
+    return [...this.running];
   }
 
-  private prune(): void {
-    const now = Date.now() / 1000;
+  /** Whether a run of this session has not finished. */
+  busy(sessionId: string): boolean {
+    for (const r of this.running) if (r.session_id === sessionId) return true;
+    return false;
+  }
+
+  private prune(now: number): void {
+    this.lastPrune = now * 1000;
     const finished = [...this.runs.values()].filter((r) => r.finished).sort((a, b) => a.updated_at - b.updated_at);
     let excess = finished.length - this.maxKept;
     for (const r of finished) {

@@ -220,6 +220,7 @@ export class GatewayService {
         messages,
         turns: s.turns,
         system_prompt: s.systemPrompt ?? null,
+        ...(s.sessionKey !== undefined ? { session_key: s.sessionKey } : {}),
         ...(replace ? { replace } : {}),
       });
     } catch (e) {
@@ -277,7 +278,7 @@ export class GatewayService {
   private async finalizeIdle(): Promise<void> {
     const limit = Date.now() - this.deps.settings.sessionIdleSeconds * 1000;
     for (const [id, live] of this.live) {
-      if (live.lastUsed > limit || this.runs.active().some((r) => r.session_id === id)) continue;
+      if (live.lastUsed > limit || this.runs.busy(id)) continue;
       this.live.delete(id);
       await this.finalize(live, "idle").catch(() => undefined);
     }

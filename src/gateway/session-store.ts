@@ -28,6 +28,8 @@ export interface TurnRecord {
    * conversation each time owns it): a kill never leaves the session emptied between the two.
    */
   replace?: boolean;
+  /** The session key the turn ran with, when a client named one (X-Hermes-Session-Key): it is kept. */
+  session_key?: string;
 }
 
 export interface SessionSummary {

@@ -69,6 +69,7 @@ function prepareStatements(db: Database.Database) {
     setCounters: db.prepare<[number, string | null, number, string]>(
       "UPDATE sessions SET turns = ?, system_prompt = ?, updated_at = ? WHERE session_id = ?",
     ),
+    setKey: db.prepare<[string, string]>("UPDATE sessions SET session_key = ? WHERE session_id = ?"),
     nextSeq: db.prepare<[string], { next: number }>(
       "SELECT coalesce(max(seq), -1) + 1 AS next FROM messages WHERE session_id = ?",
     ),
@@ -247,6 +248,7 @@ export class SqliteSessionStore implements SessionStore {
             file: this.file,
           });
         if (turn.replace) stmt.deleteMessages.run(sessionId);
+        if (turn.session_key !== undefined) stmt.setKey.run(turn.session_key, sessionId);
         let seq = stmt.nextSeq.get(sessionId)!.next;
         for (const json of rows) stmt.insertMessage.run(sessionId, seq++, json);
       }),

@@ -139,6 +139,7 @@ export function llmContext(
     counters: { api_call_count: 0 },
     streamReasoning: false,
     iteration: 1,
+    surface: "cli",
     events,
     ...over,
   };

@@ -23,30 +23,39 @@ describe("chat completion messages", () => {
   });
 
   it("the last user message is the input; earlier user and assistant messages the history", () => {
-    const p = parseChatMessages([
-      { role: "system", content: "be brief" },
-      { role: "user", content: "one" },
-      { role: "assistant", content: "1" },
-      { role: "tool", content: "ignored" },
-      { role: "user", content: "two" },
-    ]);
+    const p = parseChatMessages(
+      [
+        { role: "system", content: "be brief" },
+        { role: "user", content: "one" },
+        { role: "assistant", content: "1" },
+        { role: "tool", content: "ignored" },
+        { role: "user", content: "two" },
+      ],
+      "k",
+    );
     expect(p.text).toBe("two");
     expect(p.history).toEqual([
       { role: "user", content: "one" },
       { role: "assistant", content: "1" },
     ]);
-    const again = parseChatMessages([
-      { role: "system", content: "be brief" },
-      { role: "user", content: "one" },
-    ]);
+    const again = parseChatMessages(
+      [
+        { role: "system", content: "be brief" },
+        { role: "user", content: "one" },
+      ],
+      "k",
+    );
     expect(again.derivedId).toBe(p.derivedId);
     expect(again.derivedId).toMatch(/^api-[0-9a-f]{16}$/);
-    expect(parseChatMessages([{ role: "user", content: "one" }]).derivedId).not.toBe(p.derivedId);
+    expect(parseChatMessages([{ role: "user", content: "one" }], "k").derivedId).not.toBe(p.derivedId);
+    expect(parseChatMessages([{ role: "user", content: "one" }], "other key").derivedId).not.toBe(
+      parseChatMessages([{ role: "user", content: "one" }], "k").derivedId,
+    );
   });
 
   it("refuses a conversation that does not end with the user's text", () => {
     for (const messages of [[{ role: "assistant", content: "x" }], [{ role: "user", content: "  " }], ["str"]])
-      expect(thrown(() => parseChatMessages(messages))).toMatchObject({ status: 400 });
+      expect(thrown(() => parseChatMessages(messages, "k"))).toMatchObject({ status: 400 });
   });
 
   it("checks the session headers' shape", () => {

@@ -99,12 +99,14 @@ describe("Run", () => {
 });
 
 describe("RunRegistry", () => {
-  it("keeps at most maxKept finished runs, the newest", () => {
-    const reg = new RunRegistry(3600, 2);
+  it("keeps at most maxKept finished runs, the newest; active() lists the unfinished", async () => {
+    const reg = new RunRegistry(3600, 2, 0);
     const runs = [1, 2, 3, 4].map(() => reg.add(new Run("s", "m")));
     for (const r of runs) r.finish(result());
     reg.add(new Run("s", "m"));
     const kept = runs.filter((r) => reg.get(r.run_id));
-    expect(kept.length).toBe(2);
+    expect(kept).toEqual(runs.slice(2));
+    await Promise.all(runs.map((r) => r.done));
+    expect(reg.active()).toHaveLength(1);
   });
 });

@@ -104,6 +104,15 @@ describe("SqliteSessionStore: sessions and turns", () => {
     expect(store.get("s")).toMatchObject({ turns: 1, messages: [] });
   });
 
+  it("a turn that names a session key keeps it; one that names none leaves the key as it was", () => {
+    const { store } = fresh();
+    store.create("s", "first");
+    store.appendTurn("s", { messages: [user("a")], turns: 1, system_prompt: null, session_key: "second" });
+    expect(store.get("s")?.session_key).toBe("second");
+    store.appendTurn("s", { messages: [user("b")], turns: 2, system_prompt: null });
+    expect(store.get("s")?.session_key).toBe("second");
+  });
+
   it("reset forgets messages, turns and the system prompt; keeps id, key and created_at; numbering restarts", () => {
     const { store, clock } = fresh();
     store.create("s", "k");

@@ -58,11 +58,16 @@ function sessionHeaders(sessionId: string, run?: Run): Record<string, string> {
 }
 
 /** POST /v1/chat/completions: one agent turn per request, streamed (SSE) or as one JSON object. */
-export function chatCompletionRoutes(app: FastifyInstance, service: GatewayService, keepAliveMs: number): void {
+export function chatCompletionRoutes(
+  app: FastifyInstance,
+  service: GatewayService,
+  keepAliveMs: number,
+  deriveSecret: Uint8Array,
+): void {
   app.post<{ Body: ChatBody }>("/v1/chat/completions", { schema: { body: BODY_SCHEMA } }, async (req, reply) => {
     const sessionId = sessionIdHeader(req.headers["x-hermes-session-id"]);
     const sessionKey = sessionKeyHeader(req.headers["x-hermes-session-key"]);
-    const parsed = parseChatMessages(req.body.messages);
+    const parsed = parseChatMessages(req.body.messages, deriveSecret);
     const model = req.body.model ?? service.settings.modelName;
     const base = { id: completionId(), created: Math.floor(Date.now() / 1000), model };
     if (parsed.text.trim() === "/reset") {

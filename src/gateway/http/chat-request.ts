@@ -1,4 +1,4 @@
-import { sha256Hex } from "../../core/hash.js";
+import { hmacSha256Hex } from "../../core/hash.js";
 import type { ChatMessage } from "../../agent/types.js";
 import { ApiError } from "./openai-error.js";
 
@@ -45,8 +45,11 @@ export interface ParsedChat {
   derivedId: string;
 }
 
-/** `messages` of a chat completion request: the last message is the user's input. */
-export function parseChatMessages(messages: readonly unknown[]): ParsedChat {
+/**
+ * `messages` of a chat completion request: the last message is the user's input. The derived session
+ * id is keyed by the server's secret, so nobody can compute another client's id from its first message.
+ */
+export function parseChatMessages(messages: readonly unknown[], secret: string | Uint8Array): ParsedChat {
   const parsed = messages.map((m, i) => {
     const param = `messages[${i}]`;
     if (!m || typeof m !== "object" || Array.isArray(m))
@@ -71,7 +74,7 @@ export function parseChatMessages(messages: readonly unknown[]): ParsedChat {
   return {
     text: last.content,
     history,
-    derivedId: `api-${sha256Hex(`${system.join("\n")}\n${firstUser}`).slice(0, 16)}`,
+    derivedId: `api-${hmacSha256Hex(secret, `${system.join("\n")}\n${firstUser}`).slice(0, 16)}`,
   };
 }
 

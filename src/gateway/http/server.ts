@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -21,6 +21,8 @@ export interface ServerOptions {
   apiKey?: string;
   /** Seconds without a write before an SSE stream sends a keep-alive comment. */
   keepAliveSeconds?: number;
+  /** The key session ids of resent conversations are derived with (random per process when absent). */
+  deriveSecret?: Uint8Array;
 }
 
 const OPEN_ROUTES = new Set(["/health", "/v1/health"]);
@@ -137,7 +139,7 @@ export function buildServer(service: GatewayService, opts: ServerOptions = {}): 
     sendError(reply, 404, `no route ${req.method} ${req.url.split("?")[0]}`, { code: "not_found" }),
   );
   const keepAliveMs = (opts.keepAliveSeconds ?? 30) * 1000;
-  chatCompletionRoutes(app, service, keepAliveMs);
+  chatCompletionRoutes(app, service, keepAliveMs, opts.deriveSecret ?? randomBytes(32));
   runRoutes(app, service, keepAliveMs);
   infoRoutes(app, service);
   return app;
