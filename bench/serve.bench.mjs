@@ -286,7 +286,8 @@ async function main() {
         writeFileSync(
           join(d, "index.js"),
           `export function register(ctx) {\n  ctx.register_tool({ name: "t_${key}", toolset: "bench", ` +
-            `schema: { name: "t_${key}", description: "bench tool", parameters: { type: "object", properties: {} } }, ` +
+            `schema: { name: "t_${key}", description: "bench tool", ` +
+            `parameters: { type: "object", properties: {} } }, ` +
             `handler: () => "ok" });\n}\n`,
         );
       }
@@ -725,7 +726,8 @@ async function main() {
       `${r.name.padEnd(36)}${fmt(r.service, r.digits).padStart(10)}${fmt(r.peer, r.digits).padStart(10)}  ` +
         `${r.unit.padEnd(5)}${`${fmt(r.ratio, 2)}x`.padStart(7)}` +
         `${(r.added === undefined ? "" : `+${fmt(r.added, 2)}`).padStart(9)}` +
-        `${(r.cpuS === undefined ? "" : fmt(r.cpuS, 0)).padStart(9)}${(r.cpuP === undefined ? "" : fmt(r.cpuP, 0)).padStart(9)}` +
+        `${(r.cpuS === undefined ? "" : fmt(r.cpuS, 0)).padStart(9)}` +
+        `${(r.cpuP === undefined ? "" : fmt(r.cpuP, 0)).padStart(9)}` +
         `  ${r.spread ? `${fmt(r.spread[0])}..${fmt(r.spread[1])}` : ""}`,
     );
   console.log("");

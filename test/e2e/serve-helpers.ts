@@ -132,7 +132,8 @@ export async function echoModel(): Promise<EchoModel> {
 export function writeServeConfig(home: string, modelUrl: string, extra = ""): void {
   writeText(
     join(home, "config.yaml"),
-    `model:\n  provider: openai-compatible\n  base_url: ${modelUrl}\n  default: echo\nagent:\n  api_max_retries: 0\n${extra}`,
+    `model:\n  provider: openai-compatible\n  base_url: ${modelUrl}\n  default: echo\n` +
+      `agent:\n  api_max_retries: 0\n${extra}`,
   );
 }
 
