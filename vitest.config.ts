@@ -15,6 +15,9 @@ export const SLOW_TESTS = [
   "test/gateway/sqlite-session-store.crash.test.ts",
   // hermes serve killed (kill -9) fifty times with turns in flight, restarted, every session checked.
   "test/e2e/serve-crash.test.ts",
+  // hermes serve reloading generations beside turns in flight, and stopping under SIGTERM: spawned services
+  // that each wait for streams and grace periods.
+  "test/e2e/serve-reload.test.ts",
   // Property tests: many permutations of a deploy spec, each compiled and started.
   "test/compile/spec-order.test.ts",
   // Stress: twenty CLI processes enabling plugins in one config.yaml at once (the --profile checks

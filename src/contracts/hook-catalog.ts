@@ -628,6 +628,7 @@ export const FIRED_HOOKS: ReadonlySet<HookName> = new Set<HookName>([
   "pre_approval_request",
   "pre_auxiliary_call",
   "pre_command",
+  "pre_gateway_dispatch",
   "pre_llm_call",
   "pre_tool_call",
   "transform_api_error_classification",

@@ -419,6 +419,12 @@ export const ERROR_CATALOG = {
     title: "the session store of hermes serve could not be opened or written",
     hint: "check free space and the permissions of <home>/sessions/; the sessions written before are kept",
   },
+  E_SERVE_PLATFORM: {
+    title: "a chat platform of hermes serve could not start or connect; the service keeps running",
+    hint:
+      "see /health/detailed (platforms) for the reason: enable the plugin that registers the platform, or fix " +
+      "its token and settings under gateway.platforms.<name>; a failed connection is retried with backoff",
+  },
   E_SERVE_RELOAD: {
     title: "a new generation could not be loaded; the running one keeps serving",
     hint: "fix what the message names, compile again, then reload (SIGHUP or systemctl reload hermes-agent)",

@@ -4,6 +4,7 @@ import { Session } from "../agent/session.js";
 import type { ChatMessage, StreamEvent } from "../agent/types.js";
 import { HermesError } from "../core/errors.js";
 import { Generation, type GenerationLoader, type LiveSession } from "./generation.js";
+import { PlatformHub } from "./platforms/hub.js";
 import { Run, RunRegistry, runPrompter } from "./runs.js";
 import type { SessionStore } from "./session-store.js";
 import type { GatewaySettings } from "./settings.js";
@@ -71,12 +72,15 @@ export class GatewayService {
   /** Old generations unloading once their last turn has finished. */
   private readonly retiring = new Set<Promise<void>>();
   private readonly sweeper: NodeJS.Timeout;
+  /** The chat platforms (gateway.platforms.<name>.enabled) and their adapters. */
+  readonly platforms: PlatformHub;
 
   private constructor(
     private readonly deps: ServiceDeps,
     first: Generation,
   ) {
     this.current = first;
+    this.platforms = new PlatformHub(this, deps.log, deps.env);
     this.scheduler = new TurnScheduler({
       maxConcurrent: deps.settings.maxConcurrent,
       maxQueued: deps.settings.maxQueued,
@@ -88,7 +92,10 @@ export class GatewayService {
 
   /** Load the current generation (every plugin loaded) before anything is served. */
   static async start(deps: ServiceDeps): Promise<GatewayService> {
-    return new GatewayService(deps, new Generation(await deps.load(), deps.env));
+    const service = new GatewayService(deps, new Generation(await deps.load(), deps.env));
+    service.runtime.gateway = service.platforms.bridge();
+    await service.platforms.start();
+    return service;
   }
 
   get generation(): number {
@@ -328,6 +335,10 @@ export class GatewayService {
     }
     const old = this.current;
     this.current = next;
+    next.runtime.gateway = this.platforms.bridge();
+    // Adapters are the generation's plugins: the old ones disconnect before the new ones connect.
+    await this.platforms.stop();
+    await this.platforms.start();
     this.lastReload = { ok: true, at, generation: next.number };
     this.deps.log.info(
       `reloaded: generation ${next.number} serves new turns; ${old.turnsInFlight} finish on ${old.number}`,
@@ -347,6 +358,7 @@ export class GatewayService {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    await this.platforms.stop();
     clearInterval(this.sweeper);
     const grace = this.deps.settings.shutdownGraceSeconds * 1000;
     let timer: NodeJS.Timeout | undefined;
@@ -379,6 +391,7 @@ export class GatewayService {
       uptime_seconds: Math.round((Date.now() - this.startedAt) / 1000),
       last_reload: this.lastReload ?? null,
       stopping: this.stopping,
+      platforms: this.platforms.health(),
       pid: process.pid,
     };
   }

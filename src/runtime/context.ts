@@ -37,6 +37,7 @@ import type {
   ToolSchema,
 } from "./registries.js";
 import type { RuntimeHost } from "./host.js";
+import { platformActions } from "./platform-actions.js";
 
 /** A registration a plugin may not make; thrown out of register() it fails (and rolls back) that plugin. */
 export class PluginRegistrationError extends HermesError {
@@ -511,6 +512,11 @@ export class PluginContext {
 
   // ---- host LLM and messages (the agent session provides them) ----
 
+  /** `ctx.platform_actions`: add_reaction and set_thread_title on hermes serve's chat platforms. */
+  get platform_actions() {
+    return platformActions(this.host, this.key, this.log);
+  }
+
   /**
    * `ctx.llm`: complete / complete_structured with the host's provider and
    * model, overrides gated by the llm.*_override capabilities. Outside an agent session (hermes
@@ -540,9 +546,9 @@ export class PluginContext {
   /**
    * `ctx.inject_message(content, role = "user", {session_key})`. CLI session: queued as the next
    * input (idle) or interrupting the running turn; hermes serve: the next turn of the session whose
-   * turn made the call. Non-user roles are prefixed `[role] `; true when queued. Routing to another
-   * session by session_key is not built: it warns with the reason and returns false, as does a call
-   * made outside any turn.
+   * turn made the call. Non-user roles are prefixed `[role] `; true when queued. With a session_key
+   * (needs plugins.entries.<key>.allow_gateway_injection: true) it goes to that gateway session of
+   * hermes serve; false without the permission, without a gateway, or when the gateway refuses.
    */
   inject_message(content: unknown, role: unknown = "user", opts: { session_key?: string | null } = {}): boolean {
     if (typeof content !== "string" || !content.trim()) {
@@ -553,16 +559,18 @@ export class PluginContext {
     const text = r === "user" ? content : `[${r}] ${content}`;
     const sessionKey = opts && typeof opts === "object" ? opts.session_key : undefined;
     if (sessionKey) {
-      const allowed = this.host.pluginEntry(this.key).allow_gateway_injection === true;
-      this.log.warn(
-        allowed
-          ? `inject_message(session_key=${sessionKey}): routing a message to another session is not built in ` +
-              "hermes-kit; nothing was queued"
-          : `inject_message(session_key=${sessionKey}): gateway injection is not allowed for this plugin ` +
-              `(plugins.entries.${this.key}.allow_gateway_injection must be true), and routing a message to ` +
-              "another session is not built in hermes-kit; nothing was queued",
-      );
-      return false;
+      if (this.host.pluginEntry(this.key).allow_gateway_injection !== true) {
+        this.log.warn(
+          `inject_message(session_key=${sessionKey}): gateway injection is not allowed for this plugin ` +
+            `(plugins.entries.${this.key}.allow_gateway_injection must be true); nothing was queued`,
+        );
+        return false;
+      }
+      if (!this.host.gateway) {
+        this.log.warn(`inject_message(session_key=${sessionKey}): no gateway runs (hermes serve); nothing was queued`);
+        return false;
+      }
+      return this.host.gateway.injectMessage(sessionKey, text);
     }
     const agent = this.host.agent;
     if (!agent) {

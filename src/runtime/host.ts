@@ -22,6 +22,19 @@ export interface AgentBridge {
   injectMessage(pluginKey: string, text: string): boolean;
 }
 
+/** The result of a platform action: never thrown into the calling hook. */
+export type PlatformActionResult = { ok: true; action: string } | { ok: false; error: string; detail?: string };
+
+/** What hermes serve's gateway offers plugins (absent when no gateway runs). */
+export interface GatewayBridge {
+  /** Run a platform action on a checked, connected adapter (the capability is checked by the caller). */
+  platformAction(verb: PlatformVerb, args: Readonly<Record<string, string>>): Promise<PlatformActionResult>;
+  /** ctx.inject_message with a session_key: true when the gateway took it. */
+  injectMessage(sessionKey: string, text: string): boolean;
+}
+
+export type PlatformVerb = "add_reaction" | "set_thread_title";
+
 /** What a PluginContext needs from the runtime that owns it (kept narrow so the two stay decoupled). */
 export interface RuntimeHost {
   readonly home: string;
@@ -44,6 +57,8 @@ export interface RuntimeHost {
   /** The agent session attached to this runtime (hermes chat, hermes demo): ctx.llm and ctx.inject_message go through
    * it. */
   readonly agent?: AgentBridge;
+  /** hermes serve's gateway: ctx.platform_actions and ctx.inject_message(…, {session_key}) go through it. */
+  readonly gateway?: GatewayBridge;
   loadedPlugins(): Array<{ key: string; name: string }>;
   grantedCapabilities(key: string): readonly string[];
   isRequired(key: string): boolean;

@@ -17,7 +17,7 @@ import { PluginContext, PluginRegistrationError } from "./context.js";
 import { nextRuntimeInstance, pluginEntryUrl } from "./plugin-url.js";
 import { EventBus } from "./events.js";
 import { HookBus, normalizeHookTimeout } from "./hooks.js";
-import type { AgentBridge, RuntimeHost } from "./host.js";
+import type { AgentBridge, GatewayBridge, RuntimeHost } from "./host.js";
 import { Ledger, SlotMap } from "./ledger.js";
 import { NO_MCP_RAW, type McpDispatcher } from "./mcp-call.js";
 import { MiddlewareEngine } from "./middleware.js";
@@ -94,6 +94,7 @@ export class Runtime implements RuntimeHost {
   readonly builtinCliCommands: ReadonlySet<string> = BUILTIN_CLI_COMMANDS;
   /** Set by the agent session while one runs (ctx.llm, ctx.inject_message). */
   agent?: AgentBridge;
+  gateway?: GatewayBridge;
   readonly status = new Map<string, PluginStatus>();
   readonly orderIssues: OrderIssue[] = [];
   readonly strict: boolean;
