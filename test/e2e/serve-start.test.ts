@@ -1,0 +1,59 @@
+/**
+ * hermes serve starts through the same lock-driven runtime start as chat: a managed home whose lock is
+ * stale is refused with the command that fixes it (nothing listens); an unmanaged home is recompiled,
+ * saying why, and the line it prints names the new generation.
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, spawnCli, STACK_RE } from "../support/cli.js";
+import { Scratch, writeText } from "../support/home.js";
+import { type EchoModel, echoModel, serve, writeServeConfig } from "./serve-helpers.js";
+
+const scratch = new Scratch("hk-serve-start-");
+let model: EchoModel;
+
+beforeAll(async () => {
+  model = await echoModel();
+});
+afterAll(async () => {
+  await model.close();
+  scratch.cleanup();
+});
+
+function homeWithPlugin(name: string): string {
+  const home = scratch.dir(name);
+  writeServeConfig(home, model.url, "plugins:\n  enabled: [zeta]\n");
+  writeText(join(home, "plugins", "zeta", "plugin.yaml"), "name: zeta\nversion: 1.0.0\n");
+  writeText(join(home, "plugins", "zeta", "index.js"), "export function register(ctx) {}\n");
+  return home;
+}
+
+describe("hermes serve start-up", () => {
+  it("a managed home with a stale lock is refused with the deployment's command; nothing listens", async () => {
+    const home = homeWithPlugin("managed");
+    const spec = writeText(join(scratch.root, "spec.yaml"), "plugins: []\n");
+    expect((await runCli(["--home", home, "compile", "--spec", spec, "--managed", "nixos"])).code).toBe(0);
+    writeText(join(home, "plugins", "zeta", "index.js"), "export function register(ctx) { /* edited */ }\n");
+    const p = spawnCli(["--home", home, "serve", "--port", "0"]);
+    const done = await p.done;
+    expect(done.code).toBe(1);
+    expect(p.stderr()).toContain("E_COMPILE_STALE");
+    expect(p.stderr()).toContain(`hermes compile --spec ${spec} --managed nixos`);
+    expect(p.stderr()).not.toContain("listening on");
+    expect(p.stderr()).not.toMatch(STACK_RE);
+  });
+
+  it("an unmanaged home is recompiled with a warning naming the plugin, then serves the new generation", async () => {
+    const home = homeWithPlugin("unmanaged");
+    expect((await runCli(["--home", home, "compile"])).code).toBe(0);
+    writeText(join(home, "plugins", "zeta", "index.js"), "export function register(ctx) { /* edited */ }\n");
+    const s = await serve(home);
+    try {
+      const err = s.proc.stderr();
+      expect(err).toContain("~ zeta (files changed); recompiling");
+      expect(err).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ · generation 2 · 1 plugin\(s\) loaded/);
+    } finally {
+      expect((await s.stop()).code).toBe(0);
+    }
+  });
+});
