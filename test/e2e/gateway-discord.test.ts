@@ -30,7 +30,8 @@ import { appendFileSync } from "node:fs";
 export function register(ctx) {
   ctx.register_hook("pre_llm_call", async ({ user_message }) => {
     const [chat, msg, thread] = String(user_message).split(" ");
-    const r1 = await ctx.platform_actions.add_reaction({ platform: "discord", chat_id: chat, message_id: msg, emoji: "👍" });
+    const r1 = await ctx.platform_actions.add_reaction({ platform: "discord", chat_id: chat, message_id: msg,
+      emoji: "👍" });
     const r2 = await ctx.platform_actions.set_thread_title({ platform: "discord", chat_id: chat, thread_id: thread,
       title: "  Release   planning " });
     appendFileSync(process.env.ACTOR_OUT, JSON.stringify([r1, r2]) + "\\n");
