@@ -54,8 +54,8 @@ export function enabledPlatforms(config: Record<string, unknown>): Map<string, R
 export class PlatformHub {
   private readonly live = new Map<string, Live>();
   private readonly routes = new Map<string, Route>();
-  /** Runs of a session waiting for an approval asked in its chat. */
-  private readonly waiting = new Map<string, Run>();
+  /** The runs of each session's chat turns not finished yet: an approval answer goes to the one asking. */
+  private readonly waiting = new Map<string, Set<Run>>();
   private stopped = false;
 
   constructor(
@@ -143,18 +143,30 @@ export class PlatformHub {
     await this.connect(l);
   }
 
+  /** Whether `l` is still served: stop() (and so a reload) drops it, and an attempt in flight must not revive it. */
+  private current(l: Live): boolean {
+    return !this.stopped && this.live.get(l.state.name) === l;
+  }
+
   /** Connect, and on failure retry with exponential backoff (1 s doubling to a minute). */
   private async connect(l: Live): Promise<void> {
-    if (this.stopped || !l.adapter) return;
+    const adapter = l.adapter;
+    if (!adapter || !this.current(l)) return;
     l.state.attempts++;
     try {
-      const ok = await l.adapter.connect();
-      if (ok === false || !l.adapter.connected) throw new Error("the adapter did not connect");
+      const ok = await adapter.connect();
+      if (!this.current(l)) {
+        // Stopped while it connected: stop() already disconnected it, so undo this late connect.
+        await adapter.disconnect().catch((e) => this.log.warn(`${l.state.name}: disconnect: ${String(e)}`));
+        return;
+      }
+      if (ok === false || !adapter.connected) throw new Error("the adapter did not connect");
       l.state.state = "connected";
       delete l.state.error;
       delete l.state.next_retry_at;
       this.log.info(`platform ${l.state.name} connected`);
     } catch (e) {
+      if (!this.current(l)) return;
       const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(l.state.attempts - 1, 6));
       l.state.state = "retrying";
       l.state.error = (e as Error)?.message ?? String(e);
@@ -212,10 +224,14 @@ export class PlatformHub {
     };
     this.routes.set(key, route);
     const choice = approvalReply(text);
-    const run = this.waiting.get(key);
+    const run = choice ? [...(this.waiting.get(key) ?? [])].find((r) => r.pendingApproval) : undefined;
     if (choice && run?.pendingApproval) {
       const p = run.pendingApproval;
-      run.answer({ request_id: p.request_id, digest: p.digest, choice });
+      try {
+        run.answer({ request_id: p.request_id, digest: p.digest, choice });
+      } catch (e) {
+        await this.say(route, (e as Error).message);
+      }
       return;
     }
     if (text.startsWith("/") && (await this.command(key, route, text))) return;
@@ -272,14 +288,18 @@ export class PlatformHub {
       return;
     }
     const { run } = started;
-    this.waiting.set(key, run);
+    const runs = this.waiting.get(key) ?? new Set<Run>();
+    this.waiting.set(key, runs.add(run));
     const sub = run.subscribe((ev: RunEvent) => {
-      if (ev.event === "approval.request")
+      if (ev.event === "approval.request") {
+        const offered = Array.isArray(ev.choices) ? ev.choices.map(String) : ["once", "session", "always", "deny"];
+        const replies = offered.map((c) => (c === "deny" ? "/deny" : c === "once" ? "/approve" : `/approve ${c}`));
         void this.say(
           route,
           `Approval needed: ${String(ev.description)}\n${String(ev.command)}\n` +
-            "Reply /approve, /approve session, /approve always or /deny.",
+            `Reply ${replies.slice(0, -1).join(", ")} or ${replies.at(-1)}.`,
         );
+      }
     });
     void started.result
       .then(async (r) => {
@@ -289,7 +309,8 @@ export class PlatformHub {
       .catch((e) => this.log.error(`gateway turn of ${key} failed: ${(e as Error).message}`))
       .finally(() => {
         sub.off();
-        if (this.waiting.get(key) === run) this.waiting.delete(key);
+        runs.delete(run);
+        if (!runs.size && this.waiting.get(key) === runs) this.waiting.delete(key);
       });
   }
 
@@ -325,14 +346,15 @@ export class PlatformHub {
     const found = this.adapterFor(a.platform!);
     if ("error" in found) return { ok: false, error: found.error, detail: found.detail };
     const adapter = found.adapter;
-    const done =
-      verb === "add_reaction"
-        ? adapter.add_reaction?.(a.chat_id!, a.message_id!, a.emoji!)
-        : adapter.set_thread_title?.(a.chat_id!, a.thread_id!, a.title!);
-    if (!done)
+    if (typeof adapter[verb] !== "function")
       return { ok: false, error: "unsupported_platform_action", detail: `platform '${a.platform}' has no ${verb}` };
     try {
-      return (await done) === false
+      // Awaited whatever the method returns: a plain (not async) method's false is a failure too.
+      const done =
+        verb === "add_reaction"
+          ? await adapter.add_reaction!(a.chat_id!, a.message_id!, a.emoji!)
+          : await adapter.set_thread_title!(a.chat_id!, a.thread_id!, a.title!);
+      return done === false
         ? { ok: false, error: "action_failed", detail: `${a.platform} ${verb} failed` }
         : { ok: true, action: verb };
     } catch (e) {
