@@ -28,6 +28,12 @@ export interface LiveSession {
   injected: string[];
 }
 
+/** The platform of a session: a chat session's key names it (`agent:main:<platform>:…`), else the API's. */
+export function platformOf(live: LiveSession): string {
+  const m = /^agent:[^:]+:([^:]+):/.exec(live.session.session_id);
+  return m ? m[1]! : "api_server";
+}
+
 /** The turn a plugin's ctx.llm or ctx.inject_message call belongs to. */
 const turnScope = new AsyncLocalStorage<{ agent: Agent; live: LiveSession }>();
 
@@ -90,7 +96,7 @@ export class Generation {
       emit: o.emit,
       prompter: o.prompter,
       ...(o.onStream ? { onStream: o.onStream } : {}),
-      platform: "api_server",
+      platform: platformOf(live),
       surface: "gateway",
       permanent: this.permanent,
       env: o.env,

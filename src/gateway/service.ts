@@ -3,7 +3,7 @@ import type { TurnResult } from "../agent/agent.js";
 import { Session } from "../agent/session.js";
 import type { ChatMessage, StreamEvent } from "../agent/types.js";
 import { HermesError } from "../core/errors.js";
-import { Generation, type GenerationLoader, type LiveSession } from "./generation.js";
+import { Generation, type GenerationLoader, type LiveSession, platformOf } from "./generation.js";
 import { PlatformHub } from "./platforms/hub.js";
 import { Run, RunRegistry, runPrompter } from "./runs.js";
 import type { SessionStore } from "./session-store.js";
@@ -249,11 +249,11 @@ export class GatewayService {
   }
 
   /** POST /v1/sessions/{id}/reset and a `/reset` message: between turns, the history is forgotten. */
-  async reset(sessionId: string, reason = "reset"): Promise<void> {
+  async reset(sessionId: string, reason = "reset", platform = "api_server"): Promise<void> {
     if (!this.liveSession(sessionId)) throw new SessionNotFoundError(sessionId);
     await this.scheduler.run(sessionId, async () => {
       const live = this.liveSession(sessionId)!;
-      await this.finalize(live, reason);
+      await this.finalize(live, reason, platform);
       this.deps.store.reset(sessionId);
       const fresh = new Session({ session_id: sessionId });
       if (live.session.sessionKey) fresh.sessionKey = live.session.sessionKey;
@@ -262,7 +262,7 @@ export class GatewayService {
       this.live.set(sessionId, live);
       await this.runtime.hooks.observe("on_session_reset", {
         session_id: sessionId,
-        platform: "api_server",
+        platform,
         reason,
         old_session_id: sessionId,
         new_session_id: sessionId,
@@ -270,11 +270,11 @@ export class GatewayService {
     });
   }
 
-  private async finalize(live: LiveSession, reason: string): Promise<void> {
+  private async finalize(live: LiveSession, reason: string, platform = platformOf(live)): Promise<void> {
     const id = live.session.session_id;
     await this.runtime.hooks.observe("on_session_finalize", {
       session_id: id,
-      platform: "api_server",
+      platform,
       reason,
       old_session_id: id,
       new_session_id: null,

@@ -253,3 +253,18 @@ describe("chunkText: an answer split for a platform's max_message_length", () =>
     expect(chunkText("a\nb", 1)).toEqual(["a", "b"]);
   });
 });
+
+describe("chunkText and approvalReply: what chats send", () => {
+  it("never cuts an emoji in half, and a fractional limit below 1 means no limit", () => {
+    const parts = chunkText("ab😀cd", 3);
+    expect(parts.join("")).toBe("ab😀cd");
+    for (const p of parts) expect(p).not.toMatch(/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/);
+    expect(chunkText("abc", 0.5)).toEqual(["abc"]);
+  });
+
+  it("a group chat's /approve@botname is an answer too", () => {
+    expect(approvalReply("/approve@hermes_bot")).toBe("once");
+    expect(approvalReply("/approve@hermes_bot session")).toBe("session");
+    expect(approvalReply("/deny@hermes_bot")).toBe("deny");
+  });
+});

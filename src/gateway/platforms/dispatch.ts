@@ -31,7 +31,7 @@ export function senderAllowed(config: Readonly<Record<string, unknown>>, sender:
 
 /** `/approve`, `/approve session`, `/approve always`, `/deny` as an approval answer, else undefined. */
 export function approvalReply(text: string): string | undefined {
-  const m = /^\/(approve|deny)(?:\s+(session|always))?\s*$/i.exec(text.trim());
+  const m = /^\/(approve|deny)(?:@\S+)?(?:\s+(session|always))?\s*$/i.exec(text.trim());
   if (!m) return undefined;
   if (m[1]!.toLowerCase() === "deny") return "deny";
   return m[2]?.toLowerCase() ?? "once";
@@ -39,12 +39,16 @@ export function approvalReply(text: string): string | undefined {
 
 /** Text split for a platform that takes at most `max` characters per message (lines kept whole where possible). */
 export function chunkText(text: string, max: number | undefined): string[] {
-  if (!max || max <= 0 || text.length <= max) return [text];
+  const limit = Math.floor(max ?? 0);
+  if (limit < 1 || text.length <= limit) return [text];
   const out: string[] = [];
   let rest = text;
-  while (rest.length > max) {
-    const cut = rest.lastIndexOf("\n", max);
-    const at = cut > max / 2 ? cut : max;
+  while (rest.length > limit) {
+    const cut = rest.lastIndexOf("\n", limit);
+    let at = cut > limit / 2 ? cut : limit;
+    // Never between the two halves of a surrogate pair (an emoji), when there is room to step back.
+    const code = rest.charCodeAt(at - 1);
+    if (at === limit && at > 1 && code >= 0xd800 && code <= 0xdbff) at--;
     out.push(rest.slice(0, at));
     rest = rest.slice(at).replace(/^\n/, "");
   }

@@ -34,6 +34,8 @@ interface Route {
 }
 
 const MAX_BACKOFF_MS = 60_000;
+/** How long start (and a reload) waits for the adapters' first connects before going on without them. */
+const START_WAIT_MS = 5_000;
 
 /** `gateway.platforms.<name>` blocks with `enabled: true`. */
 export function enabledPlatforms(config: Record<string, unknown>): Map<string, Record<string, unknown>> {
@@ -71,11 +73,14 @@ export class PlatformHub {
   /** Start every enabled platform; failures are retried in the background, never thrown. */
   async start(): Promise<void> {
     this.stopped = false;
+    const starting: Promise<void>[] = [];
     for (const [name, config] of enabledPlatforms(this.runtime.config)) {
       const l: Live = { state: { name, state: "connecting", plugin: null, attempts: 0 }, config };
       this.live.set(name, l);
-      await this.create(l);
+      starting.push(this.create(l));
     }
+    // Side by side, and a slow first connect goes on in the background: the service never waits long.
+    await Promise.race([Promise.all(starting), new Promise<void>((r) => setTimeout(r, START_WAIT_MS).unref())]);
   }
 
   /** Disconnect every adapter (a stop, or before the adapters of a new generation start). */
@@ -191,7 +196,7 @@ export class PlatformHub {
           ...(replyTo ? { reply_to: replyTo } : {}),
         })
         .catch((e) => ({ ok: false, error: String(e) }));
-      if (!r.ok) this.log.warn(`platform ${route.platform}: sending to ${route.chat_id} failed: ${r.error ?? "?"}`);
+      if (!r?.ok) this.log.warn(`platform ${route.platform}: sending to ${route.chat_id} failed: ${r?.error ?? "?"}`);
     }
   }
 
@@ -244,7 +249,7 @@ export class PlatformHub {
     const name = word.toLowerCase().replace(/@.*$/, "");
     const args = text.slice(1 + word.length).trim();
     if (name === "reset") {
-      if (this.service.hasSession(key)) await this.service.reset(key);
+      if (this.service.hasSession(key)) await this.service.reset(key, "reset", route.platform);
       await this.say(route, "Session reset.");
       return true;
     }
