@@ -333,6 +333,20 @@ describe("hermes serve with the bundled telegram platform (fake Bot API)", () =>
     expect(existsSync(join(no.victim, "f"))).toBe(true);
   });
 
+  it("a /reset sent while a turn waits for its approval does not hold up the /approve", async () => {
+    const victim = scratch.dir("victim-reset");
+    const since = tg.calls.length;
+    const { message_id } = tg.push({ chat: DM, from: ADA, text: `tool:terminal {"command":"rm -rf ${victim}"}` });
+    await tg.waitFor("sendMessage", (p) => String(p.text).startsWith("Approval needed"), { since });
+    // The reset waits behind the turn (the gateway holds that message); the bot still receives the answer.
+    tg.push({ chat: DM, from: ADA, text: "/reset" });
+    tg.push({ chat: DM, from: ADA, text: "/approve" });
+    const done = await tg.waitFor("sendMessage", (p) => replyTo(p) === message_id);
+    expect(String(done.params.text)).toMatch(/^done: /);
+    expect(existsSync(victim)).toBe(false);
+    await tg.waitFor("sendMessage", (p) => p.text === "Session reset.", { since });
+  });
+
   it("a failing getUpdates is retried with backoff and messages still get answered", async () => {
     tg.fail("getUpdates", { error_code: 502, description: "Bad Gateway" });
     // This message releases the poll being held; the next poll gets the 502.

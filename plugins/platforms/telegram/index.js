@@ -16,6 +16,8 @@ const CALL_TIMEOUT_MS = 30_000;
 const MAX_BACKOFF_MS = 30_000;
 /** A 429 on a send is waited out and retried once when Telegram asks for at most this long. */
 const MAX_RETRY_AFTER_S = 10;
+/** How long the polling loop waits for the gateway to take one message before it goes on with the next. */
+const DELIVER_WAIT_MS = 2000;
 /** How long disconnect() waits for the polling loop to finish the message it is handing on. */
 const DISCONNECT_WAIT_MS = 5000;
 const MISSING_TOKEN =
@@ -135,11 +137,19 @@ class TelegramAdapter {
     this.offset = id + 1;
     const m = inbound(u.message, this.me?.username);
     if (!m) return;
-    try {
-      await this.host.deliver(m);
-    } catch (e) {
-      this.host.log.error(`message ${m.message_id} in ${m.chat_id} was not delivered: ${e?.message ?? e}`);
-    }
+    const delivered = Promise.resolve()
+      .then(() => this.host.deliver(m))
+      .then(
+        () => true,
+        (e) => {
+          this.host.log.error(`message ${m.message_id} in ${m.chat_id} was not delivered: ${e?.message ?? e}`);
+          return true;
+        },
+      );
+    // In order, but a message the gateway holds (a /reset waiting behind a turn that waits for an approval)
+    // must not stop the bot from receiving the /approve that turn needs.
+    if (!(await within(delivered, DELIVER_WAIT_MS)))
+      this.host.log.info(`message ${m.message_id} in ${m.chat_id} is still being handed on; receiving the next`);
   }
 
   async send(chat_id, text, opts = {}) {
@@ -315,10 +325,10 @@ function anySignal(signals) {
   return c.signal;
 }
 
-/** Wait for `promise` (its rejection ignored), at most `ms`; no timer is left behind. */
+/** `promise`'s value (undefined when it rejects), or undefined after `ms`; no timer is left behind. */
 function within(promise, ms) {
   let timer;
-  const late = new Promise((resolve) => (timer = setTimeout(resolve, ms)));
+  const late = new Promise((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
   return Promise.race([Promise.resolve(promise).catch(() => undefined), late]).finally(() => clearTimeout(timer));
 }
 
