@@ -103,7 +103,7 @@ describe("the REPL (piped) with plugin slash commands, ctx.llm, ctx.inject_messa
         );
         expect(out).toContain("queued=true");
         expect(out).toContain("gateway=false");
-        expect(r.stderr).toMatch(/routing a message to another session is not built/);
+        expect(r.stderr).toMatch(/gateway injection is not allowed for this plugin/);
         // The injected message ran as the next turn, before the next typed line.
         expect(out.indexOf("summary done")).toBeGreaterThan(out.indexOf("queued=true"));
         expect(out.indexOf("hi human")).toBeGreaterThan(out.indexOf("summary done"));

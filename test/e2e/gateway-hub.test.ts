@@ -333,7 +333,8 @@ async function startRaceHome(): Promise<typeof race> {
     raceHome,
     model.url,
     "plugins:\n  enabled: [loop-platform]\ngateway:\n  platforms:\n" +
-      "    flaky: { enabled: true, allowed_users: [alice] }\n    flaky-fail: { enabled: true, allowed_users: [alice] }\n",
+      "    flaky: { enabled: true, allowed_users: [alice] }\n" +
+      "    flaky-fail: { enabled: true, allowed_users: [alice] }\n",
   );
   return { served: await serve(raceHome, [], env), dir };
 }
@@ -595,6 +596,12 @@ describe("chat commands", () => {
     expect(readTrace(events).filter((e) => String(e.session_id ?? "").endsWith(":c-reset-new"))).toEqual([]);
   });
 
+  it("/approve with nothing waiting is answered as such, and is not a message for the model", async () => {
+    await inbound({ chat: "c-approve-none", text: "/approve" });
+    expect(await waitSent("c-approve-none")).toEqual(["Nothing is waiting for your approval."]);
+    expect(modelSaw()).not.toContain("/approve");
+  });
+
   it("/help lists the built-in and the plugin commands; /plugins the loaded plugins", async () => {
     await inbound({ chat: "c-help", text: "/help" });
     const [help] = await waitSent("c-help");
@@ -615,7 +622,7 @@ describe("chat commands", () => {
     expect(modelSaw().filter((t) => t.startsWith("/help") || t.startsWith("/plugins"))).toEqual([]);
   });
 
-  it("a plugin command runs from the chat; pre_command fires with surface gateway, the key and the platform", async () => {
+  it("a plugin command runs from the chat; pre_command fires with surface gateway, key and platform", async () => {
     await inbound({ chat: "c-cmd", text: "/ping some args" });
     expect(await waitSent("c-cmd")).toEqual(["pong some args"]);
     const pre = readTrace(events).filter(
@@ -667,7 +674,7 @@ describe("approvals asked in the chat", () => {
     expect(answer).not.toContain("guarded ran");
   });
 
-  it("an answer the request does not allow (/approve always) is refused in the chat; the approval still waits", async () => {
+  it("an answer the request does not allow (/approve always) is refused in the chat; the approval waits", async () => {
     await inbound({ chat: "c-always", text: "tool:guarded {}" });
     expect((await waitSent("c-always"))[0]).toMatch(ASKED);
     await inbound({ chat: "c-always", text: "/approve always" });
@@ -843,7 +850,7 @@ describe("ctx.platform_actions", () => {
 });
 
 describe("ctx.inject_message with a session_key", () => {
-  it("allowed (allow_gateway_injection: true): a turn of that chat's session runs and its answer is sent there", async () => {
+  it("allowed (allow_gateway_injection: true): a turn of that chat's session runs, its answer sent there", async () => {
     await inbound({ chat: "c-inject", text: "open the session" });
     await waitSent("c-inject");
     const r = await act("actor", "inject-ok", {

@@ -1,12 +1,13 @@
 import type { Logger } from "pino";
 import type { GatewayBridge, PlatformActionResult, PlatformVerb } from "../../runtime/host.js";
+import type { CommandEntry } from "../../runtime/registries.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { Run, RunEvent } from "../runs.js";
 import type { GatewayService } from "../service.js";
 import type { AdapterFactory, AdapterHost, InboundMessage, PlatformAdapter } from "./contract.js";
 import { approvalReply, chunkText, dispatchDecision, senderAllowed, sessionKeyOf } from "./dispatch.js";
 
-export type PlatformStateName = "connecting" | "connected" | "retrying" | "failed" | "stopped";
+export type PlatformStateName = "connecting" | "connected" | "disconnected" | "retrying" | "failed" | "stopped";
 
 /** One configured platform as /health/detailed shows it. */
 export interface PlatformState {
@@ -86,16 +87,22 @@ export class PlatformHub {
   /** Disconnect every adapter (a stop, or before the adapters of a new generation start). */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const l of this.live.values()) {
+    const all = [...this.live.values()].map(async (l) => {
       clearTimeout(l.timer);
       l.state.state = "stopped";
       await l.adapter?.disconnect().catch((e) => this.log.warn(`${l.state.name}: disconnect: ${String(e)}`));
-    }
+    });
+    // An adapter whose disconnect hangs must not hold a stop or a reload.
+    await Promise.race([Promise.all(all), new Promise<void>((r) => setTimeout(r, START_WAIT_MS).unref())]);
     this.live.clear();
   }
 
+  /** Each platform's state; a connected adapter that has since dropped shows as disconnected. */
   health(): PlatformState[] {
-    return [...this.live.values()].map((l) => ({ ...l.state }));
+    return [...this.live.values()].map((l) => ({
+      ...l.state,
+      ...(l.state.state === "connected" && l.adapter && !l.adapter.connected ? { state: "disconnected" as const } : {}),
+    }));
   }
 
   /** The adapter factory of `name`: a registered platform, or a bundled platform plugin loaded now. */
@@ -239,33 +246,42 @@ export class PlatformHub {
       }
       return;
     }
-    if (text.startsWith("/") && (await this.command(key, route, text))) return;
-    this.turn(key, route, text, m.message_id);
+    if (choice) {
+      await this.say(route, "Nothing is waiting for your approval.");
+      return;
+    }
+    // Resolves once queued: a command runs in the background (a /reset waits behind the session's turn).
+    const command = text.startsWith("/") ? this.commandFor(key, route, text) : undefined;
+    if (command) void command().catch((e) => this.log.error(`command in ${key} failed: ${(e as Error).message}`));
+    else this.turn(key, route, text, m.message_id);
   }
 
-  /** A chat command; false when `text` names none (it is then a message for the agent). */
-  private async command(key: string, route: Route, text: string): Promise<boolean> {
+  /** The chat command `text` names, or undefined (it is then a message for the agent). */
+  private commandFor(key: string, route: Route, text: string): (() => Promise<void>) | undefined {
     const word = text.slice(1).split(/\s+/)[0] ?? "";
     const name = word.toLowerCase().replace(/@.*$/, "");
     const args = text.slice(1 + word.length).trim();
-    if (name === "reset") {
-      if (this.service.hasSession(key)) await this.service.reset(key, "reset", route.platform);
-      await this.say(route, "Session reset.");
-      return true;
-    }
-    if (name === "help") {
-      const lines = ["/reset  forget this conversation", "/help  this list", "/plugins  the plugins loaded"];
-      for (const c of this.runtime.commands.values()) lines.push(`/${c.name}  ${c.description}`);
-      await this.say(route, lines.join("\n"));
-      return true;
-    }
-    if (name === "plugins") {
-      const loaded = this.runtime.loadedPlugins().map((p) => p.key);
-      await this.say(route, loaded.length ? `Plugins: ${loaded.join(", ")}` : "No plugins are loaded.");
-      return true;
-    }
+    if (name === "reset")
+      return async () => {
+        if (this.service.hasSession(key)) await this.service.reset(key, "reset", route.platform);
+        await this.say(route, "Session reset.");
+      };
+    if (name === "help")
+      return async () => {
+        const lines = ["/reset  forget this conversation", "/help  this list", "/plugins  the plugins loaded"];
+        for (const c of this.runtime.commands.values()) lines.push(`/${c.name}  ${c.description}`);
+        await this.say(route, lines.join("\n"));
+      };
+    if (name === "plugins")
+      return async () => {
+        const loaded = this.runtime.loadedPlugins().map((p) => p.key);
+        await this.say(route, loaded.length ? `Plugins: ${loaded.join(", ")}` : "No plugins are loaded.");
+      };
     const cmd = this.runtime.commands.get(name);
-    if (!cmd) return false;
+    return cmd ? () => this.pluginCommand(cmd, name, args, key, route) : undefined;
+  }
+
+  private async pluginCommand(cmd: CommandEntry, name: string, args: string, key: string, route: Route) {
     await this.runtime.hooks.observe("pre_command", {
       surface: "gateway",
       command: name,
@@ -280,7 +296,6 @@ export class PlatformHub {
     } catch (e) {
       await this.say(route, `/${name} failed: ${(e as Error)?.message ?? String(e)}`);
     }
-    return true;
   }
 
   /** A turn of the chat's session; the answer (and any approval question) goes back to the chat. */
