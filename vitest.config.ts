@@ -18,6 +18,11 @@ export const SLOW_TESTS = [
   // hermes serve reloading generations beside turns in flight, and stopping under SIGTERM: spawned services
   // that each wait for streams and grace periods.
   "test/e2e/serve-reload.test.ts",
+  // Matrices of hostile input run through the CLI, one spawned process per case: a tampered lock in every
+  // field, hostile values in every config and manifest field, --json output of every command.
+  "test/e2e/lock-tamper.test.ts",
+  "test/e2e/hostile-values.test.ts",
+  "test/e2e/json-output.test.ts",
   // Property tests: many permutations of a deploy spec, each compiled and started.
   "test/compile/spec-order.test.ts",
   // Stress: twenty CLI processes enabling plugins in one config.yaml at once (the --profile checks

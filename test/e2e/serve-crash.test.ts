@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Scratch } from "../support/home.js";
-import { sleep } from "../support/util.js";
+import { seededRandom, sleep } from "../support/util.js";
 import { api, echoModel, type EchoModel, serve, type Served, writeServeConfig } from "./serve-helpers.js";
 
 const scratch = new Scratch("hermes-e2e-serve-crash-");
@@ -21,17 +21,6 @@ const ITERATIONS = 50;
 const ACTIVE = 3;
 /** A session stops taking turns after this many (it is still checked after every restart). */
 const MAX_TURNS = 40;
-
-/** A small seeded generator, so that a failing run can be replayed with HERMES_TEST_SEED. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Tracked {
   id: string;
@@ -116,7 +105,7 @@ async function check(base: string, t: Tracked, where: string): Promise<void> {
 describe("kill -9 of hermes serve with turns in flight", () => {
   it(`${ITERATIONS} kills at random moments lose at most the turns in flight (seed ${SEED})`, async () => {
     console.log(`serve-crash seed: ${SEED} (replay with HERMES_TEST_SEED=${SEED})`);
-    const random = rng(SEED);
+    const random = seededRandom(SEED);
     const home = join(scratch.dir("crash"), "home");
     writeServeConfig(home, model.url, "plugins:\n  enabled: []\n");
     const env = { HERMES_BUNDLED_PLUGINS: scratch.dir("bundled-empty") };

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { seededRandom } from "../support/util.js";
 import { SqliteSessionStore } from "../../src/gateway/sqlite-session-store.js";
 import { ROOT } from "../support/cli.js";
 import { Scratch } from "../support/home.js";
@@ -20,17 +21,6 @@ afterAll(() => scratch.cleanup());
 const PER_TURN = 3;
 const SESSION = "main";
 const SEED = Number(process.env.HERMES_TEST_SEED ?? Date.now() % 1_000_000);
-
-/** A small seeded generator, so that a failing run can be replayed with HERMES_TEST_SEED. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The writer: opens the store from dist/, prints "open <turns>", then appends turns until killed,
@@ -131,7 +121,7 @@ describe(`session store under kill -9 (seed ${SEED})`, () => {
   writeFileSync(script, WRITER);
 
   it("60 writers killed at random moments: every reported turn is kept whole and in order", async () => {
-    const random = rng(SEED);
+    const random = seededRandom(SEED);
     const file = join(scratch.dir("kills"), "sessions", "sessions.db");
     let turns = 0;
     let wrote = 0;
@@ -151,7 +141,7 @@ describe(`session store under kill -9 (seed ${SEED})`, () => {
   }, 120_000);
 
   it("writers killed while creating a new file leave one that opens whole", async () => {
-    const random = rng(SEED + 1);
+    const random = seededRandom(SEED + 1);
     for (let i = 0; i < 15; i++) {
       const file = join(scratch.dir(`new-${i}`), "sessions", "sessions.db");
       const delay = Math.floor(random() * 120);
