@@ -217,7 +217,8 @@ export class Agent {
       type: "function",
       function: {
         name: t.name,
-        description: t.schema.description ?? t.description ?? "",
+        // A tool's registry description is metadata: the model sees only what its schema says.
+        ...(t.schema.description !== undefined ? { description: t.schema.description } : {}),
         parameters: (t.schema.parameters as Record<string, unknown> | undefined) ?? { type: "object", properties: {} },
       },
     }));

@@ -21,7 +21,7 @@ export interface ChatMessage {
 
 export interface ToolDefinition {
   type: "function";
-  function: { name: string; description: string; parameters: Record<string, unknown> };
+  function: { name: string; description?: string; parameters: Record<string, unknown> };
 }
 
 /** Provider kwargs as `llm_request` middleware sees them. */

@@ -152,6 +152,7 @@ function helpText(h: AgentHandle): string {
   const lines = [
     "/help            this list",
     "/tools           the tools the model can call",
+    "/plugins         the plugins loaded",
     "/exit, /quit     leave",
   ];
   for (const c of h.runtime.commands.values().sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -179,9 +180,14 @@ async function slash(h: AgentHandle, line: string, say: (s: string) => void): Pr
     );
     return true;
   }
+  if (name === "plugins") {
+    const loaded = h.runtime.loadedPlugins();
+    say(loaded.length ? loaded.map((p) => p.key).join("\n") : "(no plugins loaded)");
+    return true;
+  }
   const cmd = h.runtime.commands.get(name);
   if (!cmd) {
-    const known = [...h.runtime.commands.values().map((c) => c.name), "help", "tools", "exit", "quit"];
+    const known = [...h.runtime.commands.values().map((c) => c.name), "help", "tools", "plugins", "exit", "quit"];
     say(
       BUILTIN_SLASH_COMMANDS.has(name)
         ? `/${name} is not available in hermes-kit's chat`

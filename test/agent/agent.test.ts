@@ -216,3 +216,26 @@ describe("the agent loop", () => {
     expect(ctx.inject_message("x")).toBe(false);
   });
 });
+
+describe("tool definitions the model sees", () => {
+  it("only the schema's description: a registry description never reaches the model", async () => {
+    const r = await rig();
+    const base = { toolset: "t", handler: () => "x", requires_env: [], emoji: "" };
+    r.rt.registerBuiltinTool({
+      ...base,
+      name: "bare",
+      schema: { name: "bare", parameters: { type: "object", properties: {} } },
+      description: "registry metadata only",
+    });
+    r.rt.registerBuiltinTool({
+      ...base,
+      name: "told",
+      schema: { name: "told", description: "what the model reads" },
+      description: "registry metadata",
+    });
+    const defs = new Agent({ runtime: r.rt, provider: new FakeProvider([]) }).toolDefinitions();
+    const bare = defs.find((d) => d.function.name === "bare")!;
+    expect(bare.function).not.toHaveProperty("description");
+    expect(defs.find((d) => d.function.name === "told")!.function.description).toBe("what the model reads");
+  });
+});

@@ -384,7 +384,8 @@ describe("approvals", () => {
       frozen: true,
     });
     const pre = r.trace.find((t) => t.ev === "hook:pre_approval_request")!;
-    expect(pre).toMatchObject({ surface: "transport:test-ui", pattern_keys: ["rm_recursive"] });
+    // The host's surface, not the transport's name (decided_by names the transport).
+    expect(pre).toMatchObject({ surface: "cli", pattern_keys: ["rm_recursive"] });
     expect(pre.request_id).toMatch(/^[0-9a-f]{32}$/);
     expect(pre.request_digest).toMatch(/^[0-9a-f]{64}$/);
     expect(choices(r.trace)).toEqual(["once"]);

@@ -76,6 +76,7 @@ describe("the REPL (piped) with plugin slash commands, ctx.llm, ctx.inject_messa
       try {
         const input = [
           "/help",
+          "/plugins",
           "/ask what is up",
           "/structured",
           "/override",
@@ -109,6 +110,9 @@ describe("the REPL (piped) with plugin slash commands, ctx.llm, ctx.inject_messa
         expect(out.indexOf("hi human")).toBeGreaterThan(out.indexOf("summary done"));
         expect(r.stdout).toMatch(/unknown command \/nonexistent/);
         expect(r.stdout).toMatch(/^\/ask\s+ask the host LLM \(helper\)$/m);
+        // /plugins lists the loaded plugins, one key a line (as the seed's /plugins does).
+        expect(out).toContain("helper");
+        expect(r.stdout).toMatch(/^\/plugins\s+the plugins loaded$/m);
         expect(r.stdout).not.toContain("never reached");
         expect(server.requests).toHaveLength(4);
         // ctx.llm calls are auxiliary: pre/post_auxiliary_call, never pre_api_request.

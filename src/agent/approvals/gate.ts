@@ -159,7 +159,8 @@ export class ApprovalGate {
     ask: ApprovalAsk,
   ): Promise<Omit<TransportResult, "failure"> & { failure: TransportResult["failure"] | "error_construct" }> {
     const entry = this.deps.transports.get(s.transport);
-    const base = this.observerPayload(ask, `transport:${s.transport}`);
+    // The surface is where the person is (cli, gateway); decided_by names the transport that asked.
+    const base = this.observerPayload(ask, this.deps.surface ?? "cli");
     if (!entry || entry.profile_home !== this.deps.home) {
       const result = {
         choice: "deny",
@@ -184,7 +185,7 @@ export class ApprovalGate {
         pattern_key: ask.pattern_key,
         pattern_keys: ask.pattern_keys,
         session_key: ask.session.key,
-        surface: `transport:${s.transport}`,
+        surface: this.deps.surface ?? "cli",
         allow_session: true,
         allow_permanent: s.allowPermanent,
         timeout_seconds: s.timeoutSeconds,
