@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { HermesError } from "../core/errors.js";
 import { editConfig } from "../config/config-file.js";
 import { assertNotOwned } from "../config/managed.js";
-import { CAPABILITY_IDS, isCapabilityId } from "../contracts/capabilities.js";
+import { CAPABILITIES, CAPABILITY_IDS, isCapabilityId } from "../contracts/capabilities.js";
 import type { PluginManifest } from "../manifest/parse.js";
 import {
   HOOK_NAMES,
@@ -186,9 +186,15 @@ export class PluginContext {
   has_capability(cap: string): boolean {
     if (this.source === "bundled" && cap === "tools.override") return true;
     if (!isCapabilityId(cap)) return false;
-    const granted = this.host.grantedCapabilities(this.key).includes(cap);
+    // A grant, or the capability's legacy key (a path in plugins.entries.<key>) set to true, as the seed reads it.
+    const path: readonly string[] = CAPABILITIES[cap].legacy;
+    let v: unknown = this.host.pluginEntry(this.key);
+    for (const seg of path) v = v && typeof v === "object" ? (v as Record<string, unknown>)[seg] : undefined;
+    const byGrant = this.host.grantedCapabilities(this.key).includes(cap);
+    const granted = byGrant || v === true;
     this.log.info(
-      `capability_check plugin=${this.key} capability=${cap} decision=${granted ? "allow" : "deny"} checked_by=lock`,
+      `capability_check plugin=${this.key} capability=${cap} decision=${granted ? "allow" : "deny"} ` +
+        `checked_by=${byGrant || !granted ? "lock" : `legacy:${path.join(".")}`}`,
     );
     return granted;
   }

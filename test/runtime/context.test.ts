@@ -409,3 +409,32 @@ describe("get_config / set_config", () => {
     },
   );
 });
+
+describe("legacy capability keys open their gates (grant OR legacy key)", () => {
+  it("plugins.entries.<key>.allow_tool_override: true alone lets a plugin override a built-in tool", async () => {
+    const { rt } = await start(
+      [plugin("legacy", `ctx.register_tool({ name: "terminal", handler: () => "mine", override: true });`)],
+      { load: false, config: "plugins:\n  entries:\n    legacy:\n      allow_tool_override: true\n" },
+    );
+    rt.registerBuiltinTool({
+      name: "terminal",
+      toolset: "core",
+      schema: {},
+      handler: () => "real",
+      requires_env: [],
+      description: "",
+      emoji: "",
+    });
+    await rt.loadAll();
+    expect(rt.status.get("legacy")?.state).toBe("loaded");
+    expect(rt.tools.get("terminal")!.owner).toBe("legacy");
+  });
+
+  it("a nested legacy key counts only at its path: a top-level allow_model_override is not llm's", async () => {
+    const { rt } = await start([plugin("nested", `globalThis.__caps = [ctx.has_capability("llm.model_override")];`)], {
+      config: "plugins:\n  entries:\n    nested:\n      allow_model_override: true\n",
+    });
+    expect(rt.status.get("nested")?.state).toBe("loaded");
+    expect(g.__caps).toEqual([false]);
+  });
+});
