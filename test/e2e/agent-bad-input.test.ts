@@ -448,7 +448,7 @@ describe("approvals", () => {
       expect(
         r.trace.filter((t) => t.ev === "hook:post_approval_response").map((t) => [t.choice, t.surface, t.decided_by]),
       ).toEqual([
-        ["transport_error", "transport:test-ui", "transport:test-ui"],
+        ["transport_error", "cli", "transport:test-ui"],
         ["deny", "cli", "no_tty"],
       ]);
       expect(existsSync(join(r.work, "victim1"))).toBe(true);
