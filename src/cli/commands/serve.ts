@@ -54,12 +54,16 @@ export function serveCommand(): Command {
           `${o.watch ? " · watching hermes.lock.json" : ""}`,
       );
       await new Promise<void>((resolve) => {
+        let stopping = false;
+        // Listeners stay for the whole stop: a library's exit handler re-raises a signal nobody else listens to.
         const stop = (signal: string) => {
+          if (stopping) return void err(`hermes serve: ${signal}: already stopping`);
+          stopping = true;
           err(`hermes serve: ${signal}: stopping (turns in flight may finish)`);
           void h.stop().then(resolve);
         };
-        process.once("SIGTERM", () => stop("SIGTERM"));
-        process.once("SIGINT", () => stop("SIGINT"));
+        process.on("SIGTERM", () => stop("SIGTERM"));
+        process.on("SIGINT", () => stop("SIGINT"));
         process.on("SIGHUP", () => {
           err("hermes serve: SIGHUP: loading the current generation");
           void h.reload().then(() => {
