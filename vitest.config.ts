@@ -23,8 +23,6 @@ export const SLOW_TESTS = [
   "test/e2e/lock-tamper.test.ts",
   "test/e2e/hostile-values.test.ts",
   "test/e2e/json-output.test.ts",
-  // Every shared fixture pack reviewed by a spawned `pack show`, one process per pack and per case.
-  "test/pack/pack-show.test.ts",
   // Property tests: many permutations of a deploy spec, each compiled and started.
   "test/compile/spec-order.test.ts",
   // Stress: twenty CLI processes enabling plugins in one config.yaml at once (the --profile checks
