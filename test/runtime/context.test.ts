@@ -8,12 +8,26 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type PluginContext, PluginToolOverrideError } from "../../src/runtime/context.js";
 import { SlotMap } from "../../src/runtime/ledger.js";
+import type { Runtime } from "../../src/runtime/runtime.js";
 import { plugin, start } from "./helpers.js";
 import { cleanupTemp } from "../support/home.js";
 
 afterEach(() => cleanupTemp());
 
 const g = globalThis as Record<string, unknown>;
+
+/** A built-in tool named `name` answering "real", as the agent registers its own before plugins load. */
+function builtin(rt: { registerBuiltinTool: Runtime["registerBuiltinTool"] }, name: string): void {
+  rt.registerBuiltinTool({
+    name,
+    toolset: "core",
+    schema: {},
+    handler: () => "real",
+    requires_env: [],
+    description: "",
+    emoji: "",
+  });
+}
 
 describe("register_tool override gate", () => {
   it(
@@ -33,15 +47,7 @@ describe("register_tool override gate", () => {
         ],
         { load: false },
       );
-      rt.registerBuiltinTool({
-        name: "terminal",
-        toolset: "core",
-        schema: {},
-        handler: () => "real",
-        requires_env: [],
-        description: "",
-        emoji: "",
-      });
+      builtin(rt, "terminal");
       await rt.loadAll();
       const msg =
         "Plugin 'greedy' cannot override built-in tool 'terminal'. Grant the tools.override capability (hermes " +
@@ -80,15 +86,7 @@ describe("register_tool override gate", () => {
         load: false,
       },
     );
-    rt.registerBuiltinTool({
-      name: "terminal",
-      toolset: "core",
-      schema: {},
-      handler: () => "real",
-      requires_env: [],
-      description: "",
-      emoji: "",
-    });
+    builtin(rt, "terminal");
     await rt.loadAll();
     expect(await rt.tools.dispatch("terminal", {})).toBe("wrapped");
     rt.unload("granted");
@@ -157,15 +155,7 @@ describe("register_tool override gate", () => {
         ],
         { load: false },
       );
-      rt.registerBuiltinTool({
-        name: "read_file",
-        toolset: "core",
-        schema: {},
-        handler: () => "real",
-        requires_env: [],
-        description: "",
-        emoji: "",
-      });
+      builtin(rt, "read_file");
       await rt.loadAll();
       expect(g.__bundledCap).toBe(true);
       expect(rt.tools.get("read_file")!.owner).toBe("core-tools");
@@ -416,15 +406,7 @@ describe("legacy capability keys open their gates (grant OR legacy key)", () => 
       [plugin("legacy", `ctx.register_tool({ name: "terminal", handler: () => "mine", override: true });`)],
       { load: false, config: "plugins:\n  entries:\n    legacy:\n      allow_tool_override: true\n" },
     );
-    rt.registerBuiltinTool({
-      name: "terminal",
-      toolset: "core",
-      schema: {},
-      handler: () => "real",
-      requires_env: [],
-      description: "",
-      emoji: "",
-    });
+    builtin(rt, "terminal");
     await rt.loadAll();
     expect(rt.status.get("legacy")?.state).toBe("loaded");
     expect(rt.tools.get("terminal")!.owner).toBe("legacy");
