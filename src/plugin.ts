@@ -10,6 +10,15 @@ export type { HookCallback } from "./runtime/hooks.js";
 export type { MiddlewareCallback } from "./runtime/middleware.js";
 export type { PluginManifest } from "./manifest/parse.js";
 export type { CapabilityId } from "./contracts/capabilities.js";
+export type {
+  ImageGenProvider,
+  VideoGenProvider,
+  TerminalEnvironmentProvider,
+  TerminalEnvironment,
+  TtsProvider,
+  TranscriptionProvider,
+  TranscribeResult,
+} from "./runtime/provider-shapes.js";
 
 /** What a plugin's entry module exports: `export function register(ctx) { … }`. */
 export type RegisterFunction = (ctx: PluginContext) => void | Promise<void>;

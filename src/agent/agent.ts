@@ -4,16 +4,23 @@ import { joinContexts } from "../runtime/hooks.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ApprovalGate, PermanentApprovals } from "./approvals/gate.js";
 import type { ApprovalPrompter } from "./approvals/prompt.js";
+import { runningAgent } from "./agent-scope.js";
 import { HookSite } from "./hook-site.js";
+import { InterimMessages } from "./interim.js";
 import { newId } from "./ids.js";
 import { callModel, InterruptedError, LlmCallFailed } from "./llm-call.js";
 import { PluginLlm } from "./plugin-llm.js";
+import { ContextManager, summaryRequest } from "./context-engine.js";
+import { memoryOf, withMemoryContext, type ActiveMemory } from "./memory.js";
+import { dispatchForPlugin, type DispatchContext } from "./plugin-dispatch.js";
 import { errorMessage } from "./providers/errors.js";
 import { Session } from "./session.js";
 import { spillIfLong, spillLimit } from "./spill.js";
 import { composeSystemPrompt, DEFAULT_SYSTEM_PROMPT, renderSections } from "./system-prompt.js";
 import type { TimelineEvent, TimelineSink } from "./timeline.js";
 import { runToolCall, type ToolCallOutcome } from "./tool-call.js";
+import { skillsIndex } from "./tools/skills.js";
+import { maxVerifyNudges, VerifyGate } from "./verify-gate.js";
 import type { ChatMessage, LlmResponse, Provider, StreamEvent, ToolDefinition } from "./types.js";
 
 export type TurnExitReason = "completed" | "interrupted" | "max_turns" | "api_error" | "middleware_failed";
@@ -78,6 +85,8 @@ export interface AgentOptions {
   permanent?: PermanentApprovals;
   env?: NodeJS.ProcessEnv;
   session?: Session;
+  /** Set on a delegate_task child: its parent's session (pre_llm_call's parent_session_id) and its own id. */
+  child?: { parentSessionId: string; subagentId: string };
 }
 
 /**
@@ -102,6 +111,8 @@ export class Agent {
   private running: { controller: AbortController; turn_id: string } | undefined;
   private readonly pending: string[] = [];
   private readonly llms = new Map<string, PluginLlm>();
+  /** The context engine (context.engine, else the built-in compressor) that compacts this session. */
+  private readonly context: ContextManager;
   /** Called when a message is queued while idle (the REPL starts a turn for it). */
   onQueued?: () => void;
 
@@ -115,6 +126,13 @@ export class Agent {
     this.provider = { current: opts.provider, ...(opts.fallback ? { fallback: opts.fallback } : {}) };
     this.emitFn = opts.emit ?? (() => undefined);
     this.hooks = new HookSite(opts.runtime.hooks, (ev) => this.emit(ev));
+    this.context = new ContextManager({
+      runtime: opts.runtime,
+      log: this.log,
+      model: () => this.model,
+      summarize: async (m) =>
+        (await this.pluginLlm("hermes", "compression").complete(summaryRequest(m), { purpose: "compression" })).text,
+    });
     this.gate = new ApprovalGate({
       home: opts.runtime.home,
       config: () => this.runtime.config,
@@ -144,6 +162,25 @@ export class Agent {
     return this.provider.current.name;
   }
 
+  /** The delegate_task id of a child agent; undefined for a top-level agent. */
+  get subagentId(): string | undefined {
+    return this.opts.child?.subagentId;
+  }
+
+  /**
+   * A delegate_task child: this agent's runtime, provider and approvals, a session of its own, `maxTurns`
+   * model calls per turn. Its timeline and stream are not the parent's reader's.
+   */
+  child(o: { maxTurns: number; subagentId: string }): Agent {
+    const { onStream: _stream, emit: _emit, session: _session, ...shared } = this.opts;
+    return new Agent({
+      ...shared,
+      provider: this.provider.current,
+      maxTurns: o.maxTurns,
+      child: { parentSessionId: this.session.session_id, subagentId: o.subagentId },
+    });
+  }
+
   get busy(): boolean {
     return this.running !== undefined;
   }
@@ -153,17 +190,38 @@ export class Agent {
     this.runtime.agent = {
       pluginLlm: (key: string) => this.pluginLlm(key),
       injectMessage: (_key: string, text: string) => this.inject(text),
+      dispatchTool: (key, name, args, extra) => this.dispatchTool(key, name, args, extra),
     };
     return () => {
       if (this.runtime.agent) this.runtime.agent = undefined;
     };
   }
 
-  pluginLlm(key: string): PluginLlm {
-    let l = this.llms.get(key);
+  /** ctx.dispatch_tool: this session's tool pipeline, with the running turn's id and signal (when one runs). */
+  dispatchTool(caller: string, name: string, args: unknown, extra: Record<string, unknown>): Promise<string> {
+    const ctx: DispatchContext = {
+      tools: this.runtime.tools,
+      middleware: this.runtime.middleware,
+      hooks: this.hooks,
+      gate: this.gate,
+      log: this.log,
+      emit: (ev) => this.emit(ev),
+      signal: this.running?.controller.signal ?? new AbortController().signal,
+      session: this.session,
+      turn_id: this.running?.turn_id ?? null,
+      ...(this.opts.env ? { env: this.opts.env } : {}),
+    };
+    return dispatchForPlugin(ctx, caller, name, args, extra);
+  }
+
+  /** ctx.llm of plugin `key`; with `auxTask`, a call the host makes itself (the compressor's summary). */
+  pluginLlm(key: string, auxTask?: string): PluginLlm {
+    const slot = auxTask ? `\0${auxTask}` : key;
+    let l = this.llms.get(slot);
     if (!l) {
       l = new PluginLlm({
         pluginKey: key,
+        ...(auxTask ? { auxTask } : {}),
         provider: () => this.provider.current,
         hooks: this.hooks,
         middleware: this.runtime.middleware,
@@ -177,7 +235,7 @@ export class Agent {
         }),
         platform: this.platform,
       });
-      this.llms.set(key, l);
+      this.llms.set(slot, l);
     }
     return l;
   }
@@ -213,7 +271,9 @@ export class Agent {
   }
 
   toolDefinitions(): ToolDefinition[] {
-    return this.runtime.tools.list(this.opts.env).map((t) => ({
+    // A delegate_task child is a leaf: it is not offered delegation itself.
+    const tools = this.runtime.tools.list(this.opts.env).filter((t) => !this.subagentId || t.name !== "delegate_task");
+    return tools.map((t) => ({
       type: "function",
       function: {
         name: t.name,
@@ -224,8 +284,13 @@ export class Agent {
     }));
   }
 
-  private async ensureSystemPrompt(settings: { systemPrompt: string }): Promise<void> {
+  private async ensureSystemPrompt(
+    settings: { systemPrompt: string },
+    memory: ActiveMemory | undefined,
+  ): Promise<void> {
     if (this.session.systemPrompt !== undefined) return;
+    // The memory provider's block comes before the plugin sections (their position is after_memory).
+    const block = await memory?.systemPromptBlock();
     const home = this.runtime.home;
     const parent = basename(resolve(home, ".."));
     const sections = await renderSections(
@@ -241,7 +306,10 @@ export class Agent {
       this.log,
     );
     if (sections.used.length) this.emit({ type: "note", text: `system prompt sections: ${sections.used.join(", ")}` });
-    this.session.systemPrompt = composeSystemPrompt(settings.systemPrompt, sections);
+    this.session.systemPrompt = withSkillsIndex(
+      composeSystemPrompt(block ? `${settings.systemPrompt}\n\n${block}` : settings.systemPrompt, sections),
+      this.runtime.tools.available("skill_view", this.opts.env) ? skillsIndex(this.runtime.skills.values()) : "",
+    );
     this.session.messages.unshift({ role: "system", content: this.session.systemPrompt });
   }
 
@@ -255,7 +323,7 @@ export class Agent {
       is_first_turn: first,
       model: this.model,
       platform: this.platform,
-      parent_session_id: null,
+      parent_session_id: this.opts.child?.parentSessionId ?? null,
       sender_id: null,
     });
     if (!contexts.length) return undefined;
@@ -276,6 +344,7 @@ export class Agent {
     userText: string,
     counters: { api_call_count: number },
     iteration: number,
+    recall?: string,
   ): Parameters<typeof callModel>[0] {
     const s = this.session;
     return {
@@ -290,7 +359,8 @@ export class Agent {
       platform: this.platform,
       user_message: userText,
       history: () => s.history(),
-      messages: () => s.messages,
+      // The memory recall reaches the model with this turn's message; the session keeps the message as typed.
+      messages: () => withMemoryContext(s.messages, recall),
       tools: () => this.toolDefinitions(),
       retry: { maxRetries: settings.maxRetries, backoffMs: settings.backoffMs },
       counters,
@@ -368,7 +438,87 @@ export class Agent {
     return answer;
   }
 
-  async runTurn(userText: string): Promise<TurnResult> {
+  /** The runtime's memory provider, once it has started for a session; undefined = built-in memory only. */
+  private async activeMemory(): Promise<ActiveMemory | undefined> {
+    const m = memoryOf(this.runtime);
+    return m && (await m.begin(this.session.session_id, this.platform)) ? m : undefined;
+  }
+
+  /** Let the context engine compact the conversation when it is over the model's budget. */
+  private async compactContext(): Promise<void> {
+    const r = await this.context.compact(this.session);
+    if (!r) return;
+    this.log.info(`context compacted: ${r.before} → ${r.after} messages`);
+    this.emit({ type: "note", text: `context compacted: ${r.before} → ${r.after} messages` });
+  }
+
+  /**
+   * Before the first model call: system prompt, on_session_start, compaction, pre_llm_call context and the
+   * user's message. Returns the memory provider's recall for this turn.
+   */
+  private async prepareTurn(
+    settings: AgentSettings,
+    ids: TurnIds,
+    first: boolean,
+    userText: string,
+    memory: ActiveMemory | undefined,
+  ): Promise<string | undefined> {
+    const s = this.session;
+    await this.ensureSystemPrompt(settings, memory);
+    if (first) {
+      await this.hooks.observe("on_session_start", {
+        session_id: s.session_id,
+        model: this.model,
+        platform: this.platform,
+      });
+      await this.context.sessionStart(s.session_id, this.platform);
+    }
+    await this.compactContext();
+    const context = await this.pluginContext(userText, ids, first);
+    s.messages.push({ role: "user", content: context ? `${userText}\n\n${context}` : userText });
+    return memory?.prefetch(userText, s.session_id);
+  }
+
+  /** One turn, run as the running agent of its async context (delegate_task finds its parent there). */
+  runTurn(userText: string): Promise<TurnResult> {
+    return runningAgent.run(this, () => this.turn(userText));
+  }
+
+  /**
+   * A model reply's outcome: the final answer, or null when the loop goes on because tool calls ran
+   * (their text first goes to on_interim_message) or pre_verify sent a nudge back as a user message.
+   */
+  private async settleReply(
+    msg: LlmResponse["choices"][number]["message"],
+    loop: TurnLoop,
+    ids: TurnIds & { api_request_id: string },
+    iteration: number,
+  ): Promise<string | null> {
+    if (!msg.tool_calls?.length) {
+      const info = { session_id: ids.session_id, platform: this.platform, model: this.model };
+      const nudge = await loop.verify.nudge(msg.content ?? "", loop.toolCalls, info);
+      if (nudge === undefined) return msg.content ?? "";
+      this.session.messages.push({ role: "user", content: nudge });
+      return null;
+    }
+    loop.interim.push(msg.content, {
+      turn_id: ids.turn_id,
+      iteration,
+      session_id: ids.session_id,
+      model: this.model,
+      provider: this.providerName,
+      surface: this.surface,
+      already_streamed: this.provider.current.stream,
+    });
+    await this.runToolCalls(msg.tool_calls, loop.signal, ids, loop.toolCalls);
+    return null;
+  }
+
+  private verifyGate(): VerifyGate {
+    return new VerifyGate(this.hooks, maxVerifyNudges(this.runtime.config));
+  }
+
+  private async turn(userText: string): Promise<TurnResult> {
     if (this.running)
       throw new Error("internal error: runTurn called while a turn is running (callers queue input instead)");
     const settings = agentSettings(this.runtime.config);
@@ -383,20 +533,14 @@ export class Agent {
     const ids = { session_id: s.session_id, task_id: s.task_id, turn_id };
     const counters = { api_call_count: 0 };
     const toolCalls: ToolCallOutcome[] = [];
+    const loop: TurnLoop = { signal, toolCalls, verify: this.verifyGate(), interim: new InterimMessages(this.hooks) };
     let answer: string | null = null;
     let exit: TurnExitReason = "completed";
     let error: TurnResult["error"];
     this.emit({ type: "turn_start", turn: s.turns, turn_id, user_message: userText });
+    const memory = await this.activeMemory();
     try {
-      await this.ensureSystemPrompt(settings);
-      if (first)
-        await this.hooks.observe("on_session_start", {
-          session_id: s.session_id,
-          model: this.model,
-          platform: this.platform,
-        });
-      const context = await this.pluginContext(userText, ids, first);
-      s.messages.push({ role: "user", content: context ? `${userText}\n\n${context}` : userText });
+      const recall = await this.prepareTurn(settings, ids, first, userText, memory);
       for (let iteration = 1; ; iteration++) {
         if (signal.aborted) throw new InterruptedError();
         if (counters.api_call_count >= maxTurns) {
@@ -405,23 +549,24 @@ export class Agent {
           this.log.warn({ code: "E_AGENT_MAX_TURNS" }, error.message);
           break;
         }
-        const r = await callModel(this.modelCallContext(settings, signal, ids, userText, counters, iteration));
+        if (iteration > 1) await this.compactContext();
+        const r = await callModel(this.modelCallContext(settings, signal, ids, userText, counters, iteration, recall));
+        await this.context.observe(r.response.usage);
         const msg = r.response.choices[0]!.message;
         s.messages.push(assistantMessage(msg));
-        if (!msg.tool_calls?.length) {
-          answer = msg.content ?? "";
-          break;
-        }
-        await this.runToolCalls(msg.tool_calls, signal, { ...ids, api_request_id: r.api_request_id }, toolCalls);
+        answer = await this.settleReply(msg, loop, { ...ids, api_request_id: r.api_request_id }, iteration);
+        if (answer !== null) break;
         if (signal.aborted) throw new InterruptedError();
       }
     } catch (e) {
       ({ exit, error } = turnFailure(e, signal, this.log));
     }
+    await loop.interim.flush();
     const interrupted = exit === "interrupted";
     const failed = exit === "api_error" || exit === "middleware_failed";
     const completed = exit === "completed";
     if (completed && answer) answer = await this.finishAnswer(answer, ids, userText);
+    if (completed && answer !== null) await memory?.syncTurn(userText, answer, s.session_id, s.history());
     await this.hooks.observe(
       "on_session_end",
       { ...ids, completed, failed, interrupted, turn_exit_reason: exit, model: this.model, platform: this.platform },
@@ -446,6 +591,19 @@ export class Agent {
 }
 
 type TurnIds = { session_id: string; task_id: string; turn_id: string };
+
+/** What one turn's loop carries between model replies. */
+interface TurnLoop {
+  signal: AbortSignal;
+  toolCalls: ToolCallOutcome[];
+  verify: VerifyGate;
+  interim: InterimMessages;
+}
+
+/** The system prompt with the skills index after everything else (empty index: unchanged). */
+function withSkillsIndex(prompt: string, index: string): string {
+  return index ? `${prompt}\n\n${index}` : prompt;
+}
 
 /** The error of a turn stopped by max_turns before the model gave a final answer. */
 function maxTurnsError(calls: number, maxTurns: number): NonNullable<TurnResult["error"]> {

@@ -66,6 +66,8 @@ export function classifyBuiltin(e: unknown): Classification {
     case "script":
     case "interrupted":
       return withDefaults("unknown");
+    case "no_key":
+      return withDefaults("auth_permanent");
     case "http": {
       const s = e.status_code ?? 0;
       const text = `${e.message} ${e.error_code ?? ""}`.toLowerCase();

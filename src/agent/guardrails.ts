@@ -11,17 +11,19 @@ export interface GuardVerdict {
 /**
  * The built-in guardrails, evaluated on the effective arguments (after tool_request middleware
  * and pre_tool_call modifications): terminal commands against the hardline and dangerous
- * patterns, write_file against sensitive paths.
+ * patterns (whatever backend `terminalBackend` names runs them), write_file against sensitive paths.
  */
-export function guard(toolName: string, args: Record<string, unknown>): GuardVerdict {
+export function guard(toolName: string, args: Record<string, unknown>, terminalBackend = "local"): GuardVerdict {
   if (toolName === "terminal" && typeof args.command === "string") {
     const v = checkCommand(args.command);
     if (v.hardline) return { hardline: { key: v.hardline.key, description: v.hardline.description } };
     if (v.dangerous.length) {
+      // A person approving a command should know where it runs when that is not this machine.
+      const where = terminalBackend === "local" ? "" : ` (on terminal backend '${terminalBackend}')`;
       return {
         approval: {
           command: args.command,
-          description: v.dangerous.map((d) => d.description).join(", "),
+          description: v.dangerous.map((d) => d.description).join(", ") + where,
           pattern_key: v.dangerous[0]!.key,
           pattern_keys: v.dangerous.map((d) => d.key),
         },

@@ -1,5 +1,5 @@
 import type { HookName, HookPayloadOf, HooksFoldedBy } from "../contracts/hook-catalog.js";
-import type { FirstValid, HookBus, ToolDirective, TranscriptionFields } from "../runtime/hooks.js";
+import type { FirstValid, HookBus, ToolDirective, TranscriptionFields, TtsPolicy } from "../runtime/hooks.js";
 import type { TimelineSink } from "./timeline.js";
 
 /**
@@ -71,5 +71,12 @@ export class HookSite {
     payload: HookPayloadOf<H>,
   ): Promise<TranscriptionFields> {
     return this.note(name) ? this.hooks.lastWriterPerField(name, payload) : {};
+  }
+
+  async ttsPolicy<H extends HooksFoldedBy<"tts-policy">>(
+    name: H,
+    payload: HookPayloadOf<H> & { text: string },
+  ): Promise<TtsPolicy> {
+    return this.note(name) ? this.hooks.ttsPolicy(name, payload) : { text: payload.text };
   }
 }

@@ -1,4 +1,4 @@
-import { Ajv2020 } from "ajv/dist/2020.js";
+import type { Ajv2020 } from "ajv/dist/2020.js";
 import type { Logger } from "pino";
 import { HermesError } from "../core/errors.js";
 import type { HookSite } from "./hook-site.js";
@@ -63,6 +63,8 @@ export interface PluginLlmDeps {
   entry: () => Record<string, unknown>;
   ids: () => { session_id: string | null; task_id: string | null; turn_id: string | null };
   platform: string;
+  /** The `aux_task` hooks see; `plugin_llm:<key>` unless the host makes the call (`compression`). */
+  auxTask?: string;
 }
 
 const GATES = {
@@ -184,7 +186,8 @@ export class PluginLlm {
         `ctx.llm.complete_structured: the model's reply is not JSON: ${JSON.stringify(r.text.slice(0, 200))}`,
       );
     if (a.json_schema) {
-      ajv ??= new Ajv2020({ strict: false, allErrors: true });
+      // A plugin's own schema is compiled here; Ajv's compiler is loaded only when one is given.
+      ajv ??= new (await import("ajv/dist/2020.js")).Ajv2020({ strict: false, allErrors: true });
       let validate;
       try {
         validate = ajv.compile(a.json_schema);
@@ -301,7 +304,7 @@ function auxContext(d: PluginLlmDeps, provider: Provider) {
   const ids = d.ids();
   const api_request_id = newId("aux");
   return {
-    aux_task: `plugin_llm:${d.pluginKey}`,
+    aux_task: d.auxTask ?? `plugin_llm:${d.pluginKey}`,
     ...ids,
     platform: d.platform,
     api_request_id,

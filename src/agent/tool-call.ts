@@ -3,8 +3,11 @@ import type { Logger } from "pino";
 import { RequiredMiddlewareError, type MiddlewareEngine, type TraceEntry } from "../runtime/middleware.js";
 import type { ToolEntry, ToolRegistry } from "../runtime/registries.js";
 import type { ApprovalGate } from "./approvals/gate.js";
+import { matchDenyRule } from "./approvals/deny-rules.js";
 import { guard } from "./guardrails.js";
+import { terminalBackendName } from "./tools/terminal-backend.js";
 import type { HookSite } from "./hook-site.js";
+import { withinToolCall } from "./dispatch-scope.js";
 import { newId } from "./ids.js";
 import { brief } from "./sanitize.js";
 import type { Session } from "./session.js";
@@ -23,8 +26,11 @@ export interface ToolCallContext {
   emit: TimelineSink;
   signal: AbortSignal;
   session: Session;
-  ids: { session_id: string; task_id: string; turn_id: string; api_request_id: string };
+  /** turn_id and api_request_id are null for a ctx.dispatch_tool call outside a turn or model request. */
+  ids: { session_id: string; task_id: string; turn_id: string | null; api_request_id: string | null };
   env?: NodeJS.ProcessEnv;
+  /** More keyword arguments for the handler (ctx.dispatch_tool's `extra`); the ids, signal and session win. */
+  extra?: Record<string, unknown>;
 }
 
 export interface ToolCallOutcome {
@@ -52,14 +58,19 @@ function isMapping(v: unknown): v is Record<string, unknown> {
  * 1. parse and coerce the model's arguments (not JSON → an error result, nothing runs);
  * 2. `tool_request` middleware (its result is the effective args for everything below);
  * 3. availability (unknown tool → error result), `pre_tool_call` directives (block → `{"error": msg}`,
- *    approve → the approval gate, modify → merged args), guardrails (hardline blocks before any
- *    transport) and dangerous-command approval, all on the effective args;
+ *    modify → merged args), hardline patterns and the user's deny rules (refused before any approval or
+ *    transport), then approve → the approval gate and dangerous-command approval, all on the effective args;
  * 4. `tool_execution` middleware around the dispatch (the handler runs at most once);
  * 5. `post_tool_call` with duration_ms, status and middleware_trace;
  * 6. `transform_tool_result` before the result goes back into the conversation.
- * Every call the model makes ends in exactly one post_tool_call.
+ * Every call the model makes ends in exactly one post_tool_call. The whole call runs with its tool
+ * on the dispatch chain, so a hook or handler that dispatches it again is refused (plugin-dispatch.ts).
  */
-export async function runToolCall(c: ToolCallContext, call: ToolCall): Promise<ToolCallOutcome> {
+export function runToolCall(c: ToolCallContext, call: ToolCall): Promise<ToolCallOutcome> {
+  return withinToolCall(call.function?.name ?? "", () => runSteps(c, call));
+}
+
+async function runSteps(c: ToolCallContext, call: ToolCall): Promise<ToolCallOutcome> {
   const tool_call_id = call.id || newId("call");
   const tool_name = call.function?.name ?? "";
   const ids = {
@@ -122,7 +133,13 @@ interface CallState {
   c: ToolCallContext;
   tool_call_id: string;
   tool_name: string;
-  ids: { task_id: string; session_id: string; tool_call_id: string; turn_id: string; api_request_id: string };
+  ids: {
+    task_id: string;
+    session_id: string;
+    tool_call_id: string;
+    turn_id: string | null;
+    api_request_id: string | null;
+  };
   trace: TraceEntry[];
   executions: number;
   /** The effective arguments so far. */
@@ -233,6 +250,9 @@ async function applyDirective(s: CallState, directive: Directive): Promise<ToolC
     return finish(s, s.args, errorJson(msg), "blocked", "plugin_block", msg, 0, false);
   }
   if (directive.action !== "approve") return undefined;
+  // Hardline patterns and the user's deny rules come before any approval, a plugin-requested one too.
+  const refused = refuseByPolicy(s);
+  if (refused) return refused;
   const rule = directive.rule_key ?? tool_name;
   let blockMsg: string | undefined;
   try {
@@ -256,21 +276,41 @@ async function applyDirective(s: CallState, directive: Directive): Promise<ToolC
   return undefined;
 }
 
-/** Step 3c: a hardline match never runs; a dangerous command needs approval. */
-async function applyGuardrails(s: CallState, directive: Directive): Promise<ToolCallOutcome | undefined> {
-  const { c, tool_name, tool_call_id, args } = s;
-  const g = guard(tool_name, args);
-  if (g.hardline) {
+/**
+ * Step 3c: a hardline match, then a command matching one of the user's deny rules (`approvals.deny`), never
+ * runs: refused before any approval (session, always, mode off, transport or prompt) is consulted.
+ */
+function refuseByPolicy(s: CallState): Promise<ToolCallOutcome> | undefined {
+  const { c, tool_name, args } = s;
+  const hardline = guard(tool_name, args).hardline;
+  if (hardline) {
     const msg =
-      `BLOCKED: hardline policy refuses this command (${g.hardline.description}); it never runs, whatever any ` +
+      `BLOCKED: hardline policy refuses this command (${hardline.description}); it never runs, whatever any ` +
       "approval says.";
     c.log.warn(
-      { code: "E_APPROVAL_HARDLINE", tool: tool_name, pattern: g.hardline.key },
+      { code: "E_APPROVAL_HARDLINE", tool: tool_name, pattern: hardline.key },
       `hardline block: ${brief(args.command ?? args, 200)}`,
     );
-    c.emit({ type: "approval", outcome: "hardline block", detail: g.hardline.description });
+    c.emit({ type: "approval", outcome: "hardline block", detail: hardline.description });
     return finish(s, args, errorJson(msg), "blocked", "hardline", msg, 0, false);
   }
+  const command = tool_name === "terminal" && typeof args.command === "string" ? args.command : undefined;
+  const rule = command === undefined ? undefined : matchDenyRule(command, c.gate.settings().deny);
+  if (rule === undefined) return undefined;
+  const msg =
+    `BLOCKED: this command matches the user's deny rule '${rule}' (approvals.deny); it never runs, whatever any ` +
+    "approval says. Do NOT retry it, rephrase it or reach the same outcome another way.";
+  c.log.warn({ code: "E_APPROVAL_DENY_RULE", tool: tool_name, rule }, `deny rule '${rule}': ${brief(command, 200)}`);
+  c.emit({ type: "approval", outcome: "deny rule", detail: `approvals.deny '${rule}'` });
+  return finish(s, args, errorJson(msg), "blocked", "deny_rule", msg, 0, false);
+}
+
+/** Step 3d: hardline and deny rules (step 3c), then a dangerous command needs approval. */
+async function applyGuardrails(s: CallState, directive: Directive): Promise<ToolCallOutcome | undefined> {
+  const { c, tool_name, tool_call_id, args } = s;
+  const refused = refuseByPolicy(s);
+  if (refused) return refused;
+  const g = guard(tool_name, args, terminalBackendName(c.gate.config()));
   if (g.approval) {
     const o = await c.gate.request({
       ...g.approval,
@@ -306,7 +346,7 @@ async function execute(
   const run = async (a: unknown): Promise<string> => {
     s.executions++;
     const input = isMapping(a) ? a : effective;
-    const r = await entry.handler(input, { ...ids, signal: c.signal, session: c.session.session_id });
+    const r = await entry.handler(input, { ...c.extra, ...ids, signal: c.signal, session: c.session.session_id });
     return typeof r === "string" ? r : JSON.stringify(r ?? null);
   };
   c.emit({

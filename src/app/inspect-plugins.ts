@@ -3,8 +3,9 @@ import type { HomePaths } from "../core/paths.js";
 import { capabilityRow, type CapabilityRow } from "../consent/flow.js";
 import { explain, type Explanation } from "../discovery/explain.js";
 import { findPlugin, type PluginView } from "../discovery/plugin-set.js";
-import { readRuntimeStatus, type PluginStatus } from "../runtime/runtime.js";
+import type { PluginStatus } from "../runtime/runtime.js";
 import { loadPluginState } from "./plugin-state.js";
+import { providerRole, type ProviderRole } from "./provider-plugins.js";
 
 /** What the read-only `plugins` commands share: they never write and refuse a missing `--home`. */
 export interface InspectOptions {
@@ -15,13 +16,21 @@ export interface InspectOptions {
   warn: (line: string) => void;
 }
 
-/** `hermes plugins list`: every discovered plugin (or only the enabled ones), with the config read. */
+/**
+ * `hermes plugins list`: every discovered plugin (or only the enabled ones), with the config read and, per
+ * provider-type plugin, the key that selects it and whether it is the active one.
+ */
 export async function listPlugins(
   o: InspectOptions & { bundled: boolean; enabledOnly?: boolean },
-): Promise<{ views: PluginView[]; config: LoadedConfig }> {
+): Promise<{ views: PluginView[]; config: LoadedConfig; roles: Map<PluginView, ProviderRole> }> {
   const { set, config } = await loadPluginState({ ...o, readOnly: true });
   const views = o.enabledOnly ? set.views.filter((v) => v.verdict.state === "enabled") : set.views;
-  return { views, config };
+  const roles = new Map<PluginView, ProviderRole>();
+  for (const v of views) {
+    const role = providerRole(v, config.value);
+    if (role) roles.set(v, role);
+  }
+  return { views, config, roles };
 }
 
 /** `hermes plugins show <name>`: one plugin, shadowed ones included. */
@@ -33,12 +42,14 @@ export async function showPlugin(o: InspectOptions & { name: string }): Promise<
 /** `hermes plugins why <name>`: why a plugin does or does not load, with its last run's state. */
 export async function explainPlugin(
   o: InspectOptions & { name: string },
-): Promise<{ explanation: Explanation; runtime?: PluginStatus }> {
+): Promise<{ explanation: Explanation; runtime?: PluginStatus; provider: ProviderRole | null }> {
   const { set, config, paths } = await loadPluginState({ ...o, readOnly: true });
   const v = findPlugin(set, o.name, { includeLosers: true });
   const explanation = explain(set, v, config.value);
+  // Only `why` reads the last run: the other queries never load the runtime's modules.
+  const { readRuntimeStatus } = await import("../runtime/runtime.js");
   const runtime = readRuntimeStatus(paths.home)?.plugins[explanation.key];
-  return { explanation, ...(runtime ? { runtime } : {}) };
+  return { explanation, ...(runtime ? { runtime } : {}), provider: providerRole(v, config.value) };
 }
 
 /** `hermes plugins capabilities [name]`: declared against granted; without a name, only plugins with either. */

@@ -7,8 +7,15 @@ import type { Runtime } from "../runtime/runtime.js";
 import { startRuntime, type VerifyMode } from "./start-runtime.js";
 import { Agent } from "../agent/agent.js";
 import { attachMcp } from "../agent/mcp/attach.js";
+import { shutdownMemory } from "../agent/memory.js";
 import type { ApprovalPrompter } from "../agent/approvals/prompt.js";
-import { resolveProvider, type ProviderFlags } from "../agent/providers/resolve.js";
+import {
+  isBuiltinProvider,
+  resolveProvider,
+  selectedProvider,
+  type ProviderFlags,
+} from "../agent/providers/resolve.js";
+import type { ModelProviderProfile } from "../runtime/model-profile.js";
 import type { TimelineSink } from "../agent/timeline.js";
 import { registerBuiltinTools } from "../agent/tools/builtin.js";
 import type { Provider } from "../agent/types.js";
@@ -70,7 +77,8 @@ export async function startAgentRuntime(
       col: fatal.col,
     });
   const config = loaded.value;
-  const provider = opts.provider ?? (await resolveProvider(opts.flags ?? {}, config, { home: paths.home, env }));
+  const flags = opts.flags ?? {};
+  const early = opts.provider ?? (await builtinProvider(flags, config, paths.home, env));
   const runtime = await startRuntime({
     home: paths.home,
     ...(opts.verify ? { verify: opts.verify } : {}),
@@ -86,10 +94,12 @@ export async function startAgentRuntime(
       await opts.beforeLoad?.(rt, config);
     },
   });
+  const resolveOpts = { home: paths.home, env, profiles: modelProfiles(runtime) };
+  const provider = early ?? (await afterStart(runtime, () => resolveProvider(flags, config, resolveOpts)));
   const fallbackCfg = (config.model as { fallback?: unknown } | undefined)?.fallback;
   const fallback =
     fallbackCfg && typeof fallbackCfg === "object" && !Array.isArray(fallbackCfg)
-      ? () => resolveProvider({}, { model: fallbackCfg as Record<string, unknown> }, { home: paths.home, env })
+      ? () => resolveProvider({}, { model: fallbackCfg as Record<string, unknown> }, resolveOpts)
       : undefined;
   let closed = false;
   return {
@@ -101,10 +111,42 @@ export async function startAgentRuntime(
       if (closed) return;
       closed = true;
       await runtime.settle().catch(() => undefined);
+      await shutdownMemory(runtime).catch(() => undefined);
       await runtime.mcp?.close().catch(() => undefined);
       await runtime.unloadAll().catch(() => undefined);
     },
   };
+}
+
+/**
+ * A built-in provider is resolved (or refused) before anything starts; any other name can only be a
+ * model-provider plugin's profile, known once the runtime has loaded them (undefined: resolve after the start).
+ */
+async function builtinProvider(
+  flags: ProviderFlags,
+  config: Record<string, unknown>,
+  home: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Provider | undefined> {
+  const name = selectedProvider(flags, config);
+  if (name && !isBuiltinProvider(name)) return undefined;
+  return resolveProvider(flags, config, { home, env });
+}
+
+/** The profiles model-provider plugins registered; the later registration of a name holds its slot. */
+function modelProfiles(runtime: Runtime): ModelProviderProfile[] {
+  return runtime.providers.list("model").map((e) => e.provider as ModelProviderProfile);
+}
+
+/** A provider resolved from the plugins' profiles: refused, the started runtime is unloaded again. */
+async function afterStart(runtime: Runtime, resolveIt: () => Promise<Provider>): Promise<Provider> {
+  try {
+    return await resolveIt();
+  } catch (e) {
+    await runtime.mcp?.close().catch(() => undefined);
+    await runtime.unloadAll().catch(() => undefined);
+    throw e;
+  }
 }
 
 /**

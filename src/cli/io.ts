@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline";
 import type { Io } from "../consent/flow.js";
 
 /** A person can be asked only when both stdin and stdout are terminals (never a pipe, never a file). */
@@ -6,7 +5,9 @@ export function isInteractive(): boolean {
   return Boolean(process.stdin.isTTY && process.stdout.isTTY);
 }
 
-function lineQuestion(question: string): Promise<string | null> {
+async function lineQuestion(question: string): Promise<string | null> {
+  // Loaded when a question is asked: most commands never ask one.
+  const { createInterface } = await import("node:readline");
   return new Promise((resolve) => {
     const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
     let answered = false;

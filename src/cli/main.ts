@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { CommanderError, type Command } from "commander";
 import { formatDiagnostic, HermesError, isHermesError } from "../core/errors.js";
-import { redactText, redactValue } from "../core/redact.js";
 import { addPluginCliCommands } from "./plugin-commands.js";
 import { buildProgram } from "./program.js";
 
@@ -18,7 +17,8 @@ function configureTree(cmd: Command): void {
 }
 
 /** The last filter before a refusal is printed: no secret-shaped value leaves through an error. */
-function report(e: HermesError, json: boolean): void {
+async function report(e: HermesError, json: boolean): Promise<void> {
+  const { redactText, redactValue } = await import("../core/redact.js");
   if (json) {
     process.stdout.write(`${JSON.stringify({ error: redactValue(e.toJSON(), { pairs: false }) }, null, 2)}\n`);
     return;
@@ -44,13 +44,13 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       return e.exitCode === 0 ? 0 : 2;
     }
     if (isHermesError(e)) {
-      report(e, json);
+      await report(e, json);
       return e.exitCode;
     }
     const internal = new HermesError("E_INTERNAL", {
       message: `unexpected error: ${(e as Error)?.message ?? String(e)}`,
     });
-    report(internal, json);
+    await report(internal, json);
     if (process.env.HERMES_LOG_LEVEL === "debug") process.stderr.write(`${(e as Error)?.stack ?? ""}\n`);
     return 1;
   }

@@ -1,5 +1,4 @@
 import { Command } from "commander";
-import { findPluginCliCommand, runPluginCliCommand } from "../app/plugin-cli-command.js";
 import { err } from "./output.js";
 
 /** The command word of an argv, skipping the global options (and their values). */
@@ -26,6 +25,7 @@ function commandWord(args: readonly string[]): { word?: string; home?: string; p
 export async function addPluginCliCommands(program: Command, args: readonly string[]): Promise<void> {
   const { word, home, profile } = commandWord(args);
   if (!word || program.commands.some((c) => c.name() === word || c.aliases().includes(word)) || word === "help") return;
+  const { findPluginCliCommand, runPluginCliCommand } = await import("../app/plugin-cli-command.js");
   const found = await findPluginCliCommand({ home, profile, word, warn: err });
   if (!found) return;
   const { entry } = found;

@@ -2,7 +2,6 @@ import { Command } from "commander";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { HermesError } from "../core/errors.js";
-import { envLogLevel, LOG_LEVELS, setLogLevel } from "../core/log.js";
 import { assertProfile, PACKAGE_ROOT } from "../core/paths.js";
 import { chatCommand, demoCommand } from "./commands/chat.js";
 import { serveCommand } from "./commands/serve.js";
@@ -12,7 +11,8 @@ import { configCommand } from "./commands/config.js";
 import { pluginsCommand } from "./commands/plugins.js";
 
 /** --verbose / --quiet win over HERMES_LOG_LEVEL; an unknown HERMES_LOG_LEVEL is refused, not ignored. */
-export function applyLogLevel(o: { verbose?: boolean; quiet?: boolean }): void {
+export async function applyLogLevel(o: { verbose?: boolean; quiet?: boolean }): Promise<void> {
+  const { envLogLevel, LOG_LEVELS, setLogLevel } = await import("../core/log.js");
   if (o.verbose && o.quiet)
     throw new HermesError("E_USAGE", { message: "--verbose and --quiet contradict each other; give one" });
   if (o.verbose) return setLogLevel("debug");

@@ -194,7 +194,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
         : await planMigration(home, cur, opts.env);
       if (m?.edits.length) {
         configText = applyYamlEdits(cur.text, m.edits);
-        (opts.announce ?? ((line: string) => logger().warn(line)))(migrationNotice(m.names, true));
+        if (m.grandfathers) (opts.announce ?? ((line: string) => logger().warn(line)))(migrationNotice(m.names, true));
       }
     }
     const inputs = await gatherInputs({ ...opts, home, configText });

@@ -22,8 +22,6 @@ const ORIGINAL_TOP_LEVEL_KEYS = [
   "compression",
   "auxiliary",
   "display",
-  "tts",
-  "stt",
   "voice",
   "delegation",
   "skills",
@@ -97,9 +95,13 @@ const MANIFEST_MARKERS = [
 /**
  * `hermes config validate`: parse and schema (what compile checks), and the rules the schema cannot
  * state: values above their clamp, top-level keys nobody reads (with the nearest known key), a
- * `model.provider` the agent does not have, and a plugin manifest given in place of a config.
+ * `model.provider` neither the agent nor a model-provider plugin (`pluginProviders`) has, and a plugin
+ * manifest given in place of a config.
  */
-export async function validateConfigFile(file: string): Promise<Diagnostic[]> {
+export async function validateConfigFile(
+  file: string,
+  opts: { pluginProviders?: readonly string[] } = {},
+): Promise<Diagnostic[]> {
   const cfg = await loadConfig(resolve(file));
   if (!cfg.exists) return [diagnostic("E_FS_READ", `${cfg.file} does not exist`, { file: cfg.file })];
   const value = cfg.value;
@@ -137,13 +139,14 @@ export async function validateConfigFile(file: string): Promise<Diagnostic[]> {
     model && typeof model === "object" && !Array.isArray(model)
       ? (model as Record<string, unknown>).provider
       : undefined;
-  if (typeof provider === "string" && provider.trim() && !ACCEPTED_PROVIDERS.includes(provider.trim().toLowerCase())) {
-    const near = nearest(provider.trim(), ACCEPTED_PROVIDERS);
+  const accepted = [...ACCEPTED_PROVIDERS, ...(opts.pluginProviders ?? [])];
+  if (typeof provider === "string" && provider.trim() && !accepted.includes(provider.trim().toLowerCase())) {
+    const near = nearest(provider.trim(), accepted);
     out.push(
       diagnostic(
         "W_CONFIG_UNKNOWN_PROVIDER",
-        `model.provider '${provider}' is not a provider of hermes-kit's ` +
-          `agent${near ? `; did you mean '${near}'?` : ""} (accepted: ${ACCEPTED_PROVIDERS.join(", ")})`,
+        `model.provider '${provider}' is neither a built-in provider nor a model-provider plugin ` +
+          `of this home${near ? `; did you mean '${near}'?` : ""} (accepted: ${accepted.join(", ")})`,
         cfg.source.locate(["model", "provider"]),
       ),
     );

@@ -611,7 +611,10 @@ export type HookPayloadOf<H extends HookName> = { readonly [F in Catalog[H]["pay
  * can be registered, so plugins written for them load, but no callback of theirs is ever called yet.
  */
 export const FIRED_HOOKS: ReadonlySet<HookName> = new Set<HookName>([
+  "agent_loop_stopped",
   "api_request_error",
+  "on_interim_message",
+  "on_skill_lifecycle",
   "on_session_end",
   "on_session_finalize",
   "on_session_reset",
@@ -631,11 +634,85 @@ export const FIRED_HOOKS: ReadonlySet<HookName> = new Set<HookName>([
   "pre_gateway_dispatch",
   "pre_llm_call",
   "pre_tool_call",
+  "pre_transcription",
+  "pre_tts_synthesis",
+  "pre_verify",
+  "subagent_start",
+  "subagent_stop",
   "transform_api_error_classification",
   "transform_llm_output",
   "transform_terminal_output",
   "transform_tool_result",
 ]);
+
+/**
+ * Where hermes-kit fires each hook of FIRED_HOOKS, as docs/hooks.md states it. Every `src/…` path in
+ * backticks must hold a fire site of that hook (test/runtime/hook-catalog.test.ts checks it).
+ */
+export const HOOK_FIRE_SITES: { readonly [H in HookName]?: string } = {
+  pre_tool_call: "Every tool call of the agent loop (`src/agent/tool-call.ts`).",
+  post_tool_call: "Every tool call of the agent loop (`src/agent/tool-call.ts`).",
+  transform_terminal_output: "The built-in `terminal` tool (`src/app/start-agent.ts`).",
+  transform_tool_result: "Every tool call of the agent loop (`src/agent/tool-call.ts`).",
+  transform_llm_output: "The end of a completed turn (`src/agent/agent.ts`).",
+  pre_llm_call: "Once per turn (`src/agent/agent.ts`).",
+  post_llm_call: "The end of a completed turn (`src/agent/agent.ts`).",
+  on_stream_start: "Each streamed model call (`src/agent/stream-observers.ts`).",
+  on_stream_delta: "Each streamed model call (`src/agent/stream-observers.ts`).",
+  on_stream_end: "Each streamed model call (`src/agent/stream-observers.ts`).",
+  on_interim_message:
+    "A model reply with text and tool calls, before the tools run (`src/agent/interim.ts`, called by the loop).",
+  pre_verify:
+    "A turn whose final answer comes after a successful `write_file` of that turn (`src/agent/verify-gate.ts`); " +
+    "`coding` is true inside a git work tree, `agent.max_verify_nudges` (3) bounds the nudges.",
+  pre_api_request: "Each provider attempt of the agent (`src/agent/llm-call.ts`).",
+  post_api_request: "Each provider attempt of the agent (`src/agent/llm-call.ts`).",
+  api_request_error: "Each failed provider attempt of the agent (`src/agent/llm-call.ts`).",
+  pre_auxiliary_call: "Each attempt of `ctx.llm` (`src/agent/plugin-llm.ts`).",
+  post_auxiliary_call: "Each attempt of `ctx.llm` (`src/agent/plugin-llm.ts`).",
+  transform_api_error_classification: "Each failed provider attempt (`src/agent/llm-call.ts`).",
+  on_session_start: "The first turn of a session (`src/agent/agent.ts`).",
+  on_session_end: "The end of every turn (`src/agent/agent.ts`).",
+  on_session_finalize: "`hermes serve` closing or resetting a session (`src/gateway/service.ts`).",
+  on_session_reset: "`hermes serve` replacing a session (`src/gateway/service.ts`).",
+  agent_loop_stopped:
+    "`hermes serve` stopping a running turn: `POST /v1/runs/{id}/stop`, shutdown (`src/gateway/service.ts`).",
+  on_skill_lifecycle:
+    'A successful `skill_view` of a plugin skill, as `action: "loaded"` (`src/agent/tools/skills.ts`); plugin ' +
+    "install and removal run no plugin code, so no callback exists to call then.",
+  subagent_start: "`delegate_task` built a child agent (`src/agent/tools/delegate.ts`).",
+  subagent_stop: "`delegate_task`'s child finished, on the parent's path (`src/agent/tools/delegate.ts`).",
+  pre_gateway_dispatch: "Each inbound platform message of `hermes serve` (`src/gateway/platforms/hub.ts`).",
+  pre_approval_request: "A dangerous command or an approve directive (`src/agent/approvals/gate.ts`).",
+  post_approval_response: "A dangerous command or an approve directive (`src/agent/approvals/gate.ts`).",
+  pre_command: "A slash command in `hermes chat` (`src/app/chat.ts`) or a platform (`src/gateway/platforms/hub.ts`).",
+  pre_transcription:
+    "The `transcribe_audio` tool, after `stt.provider` resolved and before the backend runs, with `source: " +
+    '"tool"` (`src/agent/tools/voice.ts`).',
+  pre_tts_synthesis:
+    "The `text_to_speech` tool, after `tts.provider` resolved and before the backend runs " +
+    "(`src/agent/tools/voice.ts`).",
+};
+
+const NO_KANBAN = "hermes-kit has no kanban task board, so nothing claims, completes or blocks a task";
+
+/**
+ * Hooks a plugin may register but hermes-kit never fires, with the reason. docs/hooks.md says so, and
+ * registering one warns (W_HOOK_NOT_FIRED) so an author learns it at load, not by silence.
+ */
+export const NOT_FIRED_HOOKS: { readonly [H in HookName]?: string } = {
+  kanban_task_claimed: NO_KANBAN,
+  kanban_task_completed: NO_KANBAN,
+  kanban_task_blocked: NO_KANBAN,
+  on_kanban_worker_spawned: NO_KANBAN,
+  on_kanban_worker_exited: NO_KANBAN,
+  on_kanban_worker_stale_claim: NO_KANBAN,
+  on_kanban_task_updated: NO_KANBAN,
+  on_kanban_dispatch_tick: NO_KANBAN,
+  on_room_member_activity: "hermes-kit hosts no group-chat members (the original's Bot Mode rooms)",
+  gateway_platform_event:
+    "hermes-kit's platform adapters deliver messages only; no reaction, edit, delete or thread event is normalized",
+};
 
 /** Sorted so that error messages and listings are stable regardless of the catalog's lifecycle order. */
 export const HOOK_NAMES: readonly HookName[] = Object.freeze((Object.keys(HOOK_CATALOG) as HookName[]).sort());

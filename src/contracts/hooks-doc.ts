@@ -1,9 +1,11 @@
 import {
   FIRED_HOOKS,
   HOOK_CATALOG,
+  HOOK_FIRE_SITES,
   HOOK_CATALOG_VERSION,
   MIDDLEWARE_CATALOG,
   MIDDLEWARE_KINDS,
+  NOT_FIRED_HOOKS,
   type HookName,
   type HookSpec,
   type MiddlewareSpec,
@@ -57,7 +59,8 @@ function introLines(): string[] {
     "- `joined`: every valid result (a non-empty string or `{context}`) is joined with a blank line, in",
     "  callback order, and appended to the current turn's user message.",
     "- `last-writer-per-field`: object results are applied in order and the last writer wins per field",
-    "  (`prompt`, `language`, `model`); other keys and non-string values are ignored.",
+    '  (`prompt`, `language`, `model`; `""` clears the prompt); other keys and non-string values are ignored, and',
+    "  a `file_path` (read-only) is warned about once.",
     "- `first-valid`: all callbacks run, then the first result the hook accepts wins.",
     '- `tts-policy`: each result is `null`, a block (`{action: "block", message?}`) or exactly `{text}`. A',
     "  block refuses synthesis; a rewrite is re-checked by all callbacks and a second, different rewrite is",
@@ -86,20 +89,35 @@ function hookTableLines(): string[] {
   const lines = [
     "## Hooks",
     "",
-    "A hook marked *not fired yet* is accepted at registration (plugins that use it still load), but",
-    "nothing in hermes-kit calls it today, so its callbacks never run.",
+    "*Fired by hermes-kit* says where hermes-kit calls a hook. A hook marked *not fired by hermes-kit* is",
+    "accepted at registration (plugins that use it still load, with a `W_HOOK_NOT_FIRED` warning) but its",
+    "callbacks never run, for the reason given; one marked *not fired yet* has no fire site today.",
     "",
-    "| Hook | Class | Combine | Timeout | Payload fields | Summary |",
-    "| --- | --- | --- | --- | --- | --- |",
+    "| Hook | Class | Combine | Timeout | Payload fields | Summary | Fired by hermes-kit |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const [name, spec] of Object.entries(HOOK_CATALOG) as [string, HookSpec][]) {
     const payload = codeList(spec.payload) + (spec.telemetry ? "" : " (no `telemetry_schema_version`)");
-    const summary = spec.summary + (FIRED_HOOKS.has(name as HookName) ? "" : " *Not fired yet.*");
-    lines.push(
-      `| \`${name}\` | ${spec.class} | ${spec.combine} | ${spec.timeout} | ${cell(payload)} | ${cell(summary)} |`,
-    );
+    const row = [
+      `\`${name}\``,
+      spec.class,
+      spec.combine,
+      spec.timeout,
+      payload,
+      spec.summary,
+      firedCell(name as HookName),
+    ];
+    lines.push(`| ${row.map(cell).join(" | ")} |`);
   }
   return lines;
+}
+
+/** Where the kit fires a hook, or why it never does. */
+function firedCell(name: HookName): string {
+  const notFired = NOT_FIRED_HOOKS[name];
+  if (notFired) return `*Not fired by hermes-kit:* ${notFired}.`;
+  if (!FIRED_HOOKS.has(name)) return "*Not fired yet.*";
+  return HOOK_FIRE_SITES[name] ?? "Fired.";
 }
 
 function middlewareLines(): string[] {

@@ -69,8 +69,10 @@ export const ERROR_CATALOG = {
     hint: "correct its spelling (the nearest known key is named when there is one) or remove it",
   },
   W_CONFIG_UNKNOWN_PROVIDER: {
-    title: "model.provider names a provider hermes-kit's agent does not have",
-    hint: "use openai-compatible (or its aliases openai, custom) with model.base_url, or scripted with model.script",
+    title: "model.provider names neither a built-in provider nor a model-provider plugin of the home",
+    hint:
+      "use openai-compatible (or its aliases openai, custom) with model.base_url, scripted with model.script, or " +
+      "the folder name of a plugin in plugins/model-providers/",
   },
   E_CONFIG_IS_MANIFEST: {
     title: "the file given as config.yaml is a plugin manifest",
@@ -165,6 +167,10 @@ export const ERROR_CATALOG = {
     title: "a plugin's register() made a registration it may not make; the plugin did not load",
     hint: "fix the register() call named in the message (hermes plugins why <key> shows it)",
   },
+  W_HOOK_NOT_FIRED: {
+    title: "a plugin registered a hook hermes-kit never fires",
+    hint: "the plugin loads, but this callback never runs; docs/hooks.md says why (e.g. no kanban board)",
+  },
   E_PLUGIN_TOOL_OVERRIDE: {
     title: "a plugin asked to override a tool without the tools.override capability",
     hint:
@@ -194,6 +200,18 @@ export const ERROR_CATALOG = {
   E_PLUGIN_AMBIGUOUS: {
     title: "the name matches more than one plugin",
     hint: "use the full key shown by `hermes plugins list`",
+  },
+  E_PLUGIN_DISPATCH_NO_SESSION: {
+    title: "ctx.dispatch_tool was called with no agent session running, so there is no tool pipeline to run it",
+    hint: "call dispatch_tool from a tool, hook or slash command of hermes chat or hermes serve, not from register()",
+  },
+  E_PLUGIN_DISPATCH_RECURSION: {
+    title: "ctx.dispatch_tool named a tool that is already running in the same call chain",
+    hint: "a tool (or its hooks) may not dispatch itself, directly or through other tools; call the logic directly",
+  },
+  E_PLUGIN_DISPATCH_ARGS: {
+    title: "ctx.dispatch_tool got arguments that are not JSON",
+    hint: "pass a plain object of JSON values (no cycles, BigInt or functions)",
   },
   E_ENV_FLAG: {
     title: "an environment flag has a value that is not a boolean",
@@ -283,6 +301,12 @@ export const ERROR_CATALOG = {
     title: "an enabled plugin will not load",
     hint: "run `hermes plugins why <key>` and fix the plugin, or disable it",
   },
+  W_PROVIDER_NOT_FOUND: {
+    title: "memory.provider or context.engine names no memory provider or context engine that exists",
+    hint:
+      "correct the name in config.yaml (the folder under plugins/memory/ or plugins/context_engine/, or the name " +
+      'a plugin registers), or set it to "" (memory) / compressor (context); until then the built-in one is used',
+  },
   E_COMPILE_STALE: {
     title: "the lock is out of date with its inputs",
     hint: "run `hermes compile` (with the deployment's --spec in a managed home)",
@@ -334,6 +358,18 @@ export const ERROR_CATALOG = {
       "set model: {provider, base_url, default} in config.yaml",
     exit: 2,
   },
+  E_AGENT_DELEGATE: {
+    title: "delegate_task could not run a child agent",
+    hint: "give delegate_task a non-empty goal; children cannot delegate further",
+  },
+  W_AGENT_MEMORY_FAILED: {
+    title: "the memory provider failed or is unavailable; the turn goes on without it",
+    hint: "see the message for the provider method that failed; fix the provider or clear memory.provider",
+  },
+  W_AGENT_COMPRESS_FAILED: {
+    title: "the context engine could not compact the conversation; it is kept as it was",
+    hint: "see the message (a failed summary call, or an engine that returned no valid message list)",
+  },
   E_AGENT_MAX_TURNS: {
     title: "the turn stopped after max_turns model calls without a final answer",
     hint: "raise --max-turns (or agent.max_turns in config.yaml), or ask for something smaller",
@@ -370,6 +406,36 @@ export const ERROR_CATALOG = {
     title: "ctx.llm was called with invalid arguments, or the output does not match the schema",
     hint: "pass non-empty instructions and input; make the JSON schema one the model can satisfy",
   },
+  E_VOICE_NO_PROVIDER: {
+    title: "text_to_speech or transcribe_audio has no usable provider",
+    hint:
+      "set tts.provider / stt.provider to a tts.providers.<name> / stt.providers.<name> entry with a command, " +
+      "to a plugin's provider name, or (STT) to local_command with HERMES_LOCAL_STT_COMMAND set",
+  },
+  E_VOICE_COMMAND_TEMPLATE: {
+    title: "a voice command template cannot be used",
+    hint:
+      "fix the quoting or the placeholder named in the message; the known placeholders are listed there, and " +
+      "{{ / }} are literal braces",
+  },
+  E_VOICE_COMMAND_FAILED: {
+    title: "a TTS or STT command provider failed, timed out or produced nothing",
+    hint: "run the command from the message by hand; the end of its output is quoted there",
+  },
+  E_VOICE_PROVIDER_FAILED: {
+    title: "a plugin's TTS or transcription provider failed",
+    hint: "see the message for the provider and its error; fix the plugin or choose another provider",
+  },
+  E_VOICE_INPUT: {
+    title: "the audio file or text given to a voice tool cannot be used",
+    hint: "give an existing, non-empty audio file (or non-empty text), and an output_path without '..'",
+  },
+  E_VOICE_BLOCKED: {
+    title: "a pre_tts_synthesis hook refused the text, or a required policy plugin is missing",
+    hint:
+      "the message names the reason; tts.pre_synthesis.required_plugins lists plugins whose hook must be " +
+      "registered (hermes plugins why <key>)",
+  },
   E_AGENT_SCRIPT: {
     title: "the scripted provider's script is not valid or is used up",
     hint: "a script is a YAML list of turns, each `say: text` or `call: {tool: NAME, args: {...}}`, one per model call",
@@ -383,7 +449,9 @@ export const ERROR_CATALOG = {
   },
   E_PROVIDER_NO_KEY: {
     title: "the configured API key variable is not set",
-    hint: "export the variable named by model.api_key_env, or remove api_key_env for a server without keys",
+    hint:
+      "export the variable named by model.api_key_env (or by the provider plugin's env_vars), or remove " +
+      "api_key_env for a server without keys",
   },
   E_PROVIDER_HTTP: {
     title: "the model provider answered with an HTTP error",
@@ -436,6 +504,10 @@ export const ERROR_CATALOG = {
   E_APPROVAL_HARDLINE: {
     title: "a command is blocked unconditionally (hardline)",
     hint: "hardline commands (wiping /, formatting disks, fork bombs) never run, whatever any approval says",
+  },
+  E_APPROVAL_DENY_RULE: {
+    title: "a command matches one of the user's deny rules (approvals.deny) and is refused before any approval",
+    hint: "the rule is yours: remove or narrow it in approvals.deny of config.yaml if the command should run",
   },
   E_APPROVAL_TRANSPORT: {
     title: "the selected approval transport failed, so the action was denied",

@@ -1,5 +1,8 @@
-import { pino, type Logger } from "pino";
+import { createRequire } from "node:module";
+import type { Logger } from "pino";
 import { redactText } from "./redact.js";
+
+const require = createRequire(import.meta.url);
 
 const LEVEL_NAMES: Record<number, string> = {
   10: "trace",
@@ -65,6 +68,8 @@ export function logger(): Logger {
   if (root) return root;
   // An unknown level is refused by the CLI before any command runs; code running outside it falls back.
   const valid = envLogLevel() || "warn";
+  // Loaded on first log use: commands that never log (--help, list, …) do not pay for pino.
+  const { pino } = require("pino") as typeof import("pino");
   const dest = redacting(process.stderr.isTTY ? prettyStream(process.stderr) : pino.destination({ fd: 2, sync: true }));
   root = pino({ level: valid, base: undefined }, dest);
   return root;

@@ -1,6 +1,7 @@
 import type { PluginLists, EnableState } from "../config/plugin-lists.js";
 import { enableStateOf } from "../config/plugin-lists.js";
 import { requiresHermesProblem } from "../manifest/requires-hermes.js";
+import { SLOT_KEY, selects, slotOf, type Selection } from "../config/provider-selection.js";
 import type { Candidate } from "./scan.js";
 
 export type GateAction = "load" | "load_now" | "defer" | "skip";
@@ -35,15 +36,15 @@ function statusReason(c: Candidate): string | undefined {
  * Gate one winning plugin, in this order: broken → disabled → exclusive →
  * model-provider → bundled backend/platform → allow-list → load.
  */
-export function gate(c: Candidate, lists: PluginLists, conflict = false): Verdict {
-  const v = gateLists(c, lists, conflict);
+export function gate(c: Candidate, lists: PluginLists, conflict = false, selection?: Selection): Verdict {
+  const v = gateLists(c, lists, conflict, selection);
   if (v.action === "skip") return v;
   // As the original, checked before import: an unmet requires_hermes keeps a plugin that would load out.
   const tooNew = requiresHermesProblem(c.manifest?.requires_hermes);
   return tooNew ? { ...v, action: "skip", reason: tooNew } : v;
 }
 
-function gateLists(c: Candidate, lists: PluginLists, conflict: boolean): Verdict {
+function gateLists(c: Candidate, lists: PluginLists, conflict: boolean, selection: Selection | undefined): Verdict {
   const names = [c.key, c.name];
   const state = enableStateOf(names, lists);
   const broken = conflict ? `duplicate key '${c.key}': another plugin of the same source claims it` : statusReason(c);
@@ -51,16 +52,13 @@ function gateLists(c: Candidate, lists: PluginLists, conflict: boolean): Verdict
   if (state === "disabled") return { state, action: "skip", reason: "disabled via config (plugins.disabled)" };
   const kind = c.manifest!.kind;
   if (kind === "exclusive") {
-    return {
-      state,
-      action: "skip",
-      reason:
-        "exclusive plugin — activate " +
-        `via ${c.category === "context_engine" ? "context.engine" : "memory.provider"} config`,
-    };
+    const slot = slotOf(c.category);
+    // Selecting it is the consent: the allow-list does not gate an exclusive plugin.
+    if (selection && selects(selection[slot], c.key, c.name))
+      return { state, action: "load", reason: `selected by ${SLOT_KEY[slot]}` };
+    return { state, action: "skip", reason: `exclusive plugin — activate via ${SLOT_KEY[slot]} config` };
   }
-  if (kind === "model-provider")
-    return { state, action: "skip", reason: "model-provider plugin — selected through the model provider config" };
+  if (kind === "model-provider") return modelProviderVerdict(c, state);
   if (c.source === "bundled" && kind === "backend")
     return { state, action: "load_now", reason: "bundled backend: loads automatically" };
   if (c.source === "bundled" && kind === "platform")
@@ -73,4 +71,15 @@ function gateLists(c: Candidate, lists: PluginLists, conflict: boolean): Verdict
     };
   }
   return { state, action: "load", reason: "enabled in config" };
+}
+
+/** Every model-provider plugin in `model-providers/` registers its profile (as the original's provider discovery). */
+function modelProviderVerdict(c: Candidate, state: EnableState): Verdict {
+  if (c.category === "model-providers")
+    return { state, action: "load_now", reason: "model-provider plugin: registers its profile at every start" };
+  return {
+    state,
+    action: "skip",
+    reason: `model-provider plugin outside model-providers/: move it to plugins/model-providers/${c.dirName}/`,
+  };
 }

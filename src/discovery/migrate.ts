@@ -5,8 +5,10 @@ import { resolveWinners } from "./precedence.js";
 import { BUNDLED_SKIP, scanRoot } from "./scan.js";
 import { logger } from "../core/log.js";
 import type { YamlEdit } from "../core/yaml-edit.js";
-import { editConfig, type LoadedConfig } from "../config/config-file.js";
+import { editConfig, type ConfigValue, type LoadedConfig } from "../config/config-file.js";
+import { ownershipOf, readManaged } from "../config/managed.js";
 import { readPluginLists } from "../config/plugin-lists.js";
+import { readLock } from "../contracts/lock.js";
 
 /**
  * Top-level user plugins to grandfather (they loaded before plugins.enabled existed), named as discovery keys them
@@ -32,20 +34,58 @@ export async function grandfatheredNames(
   return out;
 }
 
-/** What the v21 migration would write into `cur`: nothing when `plugins.enabled` exists. */
+/** The config schema version this kit writes: the original's v21 made plugins opt-in (`plugins.enabled`). */
+export const CONFIG_VERSION = 21;
+
+/** `_config_version` as the original reads it: missing, a boolean or not a number is 0 (older than every version). */
+export function configVersion(config: ConfigValue): number {
+  const v = config._config_version;
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\s*[+-]?\d+\s*$/.test(v) ? Number(v) : Number.NaN;
+  return Number.isFinite(n) ? Math.max(Math.trunc(n), 0) : 0;
+}
+
+export interface MigrationPlan {
+  edits: YamlEdit[];
+  /** The plugins grandfathered into `plugins.enabled`. */
+  names: string[];
+  /** Whether the v21 step writes `plugins.enabled` (what is announced); a version stamp alone is not. */
+  grandfathers: boolean;
+}
+
+/**
+ * What the migrations would write into `cur`, as the original decides: a home without config.yaml is new
+ * (current already, so nothing is grandfathered: its new config only gets `_config_version`); a config
+ * older than v21 (no `_config_version`) without `plugins.enabled` gets the list and the version stamp; one
+ * that has the list already is not rewritten (nothing to migrate, and the list keeps later runs from it).
+ */
 export async function planMigration(
   home: string,
   cur: LoadedConfig,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ edits: YamlEdit[]; names: string[] }> {
-  const lists = readPluginLists(cur.value);
+): Promise<MigrationPlan> {
+  const none: MigrationPlan = { edits: [], names: [], grandfathers: false };
   const plugins = cur.value.plugins;
   // A `plugins:` that is not a mapping is the user's to fix (config validate says so); never overwrite it.
-  if (plugins !== undefined && plugins !== null && (typeof plugins !== "object" || Array.isArray(plugins)))
-    return { edits: [], names: [] };
-  if (lists.enabledPresent) return { edits: [], names: [] };
+  if (plugins !== undefined && plugins !== null && (typeof plugins !== "object" || Array.isArray(plugins))) return none;
+  if (cur.exists && configVersion(cur.value) >= CONFIG_VERSION) return none;
+  // A deployment that sets `_config_version` decides it; the kit does not stamp over it.
+  const stamp: YamlEdit[] = (await deploymentOwnsVersion(home))
+    ? []
+    : [{ op: "set", path: ["_config_version"], value: CONFIG_VERSION }];
+  const lists = readPluginLists(cur.value);
+  // A new config starts current; an older one that already has the list has nothing to migrate, so it is left as is.
+  if (!cur.exists) return { ...none, edits: stamp };
+  if (lists.enabledPresent) return none;
   const names = await grandfatheredNames(home, lists.disabled, env);
-  return { edits: [{ op: "set", path: ["plugins", "enabled"], value: names }], names };
+  return { edits: [{ op: "set", path: ["plugins", "enabled"], value: names }, ...stamp], names, grandfathers: true };
+}
+
+/** Whether a managed home's deployment owns `_config_version` (as its lock records). */
+async function deploymentOwnsVersion(home: string): Promise<boolean> {
+  const paths = homePaths(home);
+  if (!(await readManaged(paths))) return false;
+  const lock = await readLock(paths.lock).catch(() => undefined);
+  return ownershipOf(lock?.deployment).leaves.some((l) => l.length === 1 && l[0] === "_config_version");
 }
 
 /** The one line every migration prints on stderr (a dry run says what it would do). */
@@ -57,10 +97,12 @@ export function migrationNotice(names: readonly string[], dryRun = false): strin
 }
 
 /**
- * The v21 migration: when `plugins.enabled` is absent, the user plugins already installed keep
- * loading (they are written to the allow-list); bundled ones are never grandfathered. It runs
- * once: afterwards the key exists, so later installs stay opt-in (install runs it before placing).
- * Every run that writes is announced (`announce`, default: a warning on stderr).
+ * The v21 migration: in a config older than v21 without `plugins.enabled`, the user plugins already
+ * installed keep loading (they are written to the allow-list); bundled ones are never grandfathered.
+ * It runs once: the config is stamped `_config_version: 21`, so later installs stay opt-in (install
+ * runs it before placing). A brand-new home (no config.yaml) only gets the stamp: a plugin dropped
+ * into it is never grandfathered. Every run that grandfathers is announced (`announce`, default: a
+ * warning on stderr). Written through editConfig: locked, atomic, comments kept.
  */
 export async function migrateEnabledList(
   home: string,
@@ -76,11 +118,14 @@ export async function migrateEnabledList(
     ))
   )
     return { migrated: false, names };
+  let grandfathers = false;
   const res = await editConfig(homePaths(home).config, async (cur) => {
     const m = await planMigration(home, cur, env);
-    names = m.names;
+    ({ names, grandfathers } = m);
     return m.edits;
   });
-  if (res.changed) announce(migrationNotice(names));
-  return { migrated: res.changed, names };
+  const migrated = res.changed && grandfathers;
+  if (migrated) announce(migrationNotice(names));
+  else names = [];
+  return { migrated, names };
 }

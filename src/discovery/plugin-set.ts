@@ -5,6 +5,8 @@ import { nearest } from "../core/suggest.js";
 import type { ConfigValue } from "../config/config-file.js";
 import { readPluginLists, type PluginLists } from "../config/plugin-lists.js";
 import { discover, type DiscoverOptions, type Discovery } from "./discover.js";
+import { readSelection } from "../config/provider-selection.js";
+import { selectionDiagnostics } from "./exclusive.js";
 import { gate, type Verdict } from "./gate.js";
 import { resolveLoadOrder } from "./order.js";
 import type { Shadow } from "./precedence.js";
@@ -48,16 +50,17 @@ export async function loadPluginSet(
 export function buildPluginSet(discovery: Discovery, config: ConfigValue, configFile?: string): PluginSet {
   const opts = { config };
   const lists = readPluginLists(config, configFile);
+  const selection = readSelection(config);
   const { resolution } = discovery;
   const views: PluginView[] = resolution.winners.map((c) => ({
     candidate: c,
-    verdict: gate(c, lists),
+    verdict: gate(c, lists, false, selection),
     aliases: aliasesOf(c),
     conflict: false,
   }));
   for (const [, list] of resolution.conflicts) {
     for (const c of list)
-      views.push({ candidate: c, verdict: gate(c, lists, true), aliases: aliasesOf(c), conflict: true });
+      views.push({ candidate: c, verdict: gate(c, lists, true, selection), aliases: aliasesOf(c), conflict: true });
   }
   views.sort((a, b) =>
     a.candidate.key < b.candidate.key
@@ -70,7 +73,7 @@ export function buildPluginSet(discovery: Discovery, config: ConfigValue, config
   );
   const losers = resolution.shadowed.map((s) => ({
     candidate: s.candidate,
-    verdict: gate(s.candidate, lists),
+    verdict: gate(s.candidate, lists, false, selection),
     aliases: aliasesOf(s.candidate),
     shadowedBy: s,
     conflict: false,
@@ -97,7 +100,12 @@ export function buildPluginSet(discovery: Discovery, config: ConfigValue, config
     views,
     losers,
     loadOrder: sequence,
-    diagnostics: [...discovery.diagnostics, ...lists.diagnostics, ...order.diagnostics],
+    diagnostics: [
+      ...discovery.diagnostics,
+      ...lists.diagnostics,
+      ...order.diagnostics,
+      ...selectionDiagnostics(selection, resolution.winners, configFile),
+    ],
   };
 }
 

@@ -20,6 +20,7 @@ import {
   readManifestText,
   type PluginManifest,
 } from "../manifest/parse.js";
+import { EXCLUSIVE_CATEGORIES } from "./exclusive.js";
 import {
   NIX_LINK_PREFIX,
   type PluginOrigin,
@@ -53,7 +54,11 @@ export interface ScanOptions {
   skipTop?: ReadonlySet<string>;
 }
 
-export const BUNDLED_SKIP = new Set(["memory", "context_engine", "model-providers", "cron_providers", "computer_use"]);
+/**
+ * Bundled subsystems with their own discovery; `memory/`, `context_engine/` (exclusive plugins) and
+ * `model-providers/` are scanned.
+ */
+export const BUNDLED_SKIP = new Set(["cron_providers", "computer_use"]);
 
 const ENTRY_CANDIDATES = ["index.js", "index.mjs"];
 
@@ -277,6 +282,11 @@ export async function candidateFromFolder(
   let status: CandidateStatus = hasErrors(diagnostics) || !manifest ? "invalid" : "ok";
   let entry: string | undefined;
   if (manifest) ({ entry, status } = resolveEntry(folder, manifestFile, manifest, status, diagnostics));
+  // A plugin in memory/ or context_engine/ is selected by config, not enabled, unless it declares another kind.
+  if (manifest && !manifest.kindDeclared && opts.category && EXCLUSIVE_CATEGORIES.has(opts.category))
+    manifest.kind = "exclusive";
+  // A plugin in model-providers/ registers a model provider profile, as the original's provider discovery loads it.
+  if (manifest && !manifest.kindDeclared && opts.category === "model-providers") manifest.kind = "model-provider";
   const isGit = source === "user" && exists(join(folder, ".git"));
   return {
     ...base,

@@ -62,6 +62,8 @@ export class Generation {
     this.permanent = new PermanentApprovals(loaded.runtime.home);
     loaded.runtime.agent = {
       pluginLlm: (key) => (turnScope.getStore()?.agent ?? this.backgroundAgent()).pluginLlm(key),
+      dispatchTool: (key, name, args, extra) =>
+        (turnScope.getStore()?.agent ?? this.backgroundAgent()).dispatchTool(key, name, args, extra),
       injectMessage: (_key, text) => {
         const turn = turnScope.getStore();
         if (!turn) {
@@ -111,7 +113,7 @@ export class Generation {
     }
   }
 
-  /** ctx.llm outside any turn (a plugin's timer): a session of its own. */
+  /** ctx.llm and ctx.dispatch_tool outside any turn (a plugin's timer): a session of its own. */
   private backgroundAgent(): Agent {
     this.background ??= new Agent({
       runtime: this.loaded.runtime,

@@ -54,6 +54,8 @@ export class Run {
   private readonly listeners = new Set<(ev: RunEvent) => void>();
   private pending: { request: ApprovalRequest; resolve: (choice: string) => void } | undefined;
   private interrupt: ((reason: string) => boolean) | undefined;
+  /** Why the turn was asked to stop (POST /stop, service stop), for agent_loop_stopped. */
+  stopReason: string | undefined;
   private settle!: () => void;
   /** Resolves when the run has finished. */
   readonly done = new Promise<void>((r) => (this.settle = r));
@@ -117,6 +119,7 @@ export class Run {
   /** Interrupt the turn like Ctrl-C: false when it is not running. */
   stop(reason = "stop requested via the API"): boolean {
     if (this.finished) return false;
+    this.stopReason = reason;
     this.setStatus("stopping");
     this.pending?.resolve("cancelled");
     return this.interrupt?.(reason) ?? true;

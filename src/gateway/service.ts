@@ -186,8 +186,9 @@ export class GatewayService {
     const systemCount = () => (s.systemPrompt !== undefined ? 1 : 0);
     const before = req.history ? 0 : s.messages.length - systemCount();
     let result: TurnResult | undefined;
+    const gen = this.current;
     try {
-      result = await this.current.runTurn(
+      result = await gen.runTurn(
         live,
         req.text,
         {
@@ -205,6 +206,13 @@ export class GatewayService {
     }
     this.persist(live, s.messages.slice(systemCount() + before), req.history !== undefined);
     live.lastUsed = Date.now();
+    if (result.interrupted && run.stopReason !== undefined)
+      await gen.runtime.hooks.observe("agent_loop_stopped", {
+        session_key: s.sessionKey ?? s.session_id,
+        platform: platformOf(live),
+        reason: run.stopReason,
+        invalidation_reason: null,
+      });
     run.finish(result);
     this.followUps(live);
     return result;

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { simpleGit, type SimpleGit } from "simple-git";
+import type { SimpleGit } from "simple-git";
 import { HermesError, type ErrorCode } from "../core/errors.js";
 import { redactSecrets, scrubUrl, urlCredentials } from "./identifier.js";
 
@@ -124,7 +124,9 @@ export interface GitResult {
   timedOut: boolean;
 }
 
-function client(opts: GitRunOptions, signal: AbortSignal): SimpleGit {
+async function client(opts: GitRunOptions, signal: AbortSignal): Promise<SimpleGit> {
+  // Loaded on the first git call: commands that never run git do not pay for simple-git.
+  const { simpleGit } = await import("simple-git");
   const base = opts.env ?? process.env;
   const env = gitEnv(base, opts.extraEnv);
   Object.assign(env, credentialEnv(env, opts.url));
@@ -172,7 +174,7 @@ export async function runGit(args: string[], opts: GitRunOptions): Promise<GitRe
   // A missing git is its own error (E_GIT_MISSING), not a failed command.
   gitBinary(opts.env ?? process.env);
   try {
-    const git = client(opts, ac.signal);
+    const git = await client(opts, ac.signal);
     let stderr = "";
     const stdout = await git
       .outputHandler((_c, _o, err) => err.on("data", (d: Buffer) => (stderr += d.toString("utf8"))))

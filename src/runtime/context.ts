@@ -11,6 +11,7 @@ import {
   isHookName,
   isMiddlewareKind,
   MIDDLEWARE_KINDS,
+  NOT_FIRED_HOOKS,
   suggestHook,
   suggestMiddlewareKind,
 } from "../contracts/hook-catalog.js";
@@ -38,6 +39,8 @@ import type {
 } from "./registries.js";
 import type { RuntimeHost } from "./host.js";
 import { platformActions } from "./platform-actions.js";
+import { providerShapeProblem } from "./provider-shapes.js";
+import { checkModelProfile } from "./model-profile.js";
 
 /** A registration a plugin may not make; thrown out of register() it fails (and rolls back) that plugin. */
 export class PluginRegistrationError extends HermesError {
@@ -312,7 +315,11 @@ export class PluginContext {
         `'${name}'${near ? `; did you mean '${near}'?` : ` (valid: ${HOOK_NAMES.join(", ")})`}`;
       if (this.host.strict) throw new PluginRegistrationError(msg);
       this.log.warn(msg);
-    }
+    } else if (NOT_FIRED_HOOKS[name])
+      this.log.warn(
+        { code: "W_HOOK_NOT_FIRED" },
+        `Plugin '${this.key}' registered hook '${name}', which hermes-kit never fires: ${NOT_FIRED_HOOKS[name]}`,
+      );
     this.host.noteRegistration("hook", name, this.key);
     return this.track("hook", name, this.host.hooks.add(name, cb, this.key));
   }
@@ -610,7 +617,7 @@ export class PluginContext {
     );
   }
 
-  private registerProvider(kind: ProviderKind, provider: unknown, nameOverride?: string): Registration | null {
+  private registerOfKind(kind: ProviderKind, provider: unknown, nameOverride?: string): Registration | null {
     if (this.refuseIfAbandoned(`${kind} provider`)) return null;
     if (!provider || (typeof provider !== "object" && typeof provider !== "function")) {
       this.log.warn(`register ${kind} provider: expected an object; ignored`);
@@ -624,6 +631,11 @@ export class PluginContext {
     const name = ["terminal_environment", "tts", "transcription"].includes(kind)
       ? raw.trim().toLowerCase()
       : raw.trim();
+    const problem = providerShapeProblem(kind, name, provider);
+    if (problem) {
+      this.log.warn(`register ${kind} provider '${name}': ${problem}; ignored`);
+      return null;
+    }
     const map = this.host.providers.map(kind);
     if (kind === "context_engine" && map.values().length > 0) {
       this.log.warn(`only one context engine may be registered (${map.values()[0]!.name} is); ignored`);
@@ -633,37 +645,40 @@ export class PluginContext {
   }
 
   register_context_engine(engine: unknown): Registration | null {
-    return this.registerProvider("context_engine", engine);
+    return this.registerOfKind("context_engine", engine);
   }
   register_memory_provider(p: unknown): Registration | null {
-    return this.registerProvider("memory", p);
+    return this.registerOfKind("memory", p);
   }
   register_provider(p: unknown): Registration | null {
-    return this.registerProvider("model", p);
+    return this.register_model_provider(p);
   }
+  /** A profile the kit cannot run (another api_mode, an unknown field) fails the plugin instead of lying idle. */
   register_model_provider(p: unknown): Registration | null {
-    return this.registerProvider("model", p);
+    const checked = checkModelProfile(p);
+    if ("problem" in checked) throw new PluginRegistrationError(`register_provider: ${checked.problem}`);
+    return this.registerOfKind("model", checked.profile);
   }
   register_image_gen_provider(p: unknown): Registration | null {
-    return this.registerProvider("image_gen", p);
+    return this.registerOfKind("image_gen", p);
   }
   register_video_gen_provider(p: unknown): Registration | null {
-    return this.registerProvider("video_gen", p);
+    return this.registerOfKind("video_gen", p);
   }
   register_tts_provider(p: unknown): Registration | null {
-    return this.registerProvider("tts", p);
+    return this.registerOfKind("tts", p);
   }
   register_transcription_provider(p: unknown): Registration | null {
-    return this.registerProvider("transcription", p);
+    return this.registerOfKind("transcription", p);
   }
   register_terminal_environment_provider(p: unknown): Registration | null {
-    return this.registerProvider("terminal_environment", p);
+    return this.registerOfKind("terminal_environment", p);
   }
   register_web_search_provider(p: unknown): Registration | null {
-    return this.registerProvider("web_search", p);
+    return this.registerOfKind("web_search", p);
   }
   register_browser_provider(p: unknown): Registration | null {
-    return this.registerProvider("browser", p);
+    return this.registerOfKind("browser", p);
   }
   register_platform(
     name: string,
@@ -672,7 +687,7 @@ export class PluginContext {
     check_fn?: unknown,
     extra: Record<string, unknown> = {},
   ): Registration | null {
-    return this.registerProvider("platform", { name, label, adapter_factory, check_fn, ...extra }, name);
+    return this.registerOfKind("platform", { name, label, adapter_factory, check_fn, ...extra }, name);
   }
 
   register_system_prompt_section(

@@ -1,4 +1,5 @@
 import { HOOK_CATALOG, type HookName, type HookPayloadOf, type HooksFoldedBy } from "../contracts/hook-catalog.js";
+import { safeString } from "../core/safe-string.js";
 import { CallbackLists } from "./callback-lists.js";
 import type { FailureReporter } from "./reporter.js";
 
@@ -184,6 +185,8 @@ export class HookBus {
             const problem = directiveProblem(value);
             if (problem) this.reporter.malformed("Hook", name, e.owner, cbName(e.cb), problem);
           }
+          if (spec?.combine === "last-writer-per-field" && typeof value === "object" && "file_path" in value)
+            this.reporter.malformed("Hook", name, e.owner, cbName(e.cb), "file_path is read-only; ignored");
           results.push(value);
         }
       } catch (err) {
@@ -254,6 +257,22 @@ export class HookBus {
   ): Promise<TranscriptionFields> {
     return this.entries.has(name) ? lastWriterPerField(await this.invoke(name, payload)) : {};
   }
+
+  /**
+   * pre_tts_synthesis: every callback sees the script; a rewrite must pass all callbacks again and come
+   * back unchanged, so no text is spoken that some policy has not seen.
+   */
+  async ttsPolicy<H extends HooksFoldedBy<"tts-policy">>(
+    name: H,
+    payload: HookPayloadOf<H> & { text: string },
+  ): Promise<TtsPolicy> {
+    if (!this.entries.has(name)) return { text: payload.text };
+    const first = ttsPolicyRound(await this.invoke(name, payload), payload.text);
+    if ("blocked" in first || first.text === payload.text) return first;
+    const again = ttsPolicyRound(await this.invoke(name, { ...payload, text: first.text }), first.text);
+    if ("blocked" in again || again.text === first.text) return again;
+    return { blocked: `${name} returned an unstable script (a second rewrite changed it again)` };
+  }
 }
 
 // ---- result combination (each hook's `combine` rule) ----
@@ -300,6 +319,29 @@ export function lastWriterPerField(results: readonly unknown[]): TranscriptionFi
     }
   }
   return out;
+}
+
+/** What pre_tts_synthesis decided: the script to speak, or why nothing is spoken. */
+export type TtsPolicy = { text: string } | { blocked: string };
+
+/**
+ * One pre_tts_synthesis round: a block (`{action: "block", message?}`, nothing else) refuses, exactly
+ * `{text}` with non-blank text rewrites (the last one wins), anything else refuses.
+ */
+export function ttsPolicyRound(results: readonly unknown[], script: string): TtsPolicy {
+  let text = script;
+  for (const r of results) {
+    if (!r || typeof r !== "object" || Array.isArray(r))
+      return { blocked: "pre_tts_synthesis returned an invalid directive" };
+    const d = r as Record<string, unknown>;
+    const keys = Object.keys(d);
+    if (d.action === "block" && keys.every((k) => k === "action" || k === "message"))
+      return { blocked: d.message ? safeString(d.message) : "TTS synthesis blocked" };
+    if (keys.length !== 1 || typeof d.text !== "string" || !d.text.trim())
+      return { blocked: "pre_tts_synthesis returned an invalid script or directive" };
+    text = d.text;
+  }
+  return { text };
 }
 
 /** transform_api_error_classification, pre_verify, pre_gateway_dispatch: the first result that validates. */

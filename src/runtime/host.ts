@@ -20,6 +20,8 @@ export interface AgentBridge {
   pluginLlm(pluginKey: string): unknown;
   /** Queue a message into the CLI session (`ctx.inject_message`); true when queued. */
   injectMessage(pluginKey: string, text: string): boolean;
+  /** `ctx.dispatch_tool`: run a tool through the session's tool pipeline; resolves to what the model would get. */
+  dispatchTool(pluginKey: string, name: string, args: unknown, extra: Record<string, unknown>): Promise<string>;
 }
 
 /** The result of a platform action: never thrown into the calling hook. */

@@ -126,6 +126,22 @@ export const PROVIDER_KINDS = {
 
 export type ProviderKind = keyof typeof PROVIDER_KINDS;
 
+/** Kinds whose names compare lowercased: registration lowercases them, and so does the original's selection. */
+const LOWERCASE_KINDS: ReadonlySet<ProviderKind> = new Set<ProviderKind>([
+  "terminal_environment",
+  "tts",
+  "transcription",
+]);
+
+/** The name the config's selection key of `kind` holds (`model.provider`, `memory.provider`, …), if any. */
+export function selectedName(kind: ProviderKind, config: Record<string, unknown>): string | undefined {
+  let cur: unknown = config;
+  for (const seg of PROVIDER_KINDS[kind].select.split("."))
+    cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[seg] : undefined;
+  if (typeof cur !== "string" || !cur.trim()) return undefined;
+  return LOWERCASE_KINDS.has(kind) ? cur.trim().toLowerCase() : cur.trim();
+}
+
 export interface ProviderEntry {
   kind: ProviderKind;
   name: string;
@@ -152,13 +168,10 @@ export class ProviderRegistry {
 
   /** The active provider: the one the config names, or the only one for single kinds. */
   active(kind: ProviderKind, config: Record<string, unknown>): ProviderEntry | undefined {
-    const spec = PROVIDER_KINDS[kind];
     const all = this.list(kind);
-    if (spec.mode === "single") return all[0];
-    let cur: unknown = config;
-    for (const seg of spec.select.split("."))
-      cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[seg] : undefined;
-    return typeof cur === "string" && cur ? all.find((p) => p.name === cur.trim()) : undefined;
+    if (PROVIDER_KINDS[kind].mode === "single") return all[0];
+    const name = selectedName(kind, config);
+    return name ? all.find((p) => p.name === name) : undefined;
   }
 
   clear(): void {

@@ -11,6 +11,7 @@ import { enableStateOf, pluginEntry, readPluginLists } from "../config/plugin-li
 import { consentHash, knownCapabilities } from "../contracts/capabilities.js";
 import { resolveGrants } from "../consent/grants.js";
 import { candidateFromFolder } from "../discovery/scan.js";
+import { readSelection, SLOT_KEY, selects, slotOf } from "../config/provider-selection.js";
 import { manifestSha256, parseManifestText, readManifestFile, type PluginManifest } from "../manifest/parse.js";
 import type { Lock, LockPlugin } from "../contracts/lock.js";
 import { PluginContext, PluginRegistrationError } from "./context.js";
@@ -164,8 +165,16 @@ export class Runtime implements RuntimeHost {
     return this.managed;
   }
 
-  dispatchTool(name: string, args: Record<string, unknown>, extra: Record<string, unknown>): Promise<string> {
-    return this.tools.dispatch(name, args, extra);
+  /** Through the attached session's pipeline; with no session there is none, and the call is refused. */
+  async dispatchTool(name: string, args: Record<string, unknown>, extra: Record<string, unknown>): Promise<string> {
+    const caller = typeof extra.caller_plugin === "string" ? extra.caller_plugin : "";
+    if (!this.agent)
+      throw new HermesError("E_PLUGIN_DISPATCH_NO_SESSION", {
+        message:
+          `ctx.dispatch_tool('${String(name)}') of plugin '${caller}': no agent session is running (hermes chat, ` +
+          "hermes serve), so there is no tool pipeline (hooks, middleware, approvals) to run the tool through",
+      });
+    return this.agent.dispatchTool(caller, String(name), args, extra);
   }
 
   skillView(qualified: string): string | null {
@@ -317,6 +326,14 @@ export class Runtime implements RuntimeHost {
           `the lock loads ${p.key} but config.yaml disables it; not loaded (run hermes compile)`,
         );
         next = { ...next, action: "skip", reason: "disabled in config.yaml", load_position: null };
+      }
+      // An exclusive plugin loads only while config.yaml still selects it.
+      const slot = slotOf(p.key.includes("/") ? p.key.split("/")[0] : undefined);
+      const selected = selects(readSelection(this.config)[slot], p.key, p.name);
+      if (next.action !== "skip" && p.kind === "exclusive" && !selected) {
+        const why = `the lock loads ${p.key} but ${SLOT_KEY[slot]} no longer selects it; not loaded`;
+        this.log.warn({ plugin: p.key }, why);
+        next = { ...next, action: "skip", reason: `not selected by ${SLOT_KEY[slot]}`, load_position: null };
       }
       if (next !== cur) this.byKey.set(p.key, next);
     }

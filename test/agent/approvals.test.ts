@@ -211,6 +211,7 @@ describe("the approval gate", () => {
       allowPermanent: true,
       transport: "builtin",
       fallbackToBuiltin: false,
+      deny: [],
     });
     expect(
       approvalSettings({
@@ -223,6 +224,7 @@ describe("the approval gate", () => {
       allowPermanent: false,
       transport: "my-ui",
       fallbackToBuiltin: true,
+      deny: [],
     });
     expect(approvalSettings({ security: { approval: { transport_fallback: "builtin-ish" } } }).fallbackToBuiltin).toBe(
       false,

@@ -130,6 +130,45 @@ describe("gate order on real plugins", () => {
     );
   });
 
+  it("memory.provider / context.engine load the exclusive plugin they name, without plugins.enabled", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.bundled, "memory/facts");
+    await writePlugin(sb.userPlugins, "memory/honcho", { manifest: { name: "honcho-memory" } });
+    await writePlugin(sb.userPlugins, "context_engine/lcm");
+    const load = async (config: Record<string, unknown>) => {
+      const set = await loadPluginSet({ home: sb.home, env: sb.env, config });
+      return { set, v: Object.fromEntries(set.views.map((x) => [x.candidate.key, x.verdict])) };
+    };
+    // By folder, or by manifest name; the engine by its folder; nothing else of the slot loads.
+    let { set, v } = await load({
+      memory: { provider: "facts" },
+      context: { engine: "lcm" },
+      plugins: { enabled: [] },
+    });
+    expect(v["memory/facts"]).toEqual({ state: "not-enabled", action: "load", reason: "selected by memory.provider" });
+    expect(v["memory/honcho"]).toMatchObject({ action: "skip" });
+    expect(v["context_engine/lcm"]).toMatchObject({ action: "load", reason: "selected by context.engine" });
+    expect(set.loadOrder).toEqual(["context_engine/lcm", "memory/facts"]);
+    ({ v } = await load({ memory: { provider: "honcho-memory" } }));
+    expect(v["memory/honcho"]).toMatchObject({ action: "load" });
+    // compressor is the built-in engine, never a plugin; plugins.disabled still wins over a selection.
+    ({ v } = await load({
+      context: { engine: "compressor" },
+      memory: { provider: "facts" },
+      plugins: { disabled: ["facts"] },
+    }));
+    expect(v["context_engine/lcm"]).toMatchObject({ action: "skip" });
+    expect(v["memory/facts"]).toMatchObject({ action: "skip", reason: "disabled via config (plugins.disabled)" });
+    // A name nothing discovered provides: a warning naming the nearest one.
+    ({ set } = await load({ memory: { provider: "fatcs" }, context: { engine: "lmc" } }));
+    expect(set.diagnostics.filter((d) => d.code === "W_PROVIDER_NOT_FOUND").map((d) => [d.path, d.severity])).toEqual([
+      ["memory.provider", "warning"],
+      ["context.engine", "warning"],
+    ]);
+    expect(set.diagnostics.map((d) => d.message).join("\n")).toMatch(/'fatcs' .*did you mean 'facts'\?/);
+    expect(set.diagnostics.map((d) => d.message).join("\n")).toMatch(/'lmc' .*did you mean 'lcm'\?/);
+  });
+
   it("exclusive comes before the bundled backend rule; model-provider before it too", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.bundled, "mp", { manifest: { kind: "model-provider" } });
@@ -139,6 +178,24 @@ describe("gate order on real plugins", () => {
       expect(view(set, k).verdict.action).toBe("skip");
       expect(view(set, k).verdict.reason).toContain("model-provider");
     }
+  });
+
+  it("every plugin in model-providers/ loads now, bundled or user, without plugins.enabled", async () => {
+    const sb = await makeSandbox();
+    await writePlugin(sb.bundled, "model-providers/openrouter");
+    await writePlugin(sb.userPlugins, "model-providers/acme");
+    await writePlugin(sb.userPlugins, "model-providers/off", { manifest: { kind: "model-provider" } });
+    const set = await setOf(sb, { enabled: [], disabled: ["off"] });
+    for (const k of ["model-providers/openrouter", "model-providers/acme"]) {
+      expect(view(set, k).candidate.manifest?.kind).toBe("model-provider");
+      expect(view(set, k).verdict).toEqual({
+        state: "not-enabled",
+        action: "load_now",
+        reason: "model-provider plugin: registers its profile at every start",
+      });
+    }
+    expect(view(set, "model-providers/off").verdict.action).toBe("skip");
+    expect(set.loadOrder).toEqual(["model-providers/acme", "model-providers/openrouter"]);
   });
 
   it("bundled backend → load_now and bundled platform → defer, bypassing the allow-list", async () => {

@@ -108,17 +108,10 @@ describe("scanRoot: folders", () => {
 
 describe("scanRoot: bundled skip names", () => {
   it(
-    "skips memory, context_engine, model-providers, " +
-      "cron_providers, computer_use at the top of the bundled " +
-      "root",
+    "skips cron_providers and computer_use at the top of the bundled root (memory/, context_engine/ and " +
+      "model-providers/ are scanned)",
     async () => {
-      expect([...BUNDLED_SKIP].sort()).toEqual([
-        "computer_use",
-        "context_engine",
-        "cron_providers",
-        "memory",
-        "model-providers",
-      ]);
+      expect([...BUNDLED_SKIP].sort()).toEqual(["computer_use", "cron_providers"]);
       const root = tempDir();
       for (const n of BUNDLED_SKIP) {
         await writePlugin(root, n); // as a plugin
@@ -130,13 +123,21 @@ describe("scanRoot: bundled skip names", () => {
     },
   );
 
-  it("the skip names are ordinary names in the user root", async () => {
+  it("memory/ and context_engine/ are categories of exclusive plugins in the bundled and the user root", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.bundled, "memory/honcho");
-    await writePlugin(sb.userPlugins, "memory");
+    await writePlugin(sb.userPlugins, "memory/honcho");
     await writePlugin(sb.userPlugins, "context_engine/mine");
+    await writePlugin(sb.userPlugins, "context_engine/declared", { manifest: { kind: "standalone" } });
     const d = await discover({ home: sb.home, env: sb.env });
-    expect(d.candidates.map((c) => `${c.source}:${c.key}`)).toEqual(["user:context_engine/mine", "user:memory"]);
+    expect(d.candidates.map((c) => `${c.source}:${c.key}:${c.manifest?.kind}`)).toEqual([
+      "bundled:memory/honcho:exclusive",
+      "user:context_engine/declared:standalone",
+      "user:context_engine/mine:exclusive",
+      "user:memory/honcho:exclusive",
+    ]);
+    // The user's folder wins over the bundled one of the same name.
+    expect(d.resolution.winners.find((c) => c.key === "memory/honcho")?.source).toBe("user");
   });
 
   it("platforms/ and image_gen/ are ordinary categories of the bundled root", async () => {

@@ -14,14 +14,19 @@ beforeAll(() => {
 });
 afterAll(() => s.cleanup());
 
-function makeHome(name: string, config: string): string {
+/** The line that makes a test's config current (v21), so the first command does not migrate it. */
+const CURRENT = /^_config_version: 21\r?\n/;
+
+/** A home with plugins and `config`: current unless `older` (no `_config_version`: the first command migrates it). */
+function makeHome(name: string, config: string, opts: { older?: boolean } = {}): string {
   const h = s.dir(name);
   writePlugin(join(h, "plugins", "flat"), "name: flat\n");
   writePlugin(join(h, "plugins", "pyish"), "name: pyish\n");
   writePlugin(join(h, "plugins", "broken"), "name: broken\n");
   writePlugin(join(h, "plugins", "image_gen", "openai"), "name: openai-image\n");
   writePlugin(join(h, "plugins", "tts", "openai"), "name: openai-tts\n");
-  writeText(join(h, "config.yaml"), config);
+  const eol = config.includes("\r\n") ? "\r\n" : "\n";
+  writeText(join(h, "config.yaml"), opts.older ? config : `_config_version: 21${eol}${config}`);
   return h;
 }
 
@@ -31,7 +36,8 @@ async function hermes(h: string, ...args: string[]) {
   return r;
 }
 
-const read = (h: string) => readFileSync(join(h, "config.yaml"), "utf8");
+/** The config text after the version line of a current test config (see makeHome). */
+const read = (h: string) => readFileSync(join(h, "config.yaml"), "utf8").replace(CURRENT, "");
 
 /**
  * The text with the `plugins.enabled` / `plugins.disabled` list regions removed: the key line and
@@ -165,14 +171,15 @@ terminal:
     expect(read(h)).toContain("  enabled: []  # flow\n");
   });
 
-  it("a config without a plugins section keeps all of its lines; the new section is only added", async () => {
+  it("an older config without a plugins section keeps all of its lines; the migration only adds", async () => {
     const original = "# head\nmodel: x   # c\n\n# tail comment\n";
-    const h = makeHome("no-plugins", original);
+    const h = makeHome("no-plugins", original, { older: true });
     await hermes(h, "plugins", "enable", "hello-world");
     const after = read(h);
-    // the migration grandfathers the installed flat plugins, then hello-world is appended
+    // the migration grandfathers the installed flat plugins and stamps the version, then hello-world is appended
     const added = "plugins:\n  enabled:\n    - broken\n    - flat\n    - pyish\n    - hello-world\n";
-    expect(after.replace(added, "")).toBe(original);
+    expect(after.replace(added, "").replace("_config_version: 21\n", "")).toBe(original);
+    expect(parse(after)).toMatchObject({ _config_version: 21 });
     expect((parse(after) as { plugins: { enabled: string[] } }).plugins.enabled).toEqual([
       "broken",
       "flat",
@@ -190,7 +197,7 @@ terminal:
     );
   });
 
-  it("a symlinked config.yaml is written through and stays a symlink", async () => {
+  it("a symlinked (older) config.yaml is written through and stays a symlink", async () => {
     const h = makeHome("symlinked", "");
     const real = writeText(
       join(s.dir("dotfiles"), "hermes.yaml"),
@@ -201,7 +208,9 @@ terminal:
     link(real, cfg);
     await hermes(h, "plugins", "enable", "flat");
     expect(lstatSync(cfg).isSymbolicLink()).toBe(true);
-    expect(readFileSync(real, "utf8")).toBe("# managed in my dotfiles\nplugins:\n  enabled:\n    - flat\n");
+    expect(readFileSync(real, "utf8")).toBe(
+      "# managed in my dotfiles\nplugins:\n  enabled:\n    - flat\n_config_version: 21\n",
+    );
   });
 
   it("a CRLF config keeps CRLF line endings on every line", async () => {

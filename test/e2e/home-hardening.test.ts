@@ -97,7 +97,8 @@ describe("imperative edits that would break the home are refused before writing"
   it(
     "a managed home: disabling a plugin the spec marks " + "required is refused, naming the deployment and its spec",
     async () => {
-      const t = home("# mine\n");
+      // A current config (v21), so the hand edit below appends to the plugins section the deployment writes.
+      const t = home("# mine\n_config_version: 21\n");
       writePlugin(join(t.root, "store", "guard"), "name: guard\nversion: '1'\n");
       const spec = writeText(
         join(t.root, "spec.yaml"),

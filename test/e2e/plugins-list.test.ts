@@ -266,6 +266,9 @@ describe.concurrent("hermes plugins list", () => {
     "the one-time migration grandfathers installed user " + "plugins (flat and symlinked), never bundled ones",
     async () => {
       const h = s.dir("migrate");
+      // A config written before v21 (no _config_version): the migration's case. A new home has none (config-version).
+      const older = "# from an older hermes\nmodel:\n  default: gpt-4o\n";
+      writeText(join(h, "config.yaml"), older);
       writePlugin(join(h, "plugins", "mine"), "name: mine\n");
       writePlugin(join(h, "plugins", "cat", "deep"), "name: deep\n");
       mkdirSync(join(s.root, "lnk"), { recursive: true });
@@ -282,7 +285,7 @@ describe.concurrent("hermes plugins list", () => {
       });
       // A read-only command shows the migrated state and writes nothing; the first editing command migrates and says
       // so.
-      expect(existsSync(join(h, "config.yaml"))).toBe(false);
+      expect(readFileSync(join(h, "config.yaml"), "utf8")).toBe(older);
       const c = await runCli(["compile"], { home: h, env: env() });
       expect(c.stderr).toContain("Grandfathered 2 installed user plugin(s) into plugins.enabled: mine, via-link");
     },

@@ -199,7 +199,8 @@ describe.concurrent("hermes plugins why", () => {
   it("the one-time migration does not enable a bundled plugin because an impostor uses its name", async () => {
     const h = s.dir("impostor-migrate");
     writePlugin(join(h, "plugins", "fake-hello"), "name: hello-world\nversion: '6.6'\n");
-    // no config.yaml: the v21 migration runs; bundled plugins are never grandfathered
+    // an older config (no _config_version): the v21 migration runs; bundled plugins are never grandfathered
+    writeText(join(h, "config.yaml"), "# before v21\n");
     const r = await run(["plugins", "list", "--json"], h);
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as { key: string; status: string; source: string }[];

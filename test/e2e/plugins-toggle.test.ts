@@ -80,7 +80,7 @@ describe.concurrent("hermes plugins enable|disable", () => {
   });
 
   it("already enabled: says so and does not write the file", async () => {
-    const cfg = "# mine\nplugins:\n  enabled:\n    - flat\n";
+    const cfg = "# mine\nplugins:\n  enabled:\n    - flat\n_config_version: 21\n";
     const h = makeHome("already", cfg);
     const before = statSync(join(h, "config.yaml"));
     await new Promise((r) => setTimeout(r, 20));
@@ -93,14 +93,14 @@ describe.concurrent("hermes plugins enable|disable", () => {
     expect(after.ino).toBe(before.ino);
     expect(leftovers(h)).toEqual([]);
     // the manifest name of an enabled category plugin also counts as enabled
-    const h2 = makeHome("already-alias", "plugins:\n  enabled: [openai-image]\n");
+    const h2 = makeHome("already-alias", "plugins:\n  enabled: [openai-image]\n_config_version: 21\n");
     const r2 = await run(["plugins", "enable", "image_gen/openai", "--json"], h2);
     expect(JSON.parse(r2.stdout)).toMatchObject({
       key: "image_gen/openai",
       changed: false,
       message: "Plugin 'image_gen/openai' is already enabled.",
     });
-    expect(readConfig(h2)).toBe("plugins:\n  enabled: [openai-image]\n");
+    expect(readConfig(h2)).toBe("plugins:\n  enabled: [openai-image]\n_config_version: 21\n");
   });
 
   it("disable by manifest name moves the key from enabled to disabled; already disabled is a no-op", async () => {
@@ -188,7 +188,7 @@ describe.concurrent("hermes plugins enable|disable", () => {
   it(
     "refuses plugins.enabled that is not a list " + "(E_SCHEMA_INVALID at plugins.enabled), leaving it as " + "it was",
     async () => {
-      const bad = "plugins:\n  enabled: notalist\n";
+      const bad = "plugins:\n  enabled: notalist\n_config_version: 21\n";
       const h = makeHome("notalist", bad);
       const r = await run(["plugins", "enable", "flat"], h);
       expect(r.code).toBe(1);

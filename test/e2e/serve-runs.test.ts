@@ -43,6 +43,7 @@ async function start(name: string, approvalTimeout: number): Promise<Server> {
   });
   writeRecorder(join(h.home, "plugins"), "sessions", {
     hooks: [
+      "agent_loop_stopped",
       "on_session_end",
       "on_session_finalize",
       "on_session_reset",
@@ -350,6 +351,17 @@ describe("stopping a run", () => {
     expect(comments).toContain("stream closed");
     const end = sessionTrace(main, String(posted.session_id)).filter((t) => t.ev === "hook:on_session_end");
     expect(end).toEqual([expect.objectContaining({ interrupted: true, completed: false })]);
+    const stopped = readTrace(main.trace).filter(
+      (t) => t.ev === "hook:agent_loop_stopped" && t.session_key === posted.session_id,
+    );
+    expect(stopped).toEqual([
+      expect.objectContaining({
+        session_key: posted.session_id,
+        platform: "api_server",
+        reason: "stop requested via the API",
+        invalidation_reason: null,
+      }),
+    ]);
     // The session goes on.
     const next = await postRun(main, "after the stop", String(posted.session_id));
     expect(await pollRun(main.s.url, String(next.run_id))).toMatchObject({

@@ -51,7 +51,8 @@ describe("hermes serve start-up", () => {
     try {
       const err = s.proc.stderr();
       expect(err).toContain("~ zeta (files changed); recompiling");
-      expect(err).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ · generation 2 · 1 plugin\(s\) loaded/);
+      // zeta, and the bundled model-provider profile (those load at every start).
+      expect(err).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ · generation 2 · 2 plugin\(s\) loaded/);
     } finally {
       expect((await s.stop()).code).toBe(0);
     }

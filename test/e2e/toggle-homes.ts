@@ -10,7 +10,8 @@ import { afterAll, beforeAll } from "vitest";
 import { runCli, type RunOptions } from "../support/cli.js";
 import { bundledWithHelloWorld, Scratch, writePlugin, writeText } from "../support/home.js";
 
-export const INITIAL = "plugins:\n  enabled: []\n";
+/** A current config (v21: no migration rewrites it) with an empty allow-list. */
+export const INITIAL = "plugins:\n  enabled: []\n_config_version: 21\n";
 
 /** Registers the scratch folder with this test file's beforeAll/afterAll. */
 export function toggleHomes() {

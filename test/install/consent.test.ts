@@ -47,7 +47,7 @@ const lockCaps = (h: Home, key: string) =>
   ).plugins.find((p) => p.key === key)?.capabilities;
 
 /** A home with the `caps` plugin placed by hand (declares tools.override and llm.model_override). */
-function capsHome(name: string, config = "plugins:\n  enabled: []\n"): Home {
+function capsHome(name: string, config = "plugins:\n  enabled: []\n_config_version: 21\n"): Home {
   const h = newHome(s, name, config);
   writeFiles(join(h.plugins, "caps"), pluginFiles("caps", "capabilities: [tools.override, llm.model_override]\n"));
   return h;
@@ -160,7 +160,8 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     );
     expect(c.code, c.stdout).toBe(0);
     expect(cfg(caps).plugins.entries!.caps!.granted_capabilities).toEqual(["llm.model_override", "tools.override"]);
-    expect(cfg(caps).plugins.enabled).toEqual([]);
+    // A brand-new home: nothing grandfathered, nothing enabled.
+    expect(cfg(caps).plugins?.enabled).toBeUndefined();
   });
 
   it("install on a terminal: a 'caution' scan verdict is asked about (yes installs, no installs nothing)", async () => {

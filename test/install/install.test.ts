@@ -101,8 +101,8 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     const dir = join(h.plugins, "demo");
     expect(readFileSync(join(dir, "index.js"), "utf8")).toContain("// v2");
     expect(gitIn(dir, "rev-parse", "HEAD")).toBe(demo.head());
-    // The v21 migration ran before placement: the fresh install is not grandfathered.
-    expect(cfg(h).plugins?.enabled).toEqual([]);
+    // A brand-new home: its config gets the current version only; the fresh install is not grandfathered.
+    expect(cfg(h)).toEqual({ _config_version: 21 });
     const entry = lockEntry(h, "demo");
     expect(entry?.git).toEqual({ source: demo.url, revision: demo.head(), pinned: false });
     expect(stagingLeftovers(h)).toEqual([]);
@@ -243,7 +243,8 @@ describe.concurrent("hermes plugins install", { timeout: 240_000 }, () => {
     expect(r.code, r.stderr).toBe(0);
     expect(metadata(h)!.demo!.source).toBe("https://github.com/acme/demo.git");
     expect(gitIn(join(h.plugins, "demo"), "config", "remote.origin.url")).toBe("https://github.com/acme/demo.git");
-    expect(cfg(h).plugins?.enabled).toEqual([]);
+    // A brand-new home: its config gets the current version only; nothing is enabled, nothing grandfathered.
+    expect(cfg(h)).toEqual({ _config_version: 21 });
   });
 
   it("an existing plugin needs --force; --force replaces it and keeps files made from .example", async () => {

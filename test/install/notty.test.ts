@@ -49,8 +49,9 @@ describe.concurrent.each(inputs)("no TTY (%s)", { timeout: 300_000 }, (_label, i
     expect(r.stdout).toContain("capabilities NOT granted (fail closed)");
     expect(r.stdout).toContain("NOTTY_SECRET");
     expect(r.stdout).not.toMatch(/\[y\/N\]/);
-    expect(cfg(h).plugins.enabled).toEqual([]);
-    expect(cfg(h).plugins.entries).toBeUndefined();
+    // A brand-new home: nothing grandfathered, nothing enabled.
+    expect(cfg(h).plugins?.enabled).toBeUndefined();
+    expect(cfg(h).plugins?.entries).toBeUndefined();
   });
 
   it("install of a 'caution' plugin is refused (nobody to ask), not left waiting", async () => {

@@ -30,6 +30,14 @@ describe("docs/plugins.md examples", () => {
     const { rt } = await start(examples.map((code, i) => ({ key: `example-${i}`, code })));
     for (const [key, s] of rt.status) expect(s.state, `${key}: ${s.error}`).toBe("loaded");
     expect(await rt.tools.dispatch("hello_world", { name: "Ada" })).toBe(JSON.stringify({ greeting: "Hello, Ada!" }));
+    // The model provider example registers its profile as checked at registration.
+    expect(rt.providers.list("model").map((p) => p.provider)).toContainEqual(
+      expect.objectContaining({
+        name: "acme",
+        api_mode: "chat_completions",
+        fallback_models: ["acme-large", "acme-small"],
+      }),
+    );
 
     const llm = await rt.middleware.applyRequest("llm_request", { model: "m", extra_body: { keep: 1 } });
     expect(llm.payload).toEqual({ model: "m", extra_body: { keep: 1, metadata: { hermes_middleware_demo: true } } });

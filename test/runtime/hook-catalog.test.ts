@@ -6,6 +6,7 @@ import {
   FIRED_HOOKS,
   HOOK_CATALOG,
   HOOK_CATALOG_VERSION,
+  HOOK_FIRE_SITES,
   HOOK_NAMES,
   type HookCombine,
   type HookSpec,
@@ -13,6 +14,7 @@ import {
   isMiddlewareKind,
   MIDDLEWARE_CATALOG,
   MIDDLEWARE_KINDS,
+  NOT_FIRED_HOOKS,
   suggestHook,
   suggestMiddlewareKind,
 } from "../../src/contracts/hook-catalog.js";
@@ -192,8 +194,8 @@ describe("middleware kinds", () => {
 
 describe("which hooks fire", () => {
   it("FIRED_HOOKS is exactly the set of hooks a typed dispatcher or the stream queue is called with in src/", () => {
-    const dispatch =
-      /\.(?:observe|firstString|firstNonEmpty|contexts|directive|firstValid|lastWriterPerField)\(\s*"([a-z_]+)"/g;
+    const folds = "observe|firstString|firstNonEmpty|contexts|directive|firstValid|lastWriterPerField|ttsPolicy";
+    const dispatch = new RegExp(String.raw`\.(?:${folds})\(\s*"([a-z_]+)"`, "g");
     const queued = /enqueue\(\s*"([a-z_]+)"/g;
     const fired = new Set<string>();
     const walk = (dir: string): void => {
@@ -209,5 +211,43 @@ describe("which hooks fire", () => {
     walk(join(PACKAGE_ROOT, "src"));
     expect([...fired].sort()).toEqual([...FIRED_HOOKS].sort());
     expect([...FIRED_HOOKS].every((h) => isHookName(h))).toBe(true);
+  });
+});
+
+describe("every catalog hook fires or says why not", () => {
+  const dispatch = (hook: string) =>
+    new RegExp(
+      String.raw`\.(?:observe|firstString|firstNonEmpty|contexts|directive|firstValid|lastWriterPerField|` +
+        String.raw`ttsPolicy)\(\s*"${hook}"` +
+        String.raw`|enqueue\(\s*"${hook}"`,
+    );
+
+  it("each hook is fired (FIRED_HOOKS) or marked not fired with a reason (NOT_FIRED_HOOKS), never both", () => {
+    const marked = Object.keys(NOT_FIRED_HOOKS).sort();
+    expect(marked.filter((h) => FIRED_HOOKS.has(h as never))).toEqual([]);
+    const neither = HOOK_NAMES.filter((h) => !FIRED_HOOKS.has(h) && !(h in NOT_FIRED_HOOKS));
+    expect(neither).toEqual([]);
+    for (const reason of Object.values(NOT_FIRED_HOOKS)) expect(reason.length).toBeGreaterThan(20);
+  });
+
+  it("each fired hook's documented fire site names files that hold its fire site", () => {
+    expect(Object.keys(HOOK_FIRE_SITES).sort()).toEqual([...FIRED_HOOKS].sort());
+    for (const [hook, site] of Object.entries(HOOK_FIRE_SITES)) {
+      const files = [...(site ?? "").matchAll(/`(src\/[^`]+\.ts)`/g)].map((m) => m[1]!);
+      expect(files.length, hook).toBeGreaterThan(0);
+      const fired = files.filter((f) => dispatch(hook).test(readFileSync(join(PACKAGE_ROOT, f), "utf8")));
+      // A site may name the module whose helper the fire site calls (the loop calls interim.ts), but one must fire.
+      expect(fired.length, `${hook}: ${files.join(", ")}`).toBeGreaterThan(0);
+    }
+  });
+
+  it("docs/hooks.md gives each hook its fire site or its reason", () => {
+    const doc = readFileSync(join(PACKAGE_ROOT, "docs/hooks.md"), "utf8");
+    for (const h of HOOK_NAMES) {
+      const row = doc.split("\n").find((l) => l.startsWith(`| \`${h}\` |`)) ?? "";
+      const last = row.split(" | ").at(-1) ?? "";
+      if (h in NOT_FIRED_HOOKS) expect(last, h).toContain("*Not fired by hermes-kit:*");
+      else expect(last, h).toContain("`src/");
+    }
   });
 });

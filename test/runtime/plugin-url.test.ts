@@ -20,12 +20,12 @@ const { startAgentRuntime } = await import(${JSON.stringify(join(ROOT, "dist", "
 const provider = { name: "none", model: "none", baseUrl: "", apiMode: "chat", stream: false,
   complete: async () => { throw new Error("unused"); }, withModel() { return this; } };
 const first = await startAgentRuntime({ home, provider });
-const a = await first.runtime.dispatchTool("which", {}, {});
+const a = await first.runtime.tools.dispatch("which", {});
 writeFileSync(util, 'export const word = "NEW";\\n');
 execFileSync(process.execPath, [cli, "--home", home, "compile"], { stdio: "ignore" });
 const second = await startAgentRuntime({ home, provider });
-const b = await second.runtime.dispatchTool("which", {}, {});
-const c = await first.runtime.dispatchTool("which", {}, {});
+const b = await second.runtime.tools.dispatch("which", {});
+const c = await first.runtime.tools.dispatch("which", {});
 await second.close();
 await first.close();
 console.log(JSON.stringify([a, b, c]));

@@ -18,7 +18,7 @@ export interface ApprovalAsk {
   pattern_key: string;
   pattern_keys: readonly string[];
   tool_name: string;
-  turn_id: string;
+  turn_id: string | null;
   tool_call_id: string;
   session: Session;
   signal: AbortSignal;
@@ -40,6 +40,8 @@ export interface ApprovalSettings {
   allowPermanent: boolean;
   transport: string;
   fallbackToBuiltin: boolean;
+  /** `approvals.deny`: globs of terminal commands refused before any approval (deny-rules.ts). */
+  deny: string[];
 }
 
 function lowerTrim(v: unknown): string | undefined {
@@ -58,6 +60,7 @@ export function approvalSettings(config: Record<string, unknown>): ApprovalSetti
     allowPermanent: a.allow_permanent !== false,
     transport: lowerTrim(sec?.transport) || "builtin",
     fallbackToBuiltin: lowerTrim(sec?.transport_fallback) === "builtin",
+    deny: Array.isArray(a.deny) ? a.deny.filter((r): r is string => typeof r === "string" && r !== "") : [],
   };
 }
 
@@ -116,6 +119,11 @@ export class ApprovalGate {
 
   settings(): ApprovalSettings {
     return approvalSettings(this.deps.config());
+  }
+
+  /** The live config the gate reads; the guardrails name the terminal backend from it. */
+  config(): Record<string, unknown> {
+    return this.deps.config();
   }
 
   async request(ask: ApprovalAsk): Promise<ApprovalOutcome> {

@@ -2,7 +2,15 @@ import type { ErrorCode } from "../../core/errors.js";
 import { redactText, redactValue } from "../../core/redact.js";
 
 /** What went wrong with one provider attempt, in words the error classifier acts on. */
-export type ProviderErrorKind = "http" | "timeout" | "network" | "malformed" | "stream" | "interrupted" | "script";
+export type ProviderErrorKind =
+  | "http"
+  | "timeout"
+  | "network"
+  | "malformed"
+  | "stream"
+  | "interrupted"
+  | "script"
+  | "no_key";
 
 const CODES: Record<ProviderErrorKind, ErrorCode> = {
   http: "E_PROVIDER_HTTP",
@@ -12,6 +20,7 @@ const CODES: Record<ProviderErrorKind, ErrorCode> = {
   stream: "E_PROVIDER_STREAM",
   interrupted: "E_AGENT_INTERRUPTED",
   script: "E_AGENT_SCRIPT",
+  no_key: "E_PROVIDER_NO_KEY",
 };
 
 /** A failed provider attempt. Downstream code (middleware, classifier, hooks) reads these fields. */

@@ -6,7 +6,12 @@ import { ChunkAssembler, SseParser } from "./sse.js";
 export interface OpenAiCompatibleOptions {
   baseUrl: string;
   model: string;
-  apiKey?: string;
+  /** The key, or a function read at every call (a plugin profile's variable; it throws when unset). */
+  apiKey?: string | (() => string | undefined);
+  /** The provider's id in hooks and messages (default openai-compatible). */
+  name?: string;
+  /** Sent on every request (a plugin profile's default_headers); the key's Authorization header wins. */
+  headers?: Readonly<Record<string, string>>;
   /** Seconds without a byte from the server before the attempt fails (default 120). */
   timeoutSeconds?: number;
   stream?: boolean;
@@ -24,7 +29,7 @@ const MAX_ERROR_BODY = 64 * 1024;
  * that is not chat-completions JSON, or a stream that stopped before it was complete.
  */
 export class OpenAiCompatibleProvider implements Provider {
-  readonly name = "openai-compatible";
+  readonly name: string;
   readonly apiMode = "chat_completions";
   readonly baseUrl: string;
   readonly model: string;
@@ -33,6 +38,7 @@ export class OpenAiCompatibleProvider implements Provider {
 
   constructor(opts: OpenAiCompatibleOptions) {
     this.opts = opts;
+    this.name = opts.name ?? "openai-compatible";
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.model = opts.model;
     this.stream = opts.stream ?? true;
@@ -53,6 +59,8 @@ export class OpenAiCompatibleProvider implements Provider {
   }
 
   async complete(request: LlmRequest, opts: ProviderCallOptions): Promise<LlmResponse> {
+    // Before any listener is attached: a missing key variable fails the attempt with nothing to undo.
+    const apiKey = typeof this.opts.apiKey === "function" ? this.opts.apiKey() : this.opts.apiKey;
     const timeoutS =
       typeof request.timeout === "number" && request.timeout > 0 ? request.timeout : (this.opts.timeoutSeconds ?? 120);
     const ctl = new AbortController();
@@ -82,8 +90,9 @@ export class OpenAiCompatibleProvider implements Provider {
     const headers: Record<string, string> = {
       "content-type": "application/json",
       accept: request.stream ? "text/event-stream" : "application/json",
+      ...this.opts.headers,
     };
-    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
     const doFetch = this.opts.fetch ?? fetch;
     arm();
     try {

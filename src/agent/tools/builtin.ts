@@ -1,8 +1,22 @@
 import type { Runtime } from "../../runtime/runtime.js";
 import { listDirTool, readFileTool, writeFileTool } from "./files.js";
+import { mediaTools } from "./media.js";
+import { agentTools, type AgentToolHost } from "./agent-tools.js";
 import { terminalTool, type TerminalDeps } from "./terminal.js";
+import { voiceTools, type VoiceHost } from "./voice.js";
 
-export const BUILTIN_TOOL_NAMES = ["terminal", "read_file", "write_file", "list_dir"] as const;
+export const BUILTIN_TOOL_NAMES = [
+  "terminal",
+  "read_file",
+  "write_file",
+  "list_dir",
+  "image_generate",
+  "video_generate",
+  "skill_view",
+  "delegate_task",
+  "text_to_speech",
+  "transcribe_audio",
+] as const;
 
 /**
  * Register the agent's own tools (owner `builtin`) in the runtime's tool registry, the one every
@@ -12,11 +26,19 @@ export const BUILTIN_TOOL_NAMES = ["terminal", "read_file", "write_file", "list_
  * timeline). Returns a disposer.
  */
 export function registerBuiltinTools(
-  runtime: Pick<Runtime, "registerBuiltinTool" | "tools">,
+  runtime: Pick<Runtime, "registerBuiltinTool" | "tools" | "providers"> & AgentToolHost & VoiceHost,
   deps: TerminalDeps,
 ): () => void {
   const releases: Array<() => void> = [];
-  for (const entry of [terminalTool(deps), readFileTool, writeFileTool, listDirTool]) {
+  for (const entry of [
+    terminalTool(deps, runtime.providers),
+    readFileTool,
+    writeFileTool,
+    listDirTool,
+    ...mediaTools({ providers: runtime.providers, config: deps.config }),
+    ...agentTools(runtime, deps),
+    ...voiceTools(runtime),
+  ]) {
     if (runtime.tools.get(entry.name)) continue;
     releases.push(runtime.registerBuiltinTool(entry));
   }

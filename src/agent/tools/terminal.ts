@@ -1,9 +1,15 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { execa } from "execa";
 import type { HookPayloadOf } from "../../contracts/hook-catalog.js";
-import type { ToolEntry } from "../../runtime/registries.js";
 import { HermesError } from "../../core/errors.js";
+import type { ProviderRegistry, ToolEntry } from "../../runtime/registries.js";
+import {
+  type BackendCommand,
+  type BackendRun,
+  LOCAL_BACKEND,
+  runOnBackend,
+  terminalBackendName,
+} from "./terminal-backend.js";
 
 export interface TerminalSettings {
   timeoutSeconds: number;
@@ -66,8 +72,8 @@ export interface TerminalDeps {
 }
 
 /** The command's directory: `workdir` resolved, or the current one; it must be an existing directory. */
-function terminalWorkdir(requested: unknown): string {
-  const workdir = resolve(typeof requested === "string" && requested.trim() ? requested : process.cwd());
+function terminalWorkdir(requested: string | null): string {
+  const workdir = resolve(requested ?? process.cwd());
   let isDir = false;
   try {
     isDir = statSync(workdir).isDirectory();
@@ -85,6 +91,7 @@ function terminalWorkdir(requested: unknown): string {
 async function runInGroup(command: string, workdir: string, timeoutS: number, signal: AbortSignal | undefined) {
   // Its own process group, so an interrupt or the timeout ends the whole command (a shell's
   // children included), not just the shell; Ctrl-C at the terminal reaches only hermes.
+  const { execa } = await import("execa");
   const sub = execa(command, {
     shell: true,
     cwd: workdir,
@@ -129,7 +136,21 @@ async function runInGroup(command: string, workdir: string, timeoutS: number, si
   return { r, timedOut, canceled };
 }
 
-export function terminalTool(deps: TerminalDeps): Omit<ToolEntry, "owner"> {
+/** The built-in `local` backend: the command in a shell here, in `workdir` (an existing directory). */
+async function runLocal(cmd: BackendCommand): Promise<BackendRun> {
+  const workdir = terminalWorkdir(cmd.workdir);
+  const { r, timedOut, canceled } = await runInGroup(cmd.command, workdir, cmd.timeoutS, cmd.signal);
+  const returncode = typeof r.exitCode === "number" ? r.exitCode : null;
+  return {
+    output: typeof r.all === "string" ? r.all : "",
+    returncode,
+    timedOut,
+    canceled,
+    error: r.failed && returncode === null ? (r.shortMessage ?? "failed") : null,
+  };
+}
+
+export function terminalTool(deps: TerminalDeps, providers: ProviderRegistry): Omit<ToolEntry, "owner"> {
   return {
     name: "terminal",
     toolset: "terminal",
@@ -138,34 +159,37 @@ export function terminalTool(deps: TerminalDeps): Omit<ToolEntry, "owner"> {
     description: TERMINAL_SCHEMA.description,
     emoji: "💻",
     handler: async (args, extra) => {
-      const s = terminalSettings(deps.config());
+      const config = deps.config();
+      const s = terminalSettings(config);
       const command = args.command;
       if (typeof command !== "string" || !command.trim())
         throw new HermesError("E_AGENT_TOOL_ARGS", { message: "terminal needs a non-empty 'command' string" });
-      const workdir = terminalWorkdir(args.workdir);
       const requested = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : s.timeoutSeconds;
       const timeoutS = Math.min(requested, s.maxTimeoutSeconds);
-      const signal = extra.signal instanceof AbortSignal ? extra.signal : undefined;
-      const { r, timedOut, canceled } = await runInGroup(command, workdir, timeoutS, signal);
-      if (canceled)
+      const backend = terminalBackendName(config);
+      const cmd: BackendCommand = {
+        command,
+        workdir: typeof args.workdir === "string" && args.workdir.trim() ? args.workdir : null,
+        timeoutS,
+        signal: extra.signal instanceof AbortSignal ? extra.signal : undefined,
+        task_id: typeof extra.task_id === "string" ? extra.task_id : null,
+      };
+      const run = backend === LOCAL_BACKEND ? await runLocal(cmd) : await runOnBackend(providers, backend, cmd);
+      if (run.canceled)
         throw new HermesError("E_AGENT_INTERRUPTED", { message: `interrupted; the command was killed (${command})` });
-      let output = typeof r.all === "string" ? r.all : "";
-      const returncode = typeof r.exitCode === "number" ? r.exitCode : null;
+      let output = run.output;
       const replaced = await deps.transformOutput({
         command,
         output,
-        returncode,
-        task_id: extra.task_id ?? null,
-        env_type: "local",
+        returncode: run.returncode,
+        task_id: cmd.task_id,
+        env_type: backend,
       });
       if (replaced !== undefined) output = replaced;
       output = limitOutput(output, s.outputLimit);
-      const error = timedOut
-        ? `timed out after ${timeoutS}s; the command was killed`
-        : r.failed && returncode === null
-          ? (r.shortMessage ?? "failed")
-          : null;
-      return JSON.stringify({ output, exit_code: timedOut ? 124 : returncode, error });
+      const stopped = backend === LOCAL_BACKEND ? "the command was killed" : `backend '${backend}' was told to stop`;
+      const error = run.timedOut ? `timed out after ${timeoutS}s; ${stopped}` : run.error;
+      return JSON.stringify({ output, exit_code: run.timedOut ? 124 : run.returncode, error });
     },
   };
 }

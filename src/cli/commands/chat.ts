@@ -1,7 +1,4 @@
 import { Command, InvalidArgumentError } from "commander";
-import { consoleToStderr, turnJson } from "../../app/chat.js";
-import { chatInHome } from "../../app/chat-home.js";
-import { runDemo } from "../../app/demo.js";
 import { resolveHome } from "../../core/paths.js";
 import type { GlobalOptions } from "../context.js";
 import { err } from "../output.js";
@@ -36,7 +33,10 @@ export function chatCommand(): Command {
   return new Command("chat")
     .description("talk to the agent: a REPL with plugin slash commands, or --query for one answer")
     .option("-q, --query <text>", "ask once, print the final answer and exit")
-    .option("--provider <name>", "model provider: openai-compatible or scripted (default: config.yaml model.provider)")
+    .option(
+      "--provider <name>",
+      "model provider: openai-compatible, scripted or a model-provider plugin's name (default: model.provider)",
+    )
     .option("--base-url <url>", "openai-compatible base URL, e.g. http://127.0.0.1:8080/v1")
     .option("--model <name>", "model name (default: config.yaml model.default)")
     .option("--script <file>", "YAML script for the scripted provider (implies --provider scripted)")
@@ -51,6 +51,7 @@ export function chatCommand(): Command {
     .option("--json", "with --query: print one JSON document (answer, tool calls, outcome)")
     .action(async (o: ChatFlags, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
+      const { chatInHome } = await import("../../app/chat-home.js");
       process.exitCode = await chatInHome({
         home: resolveHome({ home: g.home, profile: g.profile }),
         warn: err,
@@ -80,6 +81,10 @@ export function demoCommand(): Command {
     .option("--keep", "keep the throwaway home and print its path")
     .option("--json", "print the turn's result as JSON on stdout (the timeline goes to stderr)")
     .action(async (o: { keep?: boolean; json?: boolean }) => {
+      const [{ consoleToStderr, turnJson }, { runDemo }] = await Promise.all([
+        import("../../app/chat.js"),
+        import("../../app/demo.js"),
+      ]);
       // In --json mode stdout carries only the JSON document: the timeline and what plugins print go to stderr.
       const restore = o.json ? consoleToStderr(process.stderr) : () => undefined;
       let r: Awaited<ReturnType<typeof runDemo>>;

@@ -1,9 +1,6 @@
 import { Command } from "commander";
 import { formatDiagnostic, HermesError } from "../../core/errors.js";
 import { homePaths, resolveHome } from "../../core/paths.js";
-import { listGenerations } from "../../compile/generations.js";
-import { planToJson, renderPlan } from "../../compile/plan-format.js";
-import { compileHome, compileHomeDir, rollbackHome } from "../../app/compile-home.js";
 import type { GlobalOptions } from "../context.js";
 import { err, json, out, style } from "../output.js";
 
@@ -31,8 +28,10 @@ export function compileCommand(): Command {
     .option("--full-hash", "hash every plugin tree, also immutable store paths")
     .action(async (o: CompileFlags, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
+      const { compileHome, compileHomeDir, rollbackHome } = await import("../../app/compile-home.js");
       const home = await compileHomeDir({ home: g.home, profile: g.profile, spec: o.spec });
       if (o.listGenerations) {
+        const { listGenerations } = await import("../../compile/generations.js");
         const gens = await listGenerations(homePaths(home));
         if (o.json) return json(gens);
         if (!gens.length) return out("no generations yet: run hermes compile");
@@ -69,6 +68,7 @@ export function compileCommand(): Command {
         fullHash: o.fullHash,
         warn: err,
       });
+      const { planToJson, renderPlan } = await import("../../compile/plan-format.js");
       const warnings = res.plan.diagnostics.filter((d) => d.severity === "warning");
       if (o.json) json({ ...planToJson(res.plan), applied: res.applied, generation: res.generation ?? null, home });
       else {

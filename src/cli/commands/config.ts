@@ -1,5 +1,4 @@
 import { Command } from "commander";
-import { validateConfigFile } from "../../config/validate.js";
 import { homeOf } from "../context.js";
 import { finishValidation, validatorOptions, type ValidatorOptions } from "../output.js";
 
@@ -11,8 +10,10 @@ export function configCommand(): Command {
       "validate a config.yaml (default: the home's) for CI; exit 1 on any error (--strict: on any warning too)",
     )
     .action(async (file: string | undefined, o: ValidatorOptions, cmd: Command) => {
-      const target = file ?? homeOf(cmd).config;
-      finishValidation(target, await validateConfigFile(target), o);
+      const paths = homeOf(cmd);
+      const target = file ?? paths.config;
+      const { validateConfig } = await import("../../app/validate-config.js");
+      finishValidation(target, await validateConfig(target, paths.home), o);
     });
   validatorOptions(validate);
   return config;

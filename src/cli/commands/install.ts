@@ -1,7 +1,6 @@
 import { Command } from "commander";
-import { legacyKeyOf, type CapabilityRow } from "../../consent/flow.js";
-import { capabilityRows } from "../../app/inspect-plugins.js";
-import { installIntoHome, removeFromHome, updateInHome } from "../../app/install-plugin.js";
+import type { CapabilityId } from "../../contracts/capabilities.js";
+import type { CapabilityRow } from "../../consent/flow.js";
 import { homeOf, inspectOptions } from "../context.js";
 import { terminalIo } from "../io.js";
 import { json, out, resultJson } from "../output.js";
@@ -31,6 +30,7 @@ export function installCommand(): Command {
         // commander sets enable=true by default for a --no-enable pair; only an explicit flag counts.
         const src = cmd.getOptionValueSource("enable");
         const enable = src === "cli" ? o.enable : undefined;
+        const { installIntoHome } = await import("../../app/install-plugin.js");
         const res = await installIntoHome({
           paths: homeOf(cmd),
           identifier,
@@ -51,6 +51,7 @@ export function updateCommand(): Command {
     .description("update a git-installed plugin to its branch head (local edits autostashed; rescanned)")
     .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
+      const { updateInHome } = await import("../../app/install-plugin.js");
       const res = await updateInHome({ paths: homeOf(cmd), name, io: terminalIo({ toStderr: o.json }) });
       if (o.json) json(resultJson(res));
     });
@@ -63,6 +64,7 @@ export function removeCommand(): Command {
     .description("remove an installed plugin, its enable state, settings and grants")
     .option("--json", "print the result as JSON on stdout (progress goes to stderr)")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
+      const { removeFromHome } = await import("../../app/install-plugin.js");
       const res = await removeFromHome({ paths: homeOf(cmd), name, io: terminalIo({ toStderr: o.json }) });
       if (o.json) json(resultJson(res));
     });
@@ -75,7 +77,7 @@ const LABEL: Record<CapabilityRow["declared"][number]["state"], string> = {
   "legacy only": "legacy key only (deprecated; not honoured without a recorded consent)",
 };
 
-function printRow(r: CapabilityRow): void {
+function printRow(r: CapabilityRow, legacyKeyOf: (capability: CapabilityId) => string): void {
   out(`${r.key} (${r.source})`);
   if (!r.declared.length) out("  declared: (none)");
   for (const d of r.declared) {
@@ -98,12 +100,16 @@ export function capabilitiesCommand(): Command {
     .description("show declared capabilities against what is granted")
     .option("--json", "print as JSON")
     .action(async (name: string | undefined, o: { json?: boolean }, cmd: Command) => {
+      const [{ capabilityRows }, { legacyKeyOf }] = await Promise.all([
+        import("../../app/inspect-plugins.js"),
+        import("../../consent/flow.js"),
+      ]);
       const shown = await capabilityRows({ ...inspectOptions(cmd), ...(name !== undefined ? { name } : {}) });
       if (o.json) return json(shown);
       if (!shown.length) return out("No plugins declare or hold capabilities.");
       shown.forEach((r, i) => {
         if (i) out();
-        printRow(r);
+        printRow(r, legacyKeyOf);
       });
     });
 }

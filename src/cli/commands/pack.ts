@@ -1,10 +1,5 @@
 import { Command } from "commander";
-import { entryToJson, INDEX_TRUST_NOTE } from "../../install/index/load.js";
-import { exportBundle } from "../../pack/bundle/bundle.js";
-import { exportPack } from "../../pack/export.js";
-import { showPack } from "../../pack/install.js";
-import { installPackIntoHome } from "../../app/install-plugin.js";
-import { searchPlugins } from "../../app/search-plugins.js";
+import type { showPack } from "../../pack/install.js";
 import { homeOf } from "../context.js";
 import { terminalIo } from "../io.js";
 import { err, json, out, resultJson, style, table } from "../output.js";
@@ -23,6 +18,10 @@ export function searchCommand(): Command {
     .option("--json", "print {source, query, results, note} as JSON")
     .option("--refresh", "fetch the index now instead of using a cache younger than 24 h")
     .action(async (term: string, o: { capability?: string; json?: boolean; refresh?: boolean }, cmd: Command) => {
+      const [{ searchPlugins }, { entryToJson, INDEX_TRUST_NOTE }] = await Promise.all([
+        import("../../app/search-plugins.js"),
+        import("../../install/index/load.js"),
+      ]);
       const { index: idx, hits } = await searchPlugins({
         paths: homeOf(cmd),
         term,
@@ -109,6 +108,7 @@ export function packCommand(): Command {
     .option("--json", "print the pack and how each entry resolves as JSON (the review goes to stderr)")
     .action(async (src: string, o: { json?: boolean }, cmd: Command) => {
       const paths = homeOf(cmd);
+      const { showPack } = await import("../../pack/install.js");
       const r = await showPack({ paths, src, io: terminalIo({ toStderr: o.json }) });
       if (o.json) {
         json(showJson(r));
@@ -121,6 +121,7 @@ export function packCommand(): Command {
     .option("-f, --force", "reinstall plugins that already exist; accept 'caution' scan verdicts")
     .option("--json", "print {pack, installed, failed} as JSON on stdout (the review and progress go to stderr)")
     .action(async (src: string, o: { force?: boolean; json?: boolean }, cmd: Command) => {
+      const { installPackIntoHome } = await import("../../app/install-plugin.js");
       const summary = await installPackIntoHome({
         paths: homeOf(cmd),
         src,
@@ -143,6 +144,7 @@ export function packCommand(): Command {
     .action(async (o: { enabledOnly?: boolean; name: string; bundle?: string; json?: boolean }, cmd: Command) => {
       const paths = homeOf(cmd);
       if (o.bundle) {
+        const { exportBundle } = await import("../../pack/bundle/bundle.js");
         const r = await exportBundle({ paths, enabledOnly: o.enabledOnly, name: o.name, out: o.bundle });
         for (const w of r.warnings) err(`Warning: ${w}`);
         if (o.json)
@@ -157,6 +159,7 @@ export function packCommand(): Command {
         out(`sha256 ${r.sha256}`);
         return;
       }
+      const { exportPack } = await import("../../pack/export.js");
       const r = await exportPack({ paths, enabledOnly: o.enabledOnly, name: o.name });
       for (const w of r.warnings) err(`Warning: ${w}`);
       if (o.json) return json({ pack: r.doc, warnings: r.warnings });

@@ -2,9 +2,8 @@ import { Command } from "commander";
 import { formatDiagnostic } from "../../core/errors.js";
 import type { Explanation } from "../../discovery/explain.js";
 import type { PluginView } from "../../discovery/plugin-set.js";
-import { explainPlugin, listPlugins, showPlugin } from "../../app/inspect-plugins.js";
-import { togglePlugin, type ToggleEdit } from "../../app/toggle-plugin.js";
-import { validatePluginDir } from "../../app/validate-plugin.js";
+import type { ProviderRole } from "../../app/provider-plugins.js";
+import type { ToggleEdit } from "../../app/toggle-plugin.js";
 import { chainCommand } from "./runtime.js";
 import { scanCommand } from "./scan.js";
 import { packCommand, searchCommand } from "./pack.js";
@@ -34,7 +33,8 @@ function broken(v: PluginView): boolean {
   return v.conflict || v.candidate.status !== "ok";
 }
 
-function listRow(v: PluginView) {
+/** One row of `plugins list --json` (and the head of `plugins show --json`, which has no `provider`). */
+function listRow(v: PluginView, role?: ProviderRole | null) {
   const c = v.candidate;
   return {
     key: c.key,
@@ -49,7 +49,31 @@ function listRow(v: PluginView) {
     loads: v.verdict.action !== "skip",
     reason: v.verdict.reason,
     problems: c.diagnostics.filter((d) => d.severity === "error").length + (v.conflict ? 1 : 0),
+    ...(role !== undefined ? { provider: role } : {}),
   };
+}
+
+/** The key that selects a provider plugin, as a person types it. */
+function selectKey(r: ProviderRole): string {
+  return r.kind === "model" ? `${r.select} (or --provider)` : r.select;
+}
+
+/** Whether a provider plugin is the active one of its kind, and what its key holds otherwise. */
+function roleText(r: ProviderRole, loads: boolean): string {
+  if (r.active) return style.green("active");
+  const now = r.selected === null ? `${r.select} is unset` : `${r.select} is '${r.selected}'`;
+  return r.selected !== null && !loads ? style.yellow(`selected, does not load`) : `not active (${now})`;
+}
+
+/** Below the table: every provider-type plugin, the key that selects it and whether it is the active one. */
+function printProviderRoles(views: readonly PluginView[], roles: ReadonlyMap<PluginView, ProviderRole>): void {
+  const rows = views.flatMap((v) => {
+    const r = roles.get(v);
+    return r ? [[style.bold(v.candidate.key), selectKey(r), roleText(r, v.verdict.action !== "skip")]] : [];
+  });
+  if (!rows.length) return;
+  out("");
+  out(table(["Provider plugin", "Selected by", "Active"], rows));
 }
 
 function printExplanation(x: Explanation): void {
@@ -104,12 +128,13 @@ function addListCommand(parent: Command): void {
         o: { json?: boolean; plain?: boolean; enabled?: boolean; user?: boolean; bundled?: boolean },
         cmd: Command,
       ) => {
-        const { views, config } = await listPlugins({
+        const { listPlugins } = await import("../../app/inspect-plugins.js");
+        const { views, config, roles } = await listPlugins({
           ...inspectOptions(cmd),
           bundled: !(o.user || o.bundled === false),
           enabledOnly: o.enabled,
         });
-        if (o.json) return json(views.map(listRow));
+        if (o.json) return json(views.map((v) => listRow(v, roles.get(v) ?? null)));
         reportConfigProblems(config.diagnostics);
         if (o.plain) {
           for (const v of views) {
@@ -139,6 +164,7 @@ function addListCommand(parent: Command): void {
             ]),
           ),
         );
+        printProviderRoles(views, roles);
         const bad = views.filter(broken);
         if (bad.length)
           out(style.red(`! ${bad.length} plugin(s) cannot load: hermes plugins why ${bad[0]!.candidate.key}`));
@@ -167,6 +193,7 @@ function addToggleCommands(parent: Command): void {
                 `--grant ${pending.join(",")}`,
             );
         };
+        const { togglePlugin } = await import("../../app/toggle-plugin.js");
         const r = await togglePlugin({
           paths: homeOf(cmd),
           verb,
@@ -196,6 +223,7 @@ function addShowCommand(parent: Command): void {
     .description("show a plugin's manifest and state")
     .option("--json", "print as JSON")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
+      const { showPlugin } = await import("../../app/inspect-plugins.js");
       const v = await showPlugin({ ...inspectOptions(cmd), name });
       const c = v.candidate;
       const m = c.manifest;
@@ -236,9 +264,14 @@ function addWhyCommand(parent: Command): void {
     .description("explain in one screen why a plugin does or does not load")
     .option("--json", "print as JSON")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
-      const { explanation: x, runtime: rt } = await explainPlugin({ ...inspectOptions(cmd), name });
-      if (o.json) return json({ ...x, runtime: rt ?? null });
+      const { explainPlugin } = await import("../../app/inspect-plugins.js");
+      const { explanation: x, runtime: rt, provider } = await explainPlugin({ ...inspectOptions(cmd), name });
+      if (o.json) return json({ ...x, runtime: rt ?? null, provider });
       printExplanation(x);
+      if (provider) {
+        const status = roleText(provider, x.action !== "skip");
+        out(`  provider:  ${provider.kind}, selected by ${selectKey(provider)}: ${status}`);
+      }
       if (rt) out(`  last run:  ${rt.state}${rt.error ? ` — ${rt.error}` : ""}`);
       for (const issue of rt?.issues ?? []) out(`             ${issue}`);
     });
@@ -257,6 +290,7 @@ export function pluginsCommand(): Command {
     .command("validate <dir>")
     .description("validate one plugin folder (for CI); exit 1 on any error (--strict: on any warning too)")
     .action(async (dir: string, o: ValidatorOptions) => {
+      const { validatePluginDir } = await import("../../app/validate-plugin.js");
       const { candidate, diagnostics } = await validatePluginDir(dir);
       finishValidation(dir, diagnostics, o, candidate?.key);
     });

@@ -1,8 +1,6 @@
 import { Command, Option } from "commander";
 import { resolveHome } from "../../core/paths.js";
-import { HOOK_NAMES, isHookName, isMiddlewareKind, MIDDLEWARE_KINDS } from "../../contracts/hook-catalog.js";
 import type { VerifyMode } from "../../app/start-runtime.js";
-import { openRuntime } from "../../app/open-runtime.js";
 import type { GlobalOptions } from "../context.js";
 import { HermesError } from "../../core/errors.js";
 import { didYouMean } from "../../core/suggest.js";
@@ -21,6 +19,9 @@ export function chainCommand(): Command {
     .addOption(verifyOption())
     .option("--json", "print as JSON")
     .action(async (kind: string | undefined, o: { verify: VerifyMode; json?: boolean }, cmd: Command) => {
+      const { HOOK_NAMES, isHookName, isMiddlewareKind, MIDDLEWARE_KINDS } = await import(
+        "../../contracts/hook-catalog.js"
+      );
       // A mistyped kind would print an empty chain with exit 0.
       if (kind !== undefined && !isHookName(kind) && !isMiddlewareKind(kind)) {
         throw new HermesError("E_USAGE", {
@@ -31,6 +32,7 @@ export function chainCommand(): Command {
         });
       }
       const g = cmd.optsWithGlobals<GlobalOptions>();
+      const { openRuntime } = await import("../../app/open-runtime.js");
       const rt = await openRuntime({
         home: resolveHome({ home: g.home, profile: g.profile }),
         verify: o.verify,

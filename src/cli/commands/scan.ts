@@ -1,7 +1,5 @@
 import { Command, Option } from "commander";
 import { formatDiagnostic, HermesError } from "../../core/errors.js";
-import { REVISION_RE, renderJson, renderSarif, renderText } from "../../install/scan/index.js";
-import { scanPlugin } from "../../app/scan-plugin.js";
 import { homeOf } from "../context.js";
 import { err, style } from "../output.js";
 
@@ -27,6 +25,10 @@ export function scanCommand(): Command {
         cmd: Command,
       ) => {
         if (o.json) o.format = "json";
+        const [{ REVISION_RE, renderJson, renderSarif, renderText }, { scanPlugin }] = await Promise.all([
+          import("../../install/scan/index.js"),
+          import("../../app/scan-plugin.js"),
+        ]);
         if (Boolean(o.pluginKey) !== Boolean(o.revision)) {
           throw new HermesError("E_SCAN_ARGS", {
             message:

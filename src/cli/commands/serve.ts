@@ -1,5 +1,4 @@
 import { Command, InvalidArgumentError } from "commander";
-import { startServe } from "../../app/serve.js";
 import { resolveHome } from "../../core/paths.js";
 import type { GlobalOptions } from "../context.js";
 import { err } from "../output.js";
@@ -41,6 +40,7 @@ export function serveCommand(): Command {
     )
     .action(async (o: ServeFlags, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
+      const { startServe } = await import("../../app/serve.js");
       const h = await startServe({
         home: resolveHome({ home: g.home, profile: g.profile }),
         ...(o.host !== undefined ? { host: o.host } : {}),

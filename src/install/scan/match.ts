@@ -81,8 +81,6 @@ export function prefilterOf(re: RegExp): RegExp {
   return pf;
 }
 
-const ALL_NEEDLES: readonly string[] = [...new Set(CONTENT_PATTERNS.flatMap((p) => p.needles ?? []))];
-
 /**
  * A multi-needle matcher (Aho-Corasick over ASCII, compiled to a full transition table): which
  * needles occur in a text, in one pass, case-insensitively (the needles are lowercase ASCII).
@@ -148,12 +146,17 @@ export class NeedleSet {
   }
 }
 
-const NEEDLES = new NeedleSet(ALL_NEEDLES);
+let needles: NeedleSet | undefined;
+
+/** The needle table of every content row, built on the first scan: loading the scanner stays cheap. */
+function needleSet(): NeedleSet {
+  return (needles ??= new NeedleSet([...new Set(CONTENT_PATTERNS.flatMap((p) => p.needles ?? []))]));
+}
 
 /** Which rows apply to this file at all. */
 export function applicablePatterns(cls: FileClass, rel: string, text: string, exhaustive = false): PatternSpec[] {
   const name = basename(rel);
-  const present = exhaustive ? new Set<string>() : NEEDLES.find(text);
+  const present = exhaustive ? new Set<string>() : needleSet().find(text);
   return CONTENT_PATTERNS.filter((p) => {
     if (p.scope === "code" && (cls.kind === "doc" || cls.nonRuntime)) return false;
     if (p.scope === "prose" && (cls.nonRuntime || (p.notInCode && cls.kind === "code"))) return false;

@@ -1,6 +1,6 @@
 import { sha256Bytes } from "../../core/hash.js";
 import { constants, gunzipSync, gzipSync } from "node:zlib";
-import { Parser, type ReadEntry } from "tar";
+import type { ReadEntry } from "tar";
 
 /**
  * The bundle's container: a POSIX tar (ustar, with pax records only for long or non-ASCII
@@ -225,6 +225,8 @@ export async function readTarGz(
     throw new TarReadError(`its compressed data is damaged or truncated (${(e as Error).message})`, "corrupt");
   }
   const out: ReadTarEntry[] = [];
+  // Loaded on the first read: only bundle commands parse tar archives.
+  const { Parser } = await import("tar");
   await new Promise<void>((resolve, reject) => {
     let failed = false;
     const fail = (e: Error) => {

@@ -1,0 +1,140 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, runCli, type RunResult } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
+
+/**
+ * Each command loads only what it runs (issue 19): the command table is declared without the code
+ * behind it, and heavy dependencies load where they are used. A recorder preloaded with `--import`
+ * lists every module the spawned CLI loaded: ES modules as the loader resolves them, CommonJS ones
+ * from require.cache at exit (a package's own requires never pass the ESM loader).
+ */
+
+const HOOKS = `import { appendFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  appendFileSync(process.env.HK_MODULE_LOG, r.url + "\\n");
+  return r;
+}
+`;
+
+const RECORDER = (hooks: string) => `import { register, createRequire } from "node:module";
+import { appendFileSync } from "node:fs";
+register(${JSON.stringify(hooks)});
+const cache = createRequire(import.meta.url).cache;
+process.on("exit", () => appendFileSync(process.env.HK_MODULE_LOG, Object.keys(cache).join("\\n") + "\\n"));
+`;
+
+/** Packages and their entry files that only the commands needing them may load. */
+const HEAVY = {
+  execa: /\/node_modules\/execa\//,
+  "simple-git": /\/node_modules\/simple-git\//,
+  tar: /\/node_modules\/tar\//,
+  fastify: /\/node_modules\/fastify\//,
+  "better-sqlite3": /\/node_modules\/better-sqlite3\//,
+  pino: /\/node_modules\/pino\//,
+  // The precompiled validators need only ajv/dist/runtime/*; these are its schema compiler.
+  "the Ajv compiler": /\/node_modules\/ajv\/dist\/(2020|ajv|core|compile\/)/,
+} as const;
+
+type Heavy = keyof typeof HEAVY;
+
+let s: Scratch;
+let home: string;
+let compiled: string;
+let recorder: string;
+let n = 0;
+
+beforeAll(() => {
+  s = new Scratch();
+  home = s.dir("home");
+  const hooks = writeText(join(s.root, "hooks.mjs"), HOOKS);
+  recorder = writeText(join(s.root, "recorder.mjs"), RECORDER(pathToFileURL(hooks).href));
+  writePlugin(join(home, "plugins", "memo"), "name: memo\nversion: 1.0.0\ndescription: a note\n");
+  writeText(join(home, "config.yaml"), "plugins:\n  enabled: [memo]\n");
+  compiled = s.dir("compiled");
+  writePlugin(join(compiled, "plugins", "memo"), "name: memo\nversion: 1.0.0\ndescription: a note\n");
+  writeText(join(compiled, "config.yaml"), "plugins:\n  enabled: [memo]\n");
+});
+afterAll(() => s.cleanup());
+
+/** Run the CLI with the recorder; the modules it loaded, as paths relative to the repository where they are in it. */
+async function loaded(
+  args: string[],
+  o: { env?: Record<string, string>; home?: string } = {},
+): Promise<{ run: RunResult; modules: string[] }> {
+  const log = join(s.root, `modules-${++n}.log`);
+  writeText(log, "");
+  const run = await runCli(args, {
+    home: o.home ?? home,
+    env: { ...o.env, HK_MODULE_LOG: log, NODE_OPTIONS: `--import=${pathToFileURL(recorder).href}` },
+  });
+  const modules = readFileSync(log, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((m) => (m.startsWith("file:") ? new URL(m).pathname : m))
+    .map((m) => (m.startsWith(ROOT) ? `/${m.slice(ROOT.length)}` : m));
+  return { run, modules: [...new Set(modules)] };
+}
+
+function heavyIn(modules: readonly string[]): Heavy[] {
+  return (Object.keys(HEAVY) as Heavy[]).filter((k) => modules.some((m) => HEAVY[k].test(m)));
+}
+
+/** The folders of dist/ a command loaded code from (cli, core, app, …). */
+function distFolders(modules: readonly string[]): string[] {
+  return [...new Set(modules.flatMap((m) => /^\/dist\/([^/]+)\//.exec(m)?.[1] ?? []))].sort();
+}
+
+describe.concurrent("what each command loads", () => {
+  it("--version and --help load the command table and nothing behind it", async () => {
+    for (const args of [["--version"], ["--help"], ["plugins", "--help"], ["compile", "--help"]]) {
+      const { run, modules } = await loaded(args);
+      expect(run.code, args.join(" ")).toBe(0);
+      // The recorder sees ES modules (ours) and CommonJS ones (commander's files).
+      expect(modules).toContain("/dist/cli/main.js");
+      expect(modules).toContain("/node_modules/commander/lib/command.js");
+      expect(heavyIn(modules), args.join(" ")).toEqual([]);
+      expect(distFolders(modules), args.join(" ")).toEqual(["cli", "core"]);
+      expect(
+        modules.filter((m) => m.includes("/node_modules/yaml/")),
+        args.join(" "),
+      ).toEqual([]);
+    }
+  });
+
+  it("plugins list validates with the precompiled validators and loads no server, store, git, tar or agent", async () => {
+    const { run, modules } = await loaded(["plugins", "list", "--json"]);
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.stdout) as Array<{ key: string }>).map((p) => p.key)).toContain("memo");
+    expect(modules).toContain("/dist/core/schema-validators/plugin-manifest.schema.json.cjs");
+    // pino loads only when something logs.
+    expect(heavyIn(modules).filter((h) => h !== "pino")).toEqual([]);
+    for (const folder of ["agent", "gateway", "install/scan", "pack", "runtime/runtime.js", "compile"])
+      expect(modules.filter((m) => m.startsWith(`/dist/${folder}`))).toEqual([]);
+  });
+
+  it("without the precompiled validators the recorder sees the Ajv compiler load (the check above can fail)", async () => {
+    const { run, modules } = await loaded(["plugins", "list", "--json"], { env: { HERMES_SCHEMA_PRECOMPILED: "0" } });
+    expect(run.code).toBe(0);
+    expect(heavyIn(modules).filter((h) => h !== "pino")).toEqual(["the Ajv compiler"]);
+  });
+
+  it("compile and compile --check load no server, store, git, tar or agent", async () => {
+    for (const args of [["compile"], ["compile", "--check"]]) {
+      const { run, modules } = await loaded(args, { home: compiled });
+      expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(0);
+      expect(
+        heavyIn(modules).filter((h) => h !== "pino"),
+        args.join(" "),
+      ).toEqual([]);
+      for (const folder of ["agent", "gateway", "install/scan", "pack", "runtime"])
+        expect(
+          modules.filter((m) => m.startsWith(`/dist/${folder}`)),
+          args.join(" "),
+        ).toEqual([]);
+    }
+  });
+});
