@@ -9,6 +9,7 @@ import { Run, RunRegistry, runPrompter } from "./runs.js";
 import type { SessionStore } from "./session-store.js";
 import type { GatewaySettings } from "./settings.js";
 import { QueueFullError, TurnScheduler } from "./turn-scheduler.js";
+import { GatewayEventHooks } from "./event-hooks.js";
 
 /** A request named a session the service does not have (HTTP 404). */
 export class SessionNotFoundError extends Error {
@@ -74,6 +75,10 @@ export class GatewayService {
   private readonly sweeper: NodeJS.Timeout;
   /** The chat platforms (gateway.platforms.<name>.enabled) and their adapters. */
   readonly platforms: PlatformHub;
+  /** The event hooks of the lock of one generation, loaded the first time that generation emits. */
+  private eventHooks?: { generation: number; hooks: Promise<GatewayEventHooks> };
+  /** Sessions created since their last turn started: their first turn announces session:start. */
+  private readonly fresh = new Set<string>();
 
   private constructor(
     private readonly deps: ServiceDeps,
@@ -95,7 +100,21 @@ export class GatewayService {
     const service = new GatewayService(deps, new Generation(await deps.load(), deps.env));
     service.runtime.gateway = service.platforms.bridge();
     await service.platforms.start();
+    await service.emitEvent("gateway:startup", {
+      platforms: service.platforms.health().map((p) => p.name),
+    });
     return service;
+  }
+
+  /** Fire a gateway event (gateway:startup, session:*, agent:*, command:*) at the event hooks; never throws. */
+  async emitEvent(event: string, context: Record<string, unknown>): Promise<void> {
+    const gen = this.current.number;
+    if (this.eventHooks?.generation !== gen)
+      this.eventHooks = {
+        generation: gen,
+        hooks: GatewayEventHooks.load(this.runtime.lock.event_hooks ?? [], this.deps.log),
+      };
+    await (await this.eventHooks.hooks).emit(event, context);
   }
 
   get generation(): number {
@@ -142,6 +161,7 @@ export class GatewayService {
     if (key) session.sessionKey = key;
     const l: LiveSession = { session, lastUsed: Date.now(), injected: [] };
     this.live.set(id, l);
+    this.fresh.add(id);
     return l;
   }
 
@@ -187,6 +207,10 @@ export class GatewayService {
     const before = req.history ? 0 : s.messages.length - systemCount();
     let result: TurnResult | undefined;
     const gen = this.current;
+    const who = { platform: platformOf(live), user_id: "", session_id: s.session_id, session_key: s.sessionKey ?? "" };
+    if (this.fresh.delete(s.session_id)) await this.emitEvent("session:start", who);
+    const turnContext = { ...who, message: req.text.slice(0, 500) };
+    await this.emitEvent("agent:start", turnContext);
     try {
       result = await gen.runTurn(
         live,
@@ -213,6 +237,7 @@ export class GatewayService {
         reason: run.stopReason,
         invalidation_reason: null,
       });
+    await this.emitEvent("agent:end", { ...turnContext, response: (result.answer ?? "").slice(0, 500) });
     run.finish(result);
     this.followUps(live);
     return result;
@@ -275,6 +300,7 @@ export class GatewayService {
         old_session_id: sessionId,
         new_session_id: sessionId,
       });
+      await this.emitEvent("session:reset", { platform, user_id: "", session_key: live.session.sessionKey ?? sessionId });
     });
   }
 

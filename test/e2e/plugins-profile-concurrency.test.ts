@@ -18,7 +18,9 @@ describe.concurrent("--profile", () => {
     expect(l.stdout).toBe(`${"not enabled".padEnd(12)}${"user".padEnd(8)}${"3.0.0".padEnd(8)}work-only\n`);
     const e = await run(["-p", "work", "plugins", "enable", "work-only"], h);
     expect(e.code).toBe(0);
-    expect(readFileSync(join(prof, "config.yaml"), "utf8")).toBe("plugins:\n  enabled:\n    - work-only\n");
+    expect(readFileSync(join(prof, "config.yaml"), "utf8")).toBe(
+      "plugins:\n  enabled:\n    - work-only\n_config_version: 21\n",
+    );
     expect(readConfig(h)).toBe(INITIAL);
     // the base home does not know the profile's plugin
     const nf = await run(["plugins", "enable", "work-only"], h);

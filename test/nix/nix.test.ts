@@ -28,6 +28,9 @@ import { CLI, ROOT, runCli } from "../support/cli.js";
 import { Scratch, writePlugin, writeText } from "../support/home.js";
 import { checkNix, nixEnv as nixEnvFor, nixRun } from "./helpers.js";
 
+/** Bundled model-provider profiles load in every home (as the original registers them all), first in order. */
+const ALWAYS = ["model-providers/openrouter"];
+
 const NIX_DIR = join(ROOT, "nix");
 const LIB = join(NIX_DIR, "lib.nix");
 const ACTIVATE = join(NIX_DIR, "activate.sh");
@@ -304,7 +307,7 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
     expect(a).toMatchObject({ state: "enabled", origin: "nix", managed: true, target: alpha });
     expect(a.capabilities).toMatchObject({ granted: ["tools.override"], consent: "declarative" });
     expect(a.integrity).toMatch(/^sha256-tree:[0-9a-f]{64}$/);
-    expect(lock.load_order).toEqual(["alpha", "beta"]);
+    expect(lock.load_order).toEqual([...ALWAYS, "alpha", "beta"]);
     const cfg = readFileSync(join(home, "config.yaml"), "utf8");
     expect(cfg).toContain("default: llama");
     expect(cfg).toMatch(/enabled:\n\s+- alpha\n\s+- beta\n/);
@@ -342,7 +345,7 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
     const r = await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"]);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(realpathSync(join(home, "plugins", "nix-managed-gamma"))).toBe(built);
-    expect(readLock(home).load_order).toEqual(["gamma"]);
+    expect(readLock(home).load_order).toEqual([...ALWAYS, "gamma"]);
   });
 
   it(
@@ -357,7 +360,7 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
       const both = `{ plugins = [ ${inStore(`${src}/alpha`)} ${inStore(`${src}/beta`)} ]; }`;
       renderSpec(specFile, both);
       expect((await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"])).code).toBe(0);
-      expect(readLock(home).load_order).toEqual(["alpha", "beta", "mine"]);
+      expect(readLock(home).load_order).toEqual([...ALWAYS, "alpha", "beta", "mine"]);
 
       renderSpec(specFile, `{ plugins = [ ${inStore(`${src}/beta`)} ]; }`);
       const r = await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"]);
@@ -365,7 +368,7 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
       expect(r.stdout).toContain("- plugins/nix-managed-alpha");
       expect(existsSync(join(home, "plugins", "nix-managed-alpha"))).toBe(false);
       expect(lstatSync(join(home, "plugins", "nix-managed-beta")).isSymbolicLink()).toBe(true);
-      expect(readLock(home).load_order).toEqual(["beta", "mine"]);
+      expect(readLock(home).load_order).toEqual([...ALWAYS, "beta", "mine"]);
       let cfg = readFileSync(join(home, "config.yaml"), "utf8");
       expect(cfg).not.toContain("alpha");
       expect(cfg).toContain("- mine # mine");
@@ -373,7 +376,7 @@ suite("Nix: store paths applied by hermes compile (real /nix/store)", () => {
       renderSpec(specFile, `{ plugins = [ ]; }`);
       expect((await runCli(["--home", home, "compile", "--spec", specFile, "--managed", "nixos"])).code).toBe(0);
       expect(readdirSync(join(home, "plugins")).sort()).toEqual(["mine"]);
-      expect(readLock(home).load_order).toEqual(["mine"]);
+      expect(readLock(home).load_order).toEqual([...ALWAYS, "mine"]);
       cfg = readFileSync(join(home, "config.yaml"), "utf8");
       expect(cfg).toContain("# by hand");
       // The hand-installed plugin was never touched, and rollback brings the declared ones back.

@@ -236,12 +236,16 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     writeFileSync(join(store, "index.js"), ENTRY);
     symlinkSync(store, join(a.plugins, "nix-managed-linked"));
     const text = readFileSync(join(a.home, "config.yaml"), "utf8");
+    // The entries go under `plugins:` (the new config.yaml ends with its `_config_version` stamp).
     writeFileSync(
       join(a.home, "config.yaml"),
-      `${text}  entries:\n    demo:\n      color: blue\n      api_key: sk-live-123\n      nested:\n        ` +
-        "db_password: hunter2\n        keep: 1\n        profiles:\n          - name: x\n            " +
-        "clientSecret: s\n      granted_capabilities: [tools.override]\n      allow_tool_override: true\n      " +
-        "max_tokens: 100\n      author: me\n",
+      text.replace(
+        /^plugins:\n/m,
+        "plugins:\n  entries:\n    demo:\n      color: blue\n      api_key: sk-live-123\n      nested:\n        " +
+          "db_password: hunter2\n        keep: 1\n        profiles:\n          - name: x\n            " +
+          "clientSecret: s\n      granted_capabilities: [tools.override]\n      allow_tool_override: true\n      " +
+          "max_tokens: 100\n      author: me\n",
+      ),
     );
     // A clean home: the same two plugins, seeds without secrets (for byte-identical round trips).
     clean = newHome(s, "export-clean", config());
@@ -249,7 +253,10 @@ describe("pack export and bundles", { timeout: 300_000 }, () => {
     expect((await hermes(ctx, clean, ["install", "acme/mono/plugins/alpha", "--enable"])).code).toBe(0);
     writeFileSync(
       join(clean.home, "config.yaml"),
-      `${readFileSync(join(clean.home, "config.yaml"), "utf8")}  entries:\n    demo:\n      color: blue\n`,
+      readFileSync(join(clean.home, "config.yaml"), "utf8").replace(
+        /^plugins:\n/m,
+        "plugins:\n  entries:\n    demo:\n      color: blue\n",
+      ),
     );
   });
 
