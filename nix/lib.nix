@@ -1,7 +1,7 @@
 # hermes-kit's pure Nix library: builtins only, no nixpkgs, so it evaluates anywhere
 # (`nix-instantiate --eval --strict --json`), and CI tests it with real Nix.
 #
-#   mkDeploySpec { plugins, npmPackages ? [], settings ? {}, listPolicy ? "union", home ? null }
+#   mkDeploySpec { plugins, npmPackages ? [], settings ? {}, listPolicy ? "union", home ? null, eventHooks ? [] }
 #     → an attrset that is the deploy spec `hermes compile --spec` reads
 #       (schemas/deploy-spec.schema.json is the contract; a test checks the output against it).
 #
@@ -185,6 +185,7 @@ let
     , settings ? { }
     , listPolicy ? "union"
     , home ? null
+    , eventHooks ? [ ]
     }:
     let
       dups = duplicateKeys (plugins ++ npmPackages);
@@ -196,6 +197,7 @@ let
     else if !(isAttrs settings) then fail "mkDeploySpec" "`settings` must be an attrset, got ${typeOf settings}"
     else if !(elem listPolicy listPolicies) then fail "mkDeploySpec" "`listPolicy` must be one of ${toString listPolicies}, got ${toJSON listPolicy}"
     else if home != null && !(isString home || isPath home) then fail "mkDeploySpec" "`home` must be a string, got ${typeOf home}"
+    else if !(isList eventHooks) then fail "mkDeploySpec" "`eventHooks` must be a list of folders, got ${typeOf eventHooks}"
     else if dups != [ ] then fail "mkDeploySpec" "duplicate plugin keys: ${builtins.concatStringsSep "; " (describeDuplicates (plugins ++ npmPackages))}. Each key may be declared once; an explicit `key` only states a key that cannot be read at evaluation time"
     else
       {
@@ -204,7 +206,9 @@ let
         npmPackages = indexed "npmPackages" npmPackages;
         inherit settings listPolicy;
       }
-      // (if home == null then { } else { home = toString home; });
+      // (if home == null then { } else { home = toString home; })
+      # Absent when empty, so specs without event hooks render as before.
+      // (if eventHooks == [ ] then { } else { eventHooks = map (d: "${d}") eventHooks; });
 
   # The spec as JSON text (what the modules write into the store).
   toDeploySpecJSON = args: toJSON (mkDeploySpec args);

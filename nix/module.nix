@@ -109,6 +109,45 @@ let
     example = "replace";
   };
 
+  shellHookEntry = types.submodule {
+    options = {
+      command = mkOption {
+        type = types.str;
+        description = "The command (split like a POSIX shell, nothing expanded); the hook's payload is JSON on its stdin, its JSON stdout the callback's return.";
+        example = "/etc/hermes/agent-hooks/block-rm-rf.sh";
+      };
+      matcher = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "A regular expression the tool name must match (only for hooks whose payload names a tool, such as `pre_tool_call`).";
+        example = "terminal|write_file";
+      };
+      timeout = mkOption {
+        type = types.nullOr (types.addCheck types.number (t: t > 0 && t <= 300));
+        default = null;
+        description = "Seconds (at most 300, default 60) before the command's process group is killed and the call counts as failed.";
+        example = 10;
+      };
+    };
+  };
+
+  hooksOption = mkOption {
+    type = types.attrsOf (types.listOf shellHookEntry);
+    default = { };
+    description = ''
+      Shell hooks: written to the top-level `hooks` of config.yaml (owned by this deployment, like `settings`). Per hook
+      name, the commands run after the plugins' callbacks of that hook, owners `shell:<index>`.
+    '';
+    example = literalExpression ''{ pre_tool_call = [ { matcher = "terminal"; command = "''${./hooks/block-rm-rf.sh}"; timeout = 5; } ]; }'';
+  };
+
+  eventHooksOption = mkOption {
+    type = types.listOf pluginValue;
+    default = [ ];
+    description = "Gateway event hook folders (each with `HOOK.yaml` and `handler.js`), compiled into the lock with their integrity and run by `hermes serve` beside the home's own `hooks/<name>/`.";
+    example = literalExpression "[ ./hooks/session-audit ]";
+  };
+
   profileModule = { name, ... }: {
     options = {
       home = mkOption {
@@ -122,14 +161,25 @@ let
       extraNodePackages = extraNodePackagesOption;
       settings = settingsOption;
       listPolicy = listPolicyOption;
+      hooks = hooksOption;
+      eventHooks = eventHooksOption;
     };
   };
 
   # One rendered spec per home: main first, then the profiles by name.
-  homes = [ { name = "main"; inherit (cfg) home extraPlugins extraNodePackages settings listPolicy; } ]
-    ++ mapAttrsToList (name: p: { name = "profile-${name}"; inherit (p) home extraPlugins extraNodePackages settings listPolicy; }) cfg.profiles;
+  homes = [ { name = "main"; inherit (cfg) home extraPlugins extraNodePackages settings listPolicy hooks eventHooks; } ]
+    ++ mapAttrsToList (name: p: { name = "profile-${name}"; inherit (p) home extraPlugins extraNodePackages settings listPolicy hooks eventHooks; }) cfg.profiles;
 
-  specArgs = h: { plugins = h.extraPlugins; npmPackages = h.extraNodePackages; inherit (h) settings listPolicy; };
+  # A shell hook entry without its unset (null) fields, as config.yaml's schema wants it.
+  shellHooksOf = hooks: lib.mapAttrs (_: map (lib.filterAttrs (_: v: v != null))) hooks;
+
+  specArgs = h: {
+    plugins = h.extraPlugins;
+    npmPackages = h.extraNodePackages;
+    settings = h.settings // lib.optionalAttrs (h.hooks != { }) { hooks = shellHooksOf h.hooks; };
+    eventHooks = h.eventHooks;
+    inherit (h) listPolicy;
+  };
 
   specFile = h: pkgs.writeTextFile {
     name = "hermes-deploy-spec-${h.name}.json";
@@ -227,6 +277,8 @@ in
     extraNodePackages = extraNodePackagesOption;
     settings = settingsOption;
     listPolicy = listPolicyOption;
+    hooks = hooksOption;
+    eventHooks = eventHooksOption;
 
     profiles = mkOption {
       type = types.attrsOf (types.submodule profileModule);

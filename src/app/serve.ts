@@ -1,3 +1,4 @@
+import { hashTree } from "../compile/tree-hash.js";
 import { unwatchFile, watchFile } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -99,7 +100,8 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
   const store = SqliteSessionStore.open(sessionsFile(paths.home));
   let service: GatewayService;
   try {
-    service = await GatewayService.start({ store, load, settings, log, env });
+    const treeIntegrity = async (dir: string) => (await hashTree(dir)).integrity;
+    service = await GatewayService.start({ store, load, settings, log, env, treeIntegrity });
   } catch (e) {
     store.close();
     throw e;

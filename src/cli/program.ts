@@ -9,6 +9,8 @@ import { compileCommand, lockCommand } from "./commands/compile.js";
 import { completionCommand } from "./commands/completion.js";
 import { configCommand } from "./commands/config.js";
 import { pluginsCommand } from "./commands/plugins.js";
+import { openUrlCommand } from "./commands/open-url.js";
+import { hooksCommand } from "./commands/hooks.js";
 
 /** --verbose / --quiet win over HERMES_LOG_LEVEL; an unknown HERMES_LOG_LEVEL is refused, not ignored. */
 export async function applyLogLevel(o: { verbose?: boolean; quiet?: boolean }): Promise<void> {
@@ -58,6 +60,8 @@ export function buildProgram(): Command {
   program.addCommand(chatCommand());
   program.addCommand(demoCommand());
   program.addCommand(serveCommand());
+  program.addCommand(hooksCommand());
+  program.addCommand(openUrlCommand());
   program.addCommand(completionCommand(program));
   return program;
 }

@@ -29,6 +29,8 @@ export interface DeploySpec {
   npmPackages: SpecPlugin[];
   settings: Record<string, unknown>;
   listPolicy: ListPolicy;
+  /** Gateway event hook folders (absolute), loaded from where they are. */
+  eventHooks: string[];
 }
 
 function isMapping(v: unknown): v is Record<string, unknown> {
@@ -81,6 +83,11 @@ export function parseDeploySpec(text: string, file: string): { spec?: DeploySpec
     npmPackages: entries(o.npmPackages, base, "npmPackages"),
     settings: isMapping(o.settings) ? (sortKeys(o.settings) as Record<string, unknown>) : {},
     listPolicy: o.listPolicy === "replace" ? "replace" : "union",
+    eventHooks: Array.isArray(o.eventHooks)
+      ? o.eventHooks
+          .filter((p): p is string => typeof p === "string")
+          .map((p) => (isAbsolute(p) ? p : resolve(base, p)))
+      : [],
   };
   return { spec, diagnostics };
 }

@@ -10,6 +10,7 @@ import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
 import { candidateFromFolder, candidateFromPackage, type Candidate } from "../discovery/scan.js";
 import { loadDeploySpec, type DeploySpec, type SpecPlugin } from "./deploy-spec.js";
 import { IntegrityCache } from "./integrity-cache.js";
+import { scanEventHooks, type EventHookScan } from "./event-hooks.js";
 import { readLock, type Lock } from "../contracts/lock.js";
 import { parseMetadata, type InstallMetadata } from "../contracts/install-metadata.js";
 import { ownershipOf, readManaged } from "../config/managed.js";
@@ -57,6 +58,8 @@ export interface CompileInputs {
   cache: IntegrityCache;
   /** Folders and files this compile read, for the next run's no-op check. */
   watch: Watch;
+  /** Gateway event hooks of the home and the deploy spec. */
+  eventHooks: EventHookScan;
 }
 
 export interface GatherOptions {
@@ -330,6 +333,11 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
   });
   const cache = await IntegrityCache.open(paths.cache);
   const integrity = await hashCandidates(discovery, cache, opts.fullHash);
+  // Without --spec, the deployment's event hooks are the ones the lock in force recorded (as its grants are).
+  const specHookDirs =
+    spec?.eventHooks ?? (previous?.event_hooks ?? []).filter((h) => h.source === "spec").map((h) => h.path);
+  const eventHooks = await scanEventHooks(paths.home, specHookDirs, cache);
+  const watch = watchList(discovery, cache, specTargets);
   const env = opts.env ?? process.env;
   const linksOnDisk = await readLinksOnDisk(paths, previous, specTargets);
   const pendingOwnership = await readPendingOwnership(paths);
@@ -340,7 +348,11 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
   };
   return {
     pendingOwnership,
-    watch: watchList(discovery, cache, specTargets),
+    watch: {
+      dirs: [...watch.dirs, ...eventHooks.watch.dirs].sort(),
+      files: [...watch.files, ...eventHooks.watch.files].sort(),
+    },
+    eventHooks,
     previousText,
     linksOnDisk,
     pointers,
@@ -359,7 +371,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     },
     gitOrigins: readGitOrigins(metadataText, paths.installMetadata, diagnostics),
     metadataText,
-    diagnostics: [...diagnostics, ...discovery.diagnostics],
+    diagnostics: [...diagnostics, ...discovery.diagnostics, ...eventHooks.diagnostics],
     cache,
   };
 }

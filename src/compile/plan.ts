@@ -483,10 +483,11 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     plugins: depPlugins,
   };
   const candidates = candidateFingerprints(inputs);
+  const eventHooks = inputs.eventHooks?.hooks ?? [];
   // Canonical: a deployment parsed back from the lock (sorted keys) hashes like the one built here.
-  const inputsHash =
-    "sha256:" +
-    `${sha256Hex(canonicalJson({ kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates }))}`;
+  // Event hooks join the hash only when there are some, so homes without them keep their hash.
+  const hashed = { kit: KIT_VERSION, config: configText, env: inputs.env, deployment, candidates };
+  const inputsHash = `sha256:${sha256Hex(canonicalJson(eventHooks.length ? { ...hashed, eventHooks } : hashed))}`;
   const lock: Lock = {
     schema: LOCK_SCHEMA,
     inputs_hash: inputsHash,
@@ -496,6 +497,7 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     chains: { hooks, middleware },
     deployment,
     plugins,
+    ...(eventHooks.length ? { event_hooks: eventHooks } : {}),
   };
   lock.checksum = lockChecksum(lock);
   const lockText = serializeLock(lock);

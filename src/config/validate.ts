@@ -4,12 +4,13 @@ import { schemaId, schemaSources } from "../core/schema.js";
 import { nearest } from "../core/suggest.js";
 import { loadConfig } from "./config-file.js";
 import { ACCEPTED_PROVIDERS } from "./model-providers.js";
+import { readShellHooks } from "./shell-hooks.js";
 
 /**
  * Top-level keys the original Hermes reads that hermes-kit does not describe in its schema: they are
  * kept as they are, never warned about; anything else at the top level is most likely a typo.
  */
-const ORIGINAL_TOP_LEVEL_KEYS = [
+export const ORIGINAL_TOP_LEVEL_KEYS = [
   "providers",
   "custom_providers",
   "fallback_providers",
@@ -150,6 +151,11 @@ export async function validateConfigFile(
         cfg.source.locate(["model", "provider"]),
       ),
     );
+  }
+  // Shell hooks the schema accepts but the runtime would not run (unknown or never-fired hook, misplaced matcher).
+  for (const p of readShellHooks(value).problems) {
+    const at = (p.path ?? "hooks").split(".").map((seg) => (/^\d+$/.test(seg) ? Number(seg) : seg));
+    out.push({ ...p, ...cfg.source.locate(at) });
   }
   const plugins = value.plugins as Record<string, unknown> | undefined;
   if (plugins && typeof plugins === "object") {

@@ -10,6 +10,7 @@ import {
   type HookSpec,
   type MiddlewareSpec,
 } from "./hook-catalog.js";
+import { GATEWAY_EVENTS, SHELL_HOOK_DEFAULT_TIMEOUT, SHELL_HOOK_MAX_TIMEOUT } from "./shell-hooks.js";
 
 /** A table cell must not end the row early. */
 function cell(text: string): string {
@@ -22,7 +23,7 @@ function codeList(fields: readonly string[]): string {
 
 /** docs/hooks.md, generated from the catalog so the two can never disagree. */
 export function renderHooksDoc(): string {
-  const lines = [...introLines(), ...hookTableLines(), ...middlewareLines()];
+  const lines = [...introLines(), ...hookTableLines(), ...shellHookLines(), ...eventHookLines(), ...middlewareLines()];
   return `${lines.join("\n")}\n`;
 }
 
@@ -118,6 +119,68 @@ function firedCell(name: HookName): string {
   if (notFired) return `*Not fired by hermes-kit:* ${notFired}.`;
   if (!FIRED_HOOKS.has(name)) return "*Not fired yet.*";
   return HOOK_FIRE_SITES[name] ?? "Fired.";
+}
+
+/** Shell hooks: the top-level `hooks:` of config.yaml. */
+function shellHookLines(): string[] {
+  return [
+    "",
+    "## Shell hooks",
+    "",
+    "The top-level `hooks:` of `config.yaml` (or the deploy spec's `settings.hooks`, the Nix modules' `hooks`)",
+    "maps a hook name to a list of commands. Each runs after the plugins' callbacks of that hook, in list order,",
+    "with the owner `shell:<index>` (its position in the list) in `hermes plugins chain` and the timeline:",
+    "",
+    "```yaml",
+    "hooks:",
+    "  pre_tool_call:",
+    '    - matcher: "terminal|write_file"   # optional; a regular expression on tool_name (tool hooks only)',
+    '      command: "~/.hermes/agent-hooks/guard.sh"   # split like a POSIX shell; nothing is expanded',
+    `      timeout: 10                      # optional; seconds, default ${SHELL_HOOK_DEFAULT_TIMEOUT}, at most ` +
+      `${SHELL_HOOK_MAX_TIMEOUT}`,
+    "```",
+    "",
+    "The command runs without a shell, in its own process group, with `HERMES_HOME` set. Its stdin is one JSON",
+    "object: `hook_event_name`, `tool_name` and `tool_input` (`null` outside tool hooks), `session_id`, `cwd`,",
+    "`profile` and `extra` (every other payload field). Its stdout, parsed as JSON, is the callback's return",
+    'and combines like a plugin\'s: `{"action": "block", "message": …}` or `{"decision": "block",',
+    '"reason": …}` blocks a `pre_tool_call`, `{"decision": "modify", "tool_input": …}` modifies, a JSON',
+    'string replaces the value of a transform hook, `{"context": …}` adds `pre_llm_call` context. Empty',
+    "output and `{}` are no result.",
+    "",
+    "A non-zero exit, output that is not JSON, a command that cannot start and a timeout (the whole process",
+    "group is killed: SIGTERM, then SIGKILL two seconds later) count as a failing callback of that hook: it is",
+    "reported and skipped, and a `pre_tool_call` fails closed (the tool is blocked). Exit code 2 of a",
+    "`pre_tool_call` blocks with the stdout block message, else the first 400 characters of stderr. Shell",
+    "hooks keep their own timeout and are not bounded by `plugins.hook_callback_timeout`. An entry naming an",
+    "unknown hook, a hook hermes-kit never fires, a `matcher` on a hook without `tool_name` or a malformed",
+    "entry is not run (`W_SHELL_HOOK_SKIPPED` at start and in `hermes hooks list`).",
+  ];
+}
+
+/** Gateway event hooks: hooks/<name>/HOOK.yaml + handler.js, run by hermes serve. */
+function eventHookLines(): string[] {
+  const lines = [
+    "",
+    "## Gateway event hooks",
+    "",
+    "A folder `<home>/hooks/<name>/` with `HOOK.yaml` (`name`, `description`, `events`) and `handler.js` (or",
+    "`handler.mjs`) exporting `handle(event_type, context)` (may be async) is an event hook; the deploy spec's",
+    "`eventHooks` (the Nix modules' `eventHooks`) adds folders from elsewhere. `hermes compile` records each in",
+    "the lock with its tree integrity (`event_hooks`); a folder without both files is passed over, one without",
+    "`events` is skipped with `W_EVENT_HOOK_SKIPPED`. Only `hermes serve` runs them: it loads each hook the",
+    "first time an event fires and refuses one whose folder no longer has the locked integrity",
+    "(`E_EVENT_HOOK_TAMPERED`; a managed home whose hook changed does not start, like a changed plugin).",
+    "Handlers subscribed to an event run in name order and are awaited; an error is logged and never reaches",
+    "the turn. `command:*` subscribes to every `command:` event. `hermes hooks list` shows the shell hooks",
+    "and the event hooks with their state (`locked`, `changed`, `not-compiled`).",
+    "",
+    "| Event | When | Context keys |",
+    "| --- | --- | --- |",
+  ];
+  for (const e of GATEWAY_EVENTS) lines.push(`| \`${e.event}\` | ${cell(e.when)} | ${codeList(e.context)} |`);
+  lines.push("", "`message` and `response` are cut to 500 characters; `user_id` is empty when the sender is unknown.");
+  return lines;
 }
 
 function middlewareLines(): string[] {

@@ -87,6 +87,19 @@ export interface Lock {
   chains: { hooks: Record<string, string[]>; middleware: Record<string, string[]> };
   deployment: LockDeployment;
   plugins: LockPlugin[];
+  /** Gateway event hooks, sorted by name; absent when there are none (older locks stay byte-identical). */
+  event_hooks?: LockEventHook[];
+}
+
+/** One gateway event hook: a folder with HOOK.yaml and a handler module exporting handle(event_type, context). */
+export interface LockEventHook {
+  name: string;
+  path: string;
+  handler: "handler.js" | "handler.mjs";
+  events: string[];
+  description: string;
+  integrity: string;
+  source: "home" | "spec";
 }
 
 /** The lock's own checksum: canonical JSON of everything but the checksum field. */

@@ -95,6 +95,27 @@ export const ERROR_CATALOG = {
       "fix what the message names, or first drop the requirement it names (plugins.entries.<key>.required, the " +
       "manifest's required:), then run the command again",
   },
+  E_CONFIG_KEY_INVALID: {
+    title: "the config key is not a dotted key",
+    hint: "write the key as dotted names, e.g. plugins.index_url or model.default (no empty parts)",
+    exit: 2,
+  },
+  E_CONFIG_KEY_UNKNOWN: {
+    title: "the config key is not one hermes-kit or the original Hermes reads",
+    hint: "use the key suggested, or see schemas/config.schema.json for the keys each section has",
+  },
+  E_CONFIG_KEY_NOT_SET: {
+    title: "the config key is not set in config.yaml",
+    hint: "set it with `hermes config set <key> <value>`; until then the default applies",
+  },
+  E_CONFIG_VALUE_INVALID: {
+    title: "the value does not fit the config schema at that key; nothing was written",
+    hint: "give a value of the type the message names (quote it, or pass --string, to force a string)",
+  },
+  E_CONFIG_SECRET_VALUE: {
+    title: "a secret is not written into config.yaml",
+    hint: "put the secret in the environment or $HERMES_HOME/.env and set the key to a ${VAR} reference to it",
+  },
   E_MANIFEST_NOT_MAPPING: {
     title: "plugin.yaml must be a YAML mapping",
     hint: "make the top level of plugin.yaml a mapping with at least a name",
@@ -412,6 +433,20 @@ export const ERROR_CATALOG = {
       "set tts.provider / stt.provider to a tts.providers.<name> / stt.providers.<name> entry with a command, " +
       "to a plugin's provider name, or (STT) to local_command with HERMES_LOCAL_STT_COMMAND set",
   },
+  W_SHELL_HOOK_SKIPPED: {
+    title: "an entry of the top-level `hooks:` of config.yaml is not run",
+    hint:
+      "each hook name maps to a list of {command, matcher?, timeout?}; the hook must be one hermes-kit fires " +
+      "(docs/hooks.md), `matcher` only for tool hooks, `timeout` in (0, 300] seconds",
+  },
+  W_EVENT_HOOK_SKIPPED: {
+    title: "a gateway event hook folder (hooks/<name>/HOOK.yaml) is skipped",
+    hint: "HOOK.yaml needs a non-empty `events` list and the folder a handler.js (or handler.mjs) exporting handle()",
+  },
+  E_EVENT_HOOK_TAMPERED: {
+    title: "a gateway event hook changed after the lock was compiled",
+    hint: "review the change, then run `hermes compile` so the lock records the folder's new integrity",
+  },
   E_VOICE_COMMAND_TEMPLATE: {
     title: "a voice command template cannot be used",
     hint:
@@ -685,6 +720,35 @@ export const ERROR_CATALOG = {
       "use owner/repo, owner/repo/path/to/plugin, a git URL (https, ssh, git@, file://, #subdir), a local path " +
       "(./folder, /srv/git/repo.git) or an exact index name",
     exit: 2,
+  },
+  E_DEEPLINK_INVALID: {
+    title: "the link is not a hermes:// link hermes-kit handles",
+    hint:
+      "use hermes://plugin/install?repo=owner/repo[&enable=1][&force=1] or hermes://mcp/install?name=NAME&" +
+      "config=BASE64URL-JSON (hermes-dev:// likewise); no other parameter, transport or scheme is accepted",
+    exit: 2,
+  },
+  E_DEEPLINK_NOT_INTERACTIVE: {
+    title: "an install link needs a terminal to be confirmed; nothing was installed or written",
+    hint: "run the command, or add the settings, shown above; or open the link again from a terminal",
+  },
+  E_DEEPLINK_ABORTED: {
+    title: "the link was not confirmed; nothing was installed or written",
+    hint: "open the link again and answer y to go on",
+  },
+  E_DEEPLINK_NO_AGENT_PLUGIN: {
+    title: "the linked repository holds no agent plugin this kit can install; nothing was installed",
+    hint:
+      "a desktop plugin (plugin.js, or desktop/plugin.js) is for the Hermes desktop app; an agent plugin needs " +
+      "a plugin.yaml at the top of the repository",
+  },
+  E_DEEPLINK_MCP_EXISTS: {
+    title: "an MCP server of that name is already configured; it was not overwritten",
+    hint: "remove or rename mcp_servers.<name> in config.yaml first, or ask for a link with another name",
+  },
+  E_DEEPLINK_MCP_INVALID: {
+    title: "the MCP server settings of the link are not valid for hermes-kit; nothing was written",
+    hint: "the settings must be a server entry of mcp_servers (see docs/plugins.md and the config schema)",
   },
   E_INSTALL_REF_NOT_SHA: {
     title: "--ref is not a full 40-character commit SHA",

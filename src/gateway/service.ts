@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { TurnResult } from "../agent/agent.js";
 import { Session } from "../agent/session.js";
+import type { TimelineEvent } from "../agent/timeline.js";
 import type { ChatMessage, StreamEvent } from "../agent/types.js";
 import { HermesError } from "../core/errors.js";
 import { Generation, type GenerationLoader, type LiveSession, platformOf } from "./generation.js";
@@ -52,6 +53,8 @@ export interface ServiceDeps {
   settings: GatewaySettings;
   log: Logger;
   env: NodeJS.ProcessEnv;
+  /** A folder's tree integrity as the lock records it (compile/tree-hash.ts), to check event hooks before loading. */
+  treeIntegrity: (dir: string) => Promise<string>;
 }
 
 /**
@@ -112,7 +115,7 @@ export class GatewayService {
     if (this.eventHooks?.generation !== gen)
       this.eventHooks = {
         generation: gen,
-        hooks: GatewayEventHooks.load(this.runtime.lock.event_hooks ?? [], this.deps.log),
+        hooks: GatewayEventHooks.load(this.runtime.lock.event_hooks ?? [], this.deps.log, this.deps.treeIntegrity),
       };
     await (await this.eventHooks.hooks).emit(event, context);
   }
@@ -211,12 +214,21 @@ export class GatewayService {
     if (this.fresh.delete(s.session_id)) await this.emitEvent("session:start", who);
     const turnContext = { ...who, message: req.text.slice(0, 500) };
     await this.emitEvent("agent:start", turnContext);
+    // agent:step per model answer of the loop; chained so every step is seen before agent:end.
+    let steps = Promise.resolve();
+    let iteration = 0;
+    const emit = (ev: TimelineEvent) => {
+      run.timeline(ev);
+      if (ev.type !== "llm_result") return;
+      const step = { ...who, iteration: ++iteration, tool_names: [...ev.tool_calls] };
+      steps = steps.then(() => this.emitEvent("agent:step", step));
+    };
     try {
       result = await gen.runTurn(
         live,
         req.text,
         {
-          emit: run.timeline,
+          emit,
           prompter: runPrompter(run),
           ...(req.onStream ? { onStream: req.onStream } : {}),
           env: this.deps.env,
@@ -237,6 +249,7 @@ export class GatewayService {
         reason: run.stopReason,
         invalidation_reason: null,
       });
+    await steps;
     await this.emitEvent("agent:end", { ...turnContext, response: (result.answer ?? "").slice(0, 500) });
     run.finish(result);
     this.followUps(live);
@@ -300,7 +313,11 @@ export class GatewayService {
         old_session_id: sessionId,
         new_session_id: sessionId,
       });
-      await this.emitEvent("session:reset", { platform, user_id: "", session_key: live.session.sessionKey ?? sessionId });
+      await this.emitEvent("session:reset", {
+        platform,
+        user_id: "",
+        session_key: live.session.sessionKey ?? sessionId,
+      });
     });
   }
 

@@ -12,6 +12,8 @@ export interface HookEntry {
   name: string;
   cb: HookCallback;
   owner: string;
+  /** Bounds itself (shell hooks' per-entry timeout): never raced against `plugins.hook_callback_timeout`. */
+  ownTimeout?: boolean;
 }
 
 /** `plugins.hook_callback_timeout`: default 30, 0 disables, negative → default, clamp 600. */
@@ -57,8 +59,8 @@ export class HookBus {
 
   constructor(private readonly reporter: FailureReporter) {}
 
-  add(name: string, cb: HookCallback, owner: string): () => void {
-    return this.entries.add(name, { name, cb, owner });
+  add(name: string, cb: HookCallback, owner: string, opts: { ownTimeout?: boolean } = {}): () => void {
+    return this.entries.add(name, { name, cb, owner, ...(opts.ownTimeout ? { ownTimeout: true } : {}) });
   }
 
   has(name: string): boolean {
@@ -148,7 +150,8 @@ export class HookBus {
     const results: unknown[] = [];
     const gateKey = bounded ? `${name}\0${callId ?? ""}` : "";
     for (const e of list) {
-      if (bounded) {
+      const raced = bounded && !e.ownTimeout;
+      if (raced) {
         const until = this.suppressedUntil.get(e.cb)?.get(name) ?? 0;
         if (this.running.get(e.cb)?.has(gateKey) || (until > 0 && until > Date.now())) {
           this.reporter.notice(
@@ -172,7 +175,7 @@ export class HookBus {
       try {
         let value = e.cb(body);
         if (isThenable(value)) {
-          if (bounded) {
+          if (raced) {
             value = await this.raceBounded(e, name, gateKey, value);
             if (value === TIMED_OUT) {
               if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
@@ -190,7 +193,7 @@ export class HookBus {
           results.push(value);
         }
       } catch (err) {
-        if (bounded) this.gate(e.cb, gateKey, false);
+        if (raced) this.gate(e.cb, gateKey, false);
         this.reporter.report("Hook", name, e.owner, cbName(e.cb), err, Object.keys(body));
         if (failClosed) {
           const ex = err instanceof Error ? err : new Error(String(err));

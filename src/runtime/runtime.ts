@@ -19,7 +19,8 @@ import { nextRuntimeInstance, pluginEntryUrl } from "./plugin-url.js";
 import { EventBus } from "./events.js";
 import { HookBus, normalizeHookTimeout } from "./hooks.js";
 import type { AgentBridge, GatewayBridge, RuntimeHost } from "./host.js";
-import { Ledger, SlotMap } from "./ledger.js";
+import { Ledger, RegistrationHandle, SlotMap } from "./ledger.js";
+import { registerShellHooks, SHELL_HOOKS_KEY } from "./shell-hooks.js";
 import { NO_MCP_RAW, type McpDispatcher } from "./mcp-call.js";
 import { MiddlewareEngine } from "./middleware.js";
 import { FailureReporter } from "./reporter.js";
@@ -66,6 +67,7 @@ export const BUILTIN_CLI_COMMANDS = new Set([
   "help",
   "serve",
   "version",
+  "hooks",
 ]);
 
 /** Call-time issues kept per plugin for `hermes plugins why`. */
@@ -289,6 +291,9 @@ export class Runtime implements RuntimeHost {
         });
       }
     }
+    // After every plugin: shell hooks run last in each chain, as in the original.
+    for (const dispose of registerShellHooks(this.hooks, this.config, this.home, this.log))
+      this.ledger.add(new RegistrationHandle("hook", "shell", SHELL_HOOKS_KEY, dispose));
   }
 
   /**

@@ -36,13 +36,15 @@ const DISPATCHER = plugin(
     count("loop");
     return ctx.dispatch_tool("loop", {});
   } });
-  ctx.register_tool({ name: "ping", description: "ping", handler: () => (count("ping"), ctx.dispatch_tool("pong", {})) });
-  ctx.register_tool({ name: "pong", description: "pong", handler: () => (count("pong"), ctx.dispatch_tool("ping", {})) });
+  const relay = (from, to) => () => (count(from), ctx.dispatch_tool(to, {}));
+  ctx.register_tool({ name: "ping", description: "ping", handler: relay("ping", "pong") });
+  ctx.register_tool({ name: "pong", description: "pong", handler: relay("pong", "ping") });
   for (const h of ["pre_tool_call", "post_tool_call", "transform_tool_result"])
     ctx.register_hook(h, (p) => {
       seen.push({ ev: h, tool: p.tool_name, session_id: p.session_id, turn_id: p.turn_id });
       if (h === "transform_tool_result" && p.tool_name === "inner") return "T(" + p.result + ")";
-      if (h === "pre_tool_call" && p.tool_name === "inner" && p.args.guarded) return { action: "approve", message: "guarded inner" };
+      if (h === "pre_tool_call" && p.tool_name === "inner" && p.args.guarded)
+        return { action: "approve", message: "guarded inner" };
       return null;
     });
   ctx.register_middleware("tool_execution", async (kw) => {
@@ -98,7 +100,7 @@ describe("ctx.dispatch_tool", () => {
     });
   });
 
-  it("a tool that dispatches itself, directly or through another tool, is refused once and the turn goes on", async () => {
+  it("a tool dispatching itself, directly or through another tool, is refused once; the turn goes on", async () => {
     const { rt, logs } = await session();
     const provider = new FakeProvider([calls(["loop", {}], ["ping", {}]), say("done")]);
     const agent = new Agent({ runtime: rt, provider });

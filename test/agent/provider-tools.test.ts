@@ -75,7 +75,7 @@ describe("terminal backends (runOnBackend)", () => {
     expect(b.signal()?.aborted).toBe(true);
   });
 
-  it("execute() throwing or answering nonsense is the tool's error, and the environment is still released", async () => {
+  it("execute() throwing or answering nonsense is the tool's error; the environment is still released", async () => {
     const throws = recordingBackend(() => {
       throw new Error("sandbox fell over");
     });
@@ -211,7 +211,7 @@ describe("image_generate / video_generate", () => {
 });
 
 describe("provider registrations the agent could not run", () => {
-  it("are refused: a generator without generate(), an environment provider without create_environment() or named local", () => {
+  it("refused: a generator without generate(), an environment without create_environment() or named local", () => {
     expect(providerShapeProblem("image_gen", "pix", { name: "pix" })).toBe("the provider needs a generate() method");
     expect(providerShapeProblem("video_gen", "v", { name: "v", generate: "no" })).toBe(
       "the provider needs a generate() method",

@@ -294,7 +294,7 @@ describe("pre_verify", () => {
     expect(sent.at(-1)).toMatchObject({ role: "user", content: "run the tests first" });
   });
 
-  it("agent.max_verify_nudges bounds a hook that always says continue; outside a git tree coding is false", async () => {
+  it("agent.max_verify_nudges bounds a hook that always says continue; outside git, coding is false", async () => {
     const root = scratch.dir("verify-bound");
     const r = await chat(root, [{ tools: [write(join(root, "work"))] }, { say: "A" }, { say: "B" }, { say: "C" }], {
       settings: { nudges: 99 },

@@ -209,7 +209,7 @@ terminal:
     await hermes(h, "plugins", "enable", "flat");
     expect(lstatSync(cfg).isSymbolicLink()).toBe(true);
     expect(readFileSync(real, "utf8")).toBe(
-      "# managed in my dotfiles\nplugins:\n  enabled:\n    - flat\n_config_version: 21\n",
+      "# managed in my dotfiles\nplugins:\n  enabled:\n    - flat\n",
     );
   });
 

@@ -68,7 +68,7 @@ describe("_config_version and the v21 migration", () => {
     expect(await t.status()).toEqual({ later: "not enabled", mine: "enabled" });
   });
 
-  it("a managed home: the first activation grandfathers nothing; a version the deployment sets is its own", async () => {
+  it("a managed home: the first activation grandfathers nothing; a version the deployment sets is its", async () => {
     const t = setup("managed");
     const store = join(t.root, "store");
     writePlugin(join(store, "linked"), "name: linked\nversion: '1'\n");

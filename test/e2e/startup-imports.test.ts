@@ -105,7 +105,7 @@ describe.concurrent("what each command loads", () => {
     }
   });
 
-  it("plugins list validates with the precompiled validators and loads no server, store, git, tar or agent", async () => {
+  it("plugins list validates with the precompiled validators; loads no server, store, git, tar or agent", async () => {
     const { run, modules } = await loaded(["plugins", "list", "--json"]);
     expect(run.code).toBe(0);
     expect((JSON.parse(run.stdout) as Array<{ key: string }>).map((p) => p.key)).toContain("memo");
@@ -116,7 +116,7 @@ describe.concurrent("what each command loads", () => {
       expect(modules.filter((m) => m.startsWith(`/dist/${folder}`))).toEqual([]);
   });
 
-  it("without the precompiled validators the recorder sees the Ajv compiler load (the check above can fail)", async () => {
+  it("without the precompiled validators the recorder sees the Ajv compiler (the check above can fail)", async () => {
     const { run, modules } = await loaded(["plugins", "list", "--json"], { env: { HERMES_SCHEMA_PRECOMPILED: "0" } });
     expect(run.code).toBe(0);
     expect(heavyIn(modules).filter((h) => h !== "pino")).toEqual(["the Ajv compiler"]);

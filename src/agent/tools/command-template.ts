@@ -1,46 +1,15 @@
 import { HermesError } from "../../core/errors.js";
+import { SplitWordsError, splitWords } from "../../core/split-words.js";
 
-/**
- * Split a command template into words the way a POSIX shell would (whitespace outside quotes,
- * '…' literal, "…" with \" \\ \$ \` escapes, \x outside quotes, an unquoted leading `~/` is `home`),
- * without expanding anything else: no variables, globs, pipes or redirections.
- */
+/** Split a command template into shell-like words (see splitWords); a bad template is E_VOICE_COMMAND_TEMPLATE. */
 export function splitCommand(template: string, what: string, home?: string): string[] {
-  const words: string[] = [];
-  let cur = "";
-  let inWord = false;
-  let quote: "'" | '"' | null = null;
-  for (let i = 0; i < template.length; i++) {
-    const c = template[i]!;
-    if (quote === "'") {
-      if (c === "'") quote = null;
-      else cur += c;
-    } else if (quote === '"') {
-      if (c === '"') quote = null;
-      else if (c === "\\" && i + 1 < template.length && '"\\$`'.includes(template[i + 1]!)) cur += template[++i];
-      else cur += c;
-    } else if (c === "'" || c === '"') {
-      quote = c;
-      inWord = true;
-    } else if (c === "\\" && i + 1 < template.length) {
-      cur += template[++i];
-      inWord = true;
-    } else if (c === "~" && !inWord && home && (i + 1 === template.length || /[/\s]/.test(template[i + 1]!))) {
-      cur += home;
-      inWord = true;
-    } else if (/\s/.test(c)) {
-      if (inWord) words.push(cur);
-      cur = "";
-      inWord = false;
-    } else {
-      cur += c;
-      inWord = true;
-    }
+  try {
+    return splitWords(template, home);
+  } catch (e) {
+    if (e instanceof SplitWordsError)
+      throw new HermesError("E_VOICE_COMMAND_TEMPLATE", { message: `${what}: ${e.message}` });
+    throw e;
   }
-  if (quote) throw new HermesError("E_VOICE_COMMAND_TEMPLATE", { message: `${what}: unterminated ${quote} quote` });
-  if (inWord) words.push(cur);
-  if (!words.length) throw new HermesError("E_VOICE_COMMAND_TEMPLATE", { message: `${what}: the command is empty` });
-  return words;
 }
 
 /** Replace `{name}` in one word; `{{` and `}}` are literal braces; an unknown name is refused. */

@@ -181,7 +181,7 @@ function mediaTool(kind: MediaKind, deps: MediaToolDeps): Omit<ToolEntry, "owner
   };
 }
 
-/** `image_generate` and `video_generate`, routed to the providers `image_gen.provider` / `video_gen.provider` select. */
+/** `image_generate` and `video_generate`, routed to the providers `image_gen.provider` / `video_gen.provider` pick. */
 export function mediaTools(deps: MediaToolDeps): Array<Omit<ToolEntry, "owner">> {
   return [mediaTool("image_gen", deps), mediaTool("video_gen", deps)];
 }

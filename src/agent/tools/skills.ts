@@ -58,7 +58,9 @@ export function skillViewTool(host: SkillHost): Omit<ToolEntry, "owner"> {
           .map((s) => s.qualified)
           .sort();
         throw new HermesError("E_AGENT_TOOL_FAILED", {
-          message: `no skill '${name}'${entry ? " (its file cannot be read)" : ""}; skills: ${known.join(", ") || "(none)"}`,
+          message:
+            `no skill '${name}'${entry ? " (its file cannot be read)" : ""}; ` +
+            `skills: ${known.join(", ") || "(none)"}`,
         });
       }
       await reportLoaded(host, name, extra);

@@ -12,7 +12,7 @@ export function installCommand(): Command {
     .argument(
       "<identifier>",
       "owner/repo[/subdir], a git URL (https, ssh, git@, file://, #subdir, GitHub /tree/<branch>/<path>), a " +
-        "local path (git repository or folder) or an exact index name",
+        "hermes://plugin/install?repo=owner/repo link, a local path (git repository or folder) or an exact index name",
     )
     .description("install a plugin from git into the home's plugins folder (scanned, staged, atomic)")
     .option("--ref <sha>", "install exactly this 40-character commit SHA (pins the plugin)")
@@ -30,6 +30,21 @@ export function installCommand(): Command {
         // commander sets enable=true by default for a --no-enable pair; only an explicit flag counts.
         const src = cmd.getOptionValueSource("enable");
         const enable = src === "cli" ? o.enable : undefined;
+        if (/^\s*hermes(-dev)?:/i.test(identifier)) {
+          const { openLink } = await import("../../app/open-link.js");
+          const io = terminalIo({ toStderr: o.json });
+          const res = await openLink({
+            paths: homeOf(cmd),
+            link: identifier,
+            force: o.force,
+            ref: o.ref,
+            grants: o.grant,
+            enable,
+            io,
+          });
+          if (o.json && res.kind === "plugin") json(resultJson(res.install));
+          return;
+        }
         const { installIntoHome } = await import("../../app/install-plugin.js");
         const res = await installIntoHome({
           paths: homeOf(cmd),

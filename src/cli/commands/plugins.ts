@@ -112,6 +112,53 @@ function printExplanation(x: Explanation): void {
   }
 }
 
+type ListFlags = { json?: boolean; plain?: boolean; enabled?: boolean; user?: boolean; bundled?: boolean };
+
+/** `plugins list` (and `plugins` without a terminal): a table, `--plain` columns or `--json` rows. */
+async function printList(o: ListFlags, cmd: Command): Promise<void> {
+  const { listPlugins } = await import("../../app/inspect-plugins.js");
+  const { views, config, roles } = await listPlugins({
+    ...inspectOptions(cmd),
+    bundled: !(o.user || o.bundled === false),
+    enabledOnly: o.enabled,
+  });
+  if (o.json) return json(views.map((v) => listRow(v, roles.get(v) ?? null)));
+  reportConfigProblems(config.diagnostics);
+  if (o.plain) {
+    for (const v of views) {
+      // Each field keeps at least one space, so long values never run into the next column.
+      const col = (s: string, w: number) => `${s} `.padEnd(w);
+      out(
+        `${col(STATUS_LABEL[v.verdict.state], 12)}${col(v.candidate.source, 8)}` +
+          `${col(v.candidate.manifest?.version ?? "", 8)}${v.candidate.key}`,
+      );
+    }
+    return;
+  }
+  if (views.length === 0) {
+    out("No plugins installed.");
+    out(style.dim("Install with: hermes plugins install owner/repo"));
+    return;
+  }
+  out(
+    table(
+      ["Key", "Status", "Version", "Source", "Description"],
+      views.map((v) => [
+        style.bold(v.candidate.key) + (broken(v) ? style.red(" !") : ""),
+        statusText(v),
+        v.candidate.manifest?.version ?? "",
+        v.candidate.origin,
+        v.candidate.manifest?.description.split("\n")[0] ?? "",
+      ]),
+    ),
+  );
+  printProviderRoles(views, roles);
+  const bad = views.filter(broken);
+  if (bad.length) out(style.red(`! ${bad.length} plugin(s) cannot load: hermes plugins why ${bad[0]!.candidate.key}`));
+  out(style.dim("Enable/disable: hermes plugins enable/disable <name> · Explain: hermes plugins why <name>"));
+  out(style.dim("Plugins are opt-in: only 'enabled' plugins load."));
+}
+
 /** `plugins list`: a table, `--plain` columns or `--json` rows. */
 function addListCommand(parent: Command): void {
   parent
@@ -123,55 +170,7 @@ function addListCommand(parent: Command): void {
     .option("--enabled", "only plugins that are enabled")
     .option("--user", "leave out bundled plugins")
     .option("--no-bundled", "leave out bundled plugins")
-    .action(
-      async (
-        o: { json?: boolean; plain?: boolean; enabled?: boolean; user?: boolean; bundled?: boolean },
-        cmd: Command,
-      ) => {
-        const { listPlugins } = await import("../../app/inspect-plugins.js");
-        const { views, config, roles } = await listPlugins({
-          ...inspectOptions(cmd),
-          bundled: !(o.user || o.bundled === false),
-          enabledOnly: o.enabled,
-        });
-        if (o.json) return json(views.map((v) => listRow(v, roles.get(v) ?? null)));
-        reportConfigProblems(config.diagnostics);
-        if (o.plain) {
-          for (const v of views) {
-            // Each field keeps at least one space, so long values never run into the next column.
-            const col = (s: string, w: number) => `${s} `.padEnd(w);
-            out(
-              `${col(STATUS_LABEL[v.verdict.state], 12)}${col(v.candidate.source, 8)}` +
-                `${col(v.candidate.manifest?.version ?? "", 8)}${v.candidate.key}`,
-            );
-          }
-          return;
-        }
-        if (views.length === 0) {
-          out("No plugins installed.");
-          out(style.dim("Install with: hermes plugins install owner/repo"));
-          return;
-        }
-        out(
-          table(
-            ["Key", "Status", "Version", "Source", "Description"],
-            views.map((v) => [
-              style.bold(v.candidate.key) + (broken(v) ? style.red(" !") : ""),
-              statusText(v),
-              v.candidate.manifest?.version ?? "",
-              v.candidate.origin,
-              v.candidate.manifest?.description.split("\n")[0] ?? "",
-            ]),
-          ),
-        );
-        printProviderRoles(views, roles);
-        const bad = views.filter(broken);
-        if (bad.length)
-          out(style.red(`! ${bad.length} plugin(s) cannot load: hermes plugins why ${bad[0]!.candidate.key}`));
-        out(style.dim("Enable/disable: hermes plugins enable/disable <name> · Explain: hermes plugins why <name>"));
-        out(style.dim("Plugins are opt-in: only 'enabled' plugins load."));
-      },
-    );
+    .action(printList);
 }
 
 /** `plugins enable|disable <name>`: the edit's lines, any consent question, then the compile. */
@@ -277,8 +276,19 @@ function addWhyCommand(parent: Command): void {
     });
 }
 
+/** `plugins` alone: the interactive screen on a terminal, `plugins list` otherwise (never a hang on a pipe). */
+async function pluginsRoot(o: Record<string, never>, cmd: Command): Promise<void> {
+  if (cmd.args.length) cmd.error(`error: unknown command '${cmd.args[0]}'`, { code: "commander.unknownCommand" });
+  const { isInteractive } = await import("../io.js");
+  if (!isInteractive()) return printList(o, cmd);
+  const { openPluginsScreen } = await import("../plugins-screen.js");
+  await openPluginsScreen(homeOf(cmd));
+}
+
 export function pluginsCommand(): Command {
-  const plugins = new Command("plugins").description("list, inspect, enable and disable plugins");
+  const plugins = new Command("plugins")
+    .description("open the interactive plugins screen (on a terminal; else as `list`), or run a subcommand")
+    .action(pluginsRoot);
 
   addListCommand(plugins);
   addToggleCommands(plugins);
@@ -300,5 +310,7 @@ export function pluginsCommand(): Command {
   plugins.addCommand(scanCommand());
   plugins.addCommand(searchCommand());
   plugins.addCommand(packCommand());
+  // Set last: subcommands made with .command() copy this setting, and they must keep refusing extra arguments.
+  plugins.allowExcessArguments(true);
   return plugins;
 }

@@ -252,15 +252,18 @@ export class PlatformHub {
     }
     // Resolves once queued: a command runs in the background (a /reset waits behind the session's turn).
     const command = text.startsWith("/") ? this.commandFor(key, route, text) : undefined;
-    if (command) void command().catch((e) => this.log.error(`command in ${key} failed: ${(e as Error).message}`));
-    else this.turn(key, route, text, m.message_id);
+    if (command) {
+      const { name, args } = parseCommand(text);
+      void this.service
+        .emitEvent(`command:${name}`, { platform: route.platform, user_id: route.sender_id ?? "", command: name, args })
+        .then(command)
+        .catch((e) => this.log.error(`command in ${key} failed: ${(e as Error).message}`));
+    } else this.turn(key, route, text, m.message_id);
   }
 
   /** The chat command `text` names, or undefined (it is then a message for the agent). */
   private commandFor(key: string, route: Route, text: string): (() => Promise<void>) | undefined {
-    const word = text.slice(1).split(/\s+/)[0] ?? "";
-    const name = word.toLowerCase().replace(/@.*$/, "");
-    const args = text.slice(1 + word.length).trim();
+    const { name, args } = parseCommand(text);
     if (name === "reset")
       return async () => {
         if (this.service.hasSession(key)) await this.service.reset(key, "reset", route.platform);
@@ -394,4 +397,10 @@ export class PlatformHub {
       return { error: "adapter_disconnected", detail: `platform '${platform}' is not connected` };
     return { adapter: l.adapter };
   }
+}
+
+/** A chat command's name (lower case, without a `@bot` suffix) and the rest of the line. */
+function parseCommand(text: string): { name: string; args: string } {
+  const word = text.slice(1).split(/\s+/)[0] ?? "";
+  return { name: word.toLowerCase().replace(/@.*$/, ""), args: text.slice(1 + word.length).trim() };
 }
