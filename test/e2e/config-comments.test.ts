@@ -208,9 +208,7 @@ terminal:
     link(real, cfg);
     await hermes(h, "plugins", "enable", "flat");
     expect(lstatSync(cfg).isSymbolicLink()).toBe(true);
-    expect(readFileSync(real, "utf8")).toBe(
-      "# managed in my dotfiles\nplugins:\n  enabled:\n    - flat\n",
-    );
+    expect(readFileSync(real, "utf8")).toBe("# managed in my dotfiles\nplugins:\n  enabled:\n    - flat\n");
   });
 
   it("a CRLF config keeps CRLF line endings on every line", async () => {
