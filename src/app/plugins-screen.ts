@@ -1,5 +1,6 @@
 import { editConfig } from "../config/config-file.js";
 import { disablePlugin, enablePlugin, type OwnershipGuard } from "../config/enable.js";
+import { type PluginLists, readPluginLists } from "../config/plugin-lists.js";
 import { BUILTIN_ENGINE, readSelection } from "../config/provider-selection.js";
 import { compile, editCompileCheck, type CompileResult } from "../compile/compile.js";
 import type { Io } from "../consent/flow.js";
@@ -104,12 +105,17 @@ function refusal(guard: OwnershipGuard, path: string[], item?: string): string |
   }
 }
 
+/** Whether the allow-list already names a plugin: enabling it then only drops its deny entry, as `enablePlugin`. */
+function allowListed(lists: PluginLists, v: PluginView): boolean {
+  return [v.candidate.key, v.candidate.name].some((n) => lists.enabled?.includes(n));
+}
+
 /** Whether toggling a plugin would touch a list (or item) the deployment owns, as `plugins enable|disable` guard. */
-function toggleRefusal(guard: OwnershipGuard, p: ScreenPlugin): string | undefined {
+function toggleRefusal(guard: OwnershipGuard, p: ScreenPlugin, listed: boolean): string | undefined {
   // Disabling a deployment-enabled plugin is allowed (the user's deny-list entry wins), as in `plugins disable`.
   return p.enabled
     ? refusal(guard, ["plugins", "disabled"])
-    : (refusal(guard, ["plugins", "enabled"]) ?? refusal(guard, ["plugins", "disabled"], p.key));
+    : ((listed ? undefined : refusal(guard, ["plugins", "enabled"])) ?? refusal(guard, ["plugins", "disabled"], p.key));
 }
 
 function providerRows(views: readonly PluginView[], config: Record<string, unknown>): ScreenProvider[] {
@@ -135,6 +141,7 @@ function providerRows(views: readonly PluginView[], config: Record<string, unkno
 export async function loadScreenModel(o: { paths: HomePaths; warn: (line: string) => void }): Promise<ScreenModel> {
   const { set, config, paths } = await loadPluginState({ paths: o.paths, warn: o.warn });
   const guard = await ownershipGuard(paths);
+  const lists = readPluginLists(config.value);
   const views = set.views.filter((v) => !v.shadowedBy);
   const general = views
     .filter((v) => {
@@ -148,7 +155,7 @@ export async function loadScreenModel(o: { paths: HomePaths; warn: (line: string
         bundled: v.candidate.source === "bundled",
         enabled: v.verdict.state === "enabled",
       };
-      const locked = toggleRefusal(guard, p);
+      const locked = toggleRefusal(guard, p, allowListed(lists, v));
       return locked ? { ...p, locked } : p;
     });
   const providers = providerRows(views, config.value).map((r) => {
@@ -193,11 +200,12 @@ export async function applyScreenChanges(o: {
   report: (line: string) => void;
 }): Promise<ApplyScreenResult> {
   const { paths, changes, io, report } = o;
-  const { set } = await loadPluginState({ paths, warn: (line) => io.warn(line) });
+  const { set, config } = await loadPluginState({ paths, warn: (line) => io.warn(line) });
   const guard = await ownershipGuard(paths);
+  const lists = readPluginLists(config.value);
   // Every ownership refusal comes before the first write, so a refused confirm changes nothing.
   for (const key of changes.enable) {
-    guard(["plugins", "enabled"]);
+    if (!allowListed(lists, findPlugin(set, key))) guard(["plugins", "enabled"]);
     guard(["plugins", "disabled"], key);
   }
   if (changes.disable.length) guard(["plugins", "disabled"]);

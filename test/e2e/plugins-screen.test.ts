@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hasScript, runCli, ttyCli } from "../support/cli.js";
+import { hasScript, runCli, STACK_RE, ttyCli } from "../support/cli.js";
 import { bundledWithHelloWorld, Scratch, writePlugin, writeText } from "../support/home.js";
 
 /**
@@ -136,5 +136,132 @@ describe.skipIf(!hasScript)("hermes plugins on a terminal", () => {
     expect((await again.done).code).toBe(0);
     expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(CONFIG);
     expect(existsSync(join(home, "hermes.lock.json"))).toBe(false);
+  }, 90_000);
+});
+
+/**
+ * A managed (Nix-deployed) home: the deployment enables `alpha` (it owns that item of plugins.enabled), the user
+ * has `mine` on and `extra` off. Rows whose toggle would edit what the deployment owns are read-only.
+ */
+function managedHome(name: string) {
+  const root = scratch.dir(name);
+  const home = join(root, "home");
+  const store = join(root, "store");
+  writePlugin(join(store, "alpha"), "name: alpha\nversion: '1'\ndescription: Deployed\n");
+  writePlugin(join(home, "plugins", "mine"), "name: mine\ndescription: Mine\n");
+  writePlugin(join(home, "plugins", "extra"), "name: extra\ndescription: Extra\n");
+  writeText(join(home, "config.yaml"), "# mine\nplugins:\n  enabled:\n    - mine # by hand\n");
+  const spec = (policy: string) => writeText(join(root, "spec.yaml"), `${policy}plugins:\n  - path: ${store}/alpha\n`);
+  const menv = { HERMES_BUNDLED_PLUGINS: scratch.dir(`${name}-bundled`), NO_COLOR: "1" };
+  const cli = (...a: string[]) => runCli(["--home", home, ...a], { env: menv });
+  const deploy = async (policy = "") => {
+    const r = await cli("compile", "--spec", spec(policy), "--managed", "nixos");
+    expect(r.code, r.stderr).toBe(0);
+  };
+  const statuses = async () => {
+    const list = await cli("plugins", "list", "--json");
+    return Object.fromEntries(
+      (JSON.parse(list.stdout) as { key: string; status: string }[]).map((x) => [x.key, x.status]),
+    );
+  };
+  const screen = () => ttyCli(["--home", home, "plugins"], { env: menv });
+  const config = () => readFileSync(join(home, "config.yaml"), "utf8");
+  return { home, cli, deploy, statuses, screen, config };
+}
+
+describe.skipIf(!hasScript)("hermes plugins on a terminal, in a managed home", () => {
+  it("toggles the user's own plugins; the deployment's entry stays; lock and list agree", async () => {
+    const m = managedHome("managed-ok");
+    await m.deploy();
+    const t = m.screen();
+    await t.expect("→ [✓] alpha — Deployed");
+    t.type(DOWN);
+    await t.expect("→ [ ] extra");
+    t.type(" ");
+    await t.expect("→ [✓] extra");
+    t.type(DOWN + " ");
+    await t.expect("→ [ ] mine");
+    t.type(ESC);
+    await t.expect("enable  extra");
+    await t.expect("disable mine");
+    await t.expect("Apply these changes? [y/N]");
+    t.type("y\r");
+    await t.expect(/lock updated: generation \d+/);
+    expect((await t.done).code).toBe(0);
+    const config = m.config();
+    expect(config).toContain("# mine");
+    expect(config).toMatch(/enabled:\n(\s+- .*\n)*\s+- alpha\n/);
+    expect(config).toMatch(/\s+- extra\n/);
+    expect(config).toMatch(/disabled:\n\s+- mine/);
+    expect(await m.statuses()).toMatchObject({ alpha: "enabled", extra: "enabled", mine: "disabled" });
+    const verify = await m.cli("lock", "verify");
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+  }, 90_000);
+
+  it("a row whose toggle the deployment owns is [managed]: SPACE names the owner and changes nothing", async () => {
+    const m = managedHome("managed-locked");
+    // With the replace policy the whole enabled list is the deployment's: enabling anything more is refused.
+    await m.deploy("listPolicy: replace\n");
+    const before = m.config();
+    const t = m.screen();
+    await t.expect("→ [✓] alpha — Deployed");
+    t.type(DOWN);
+    await t.expect("→ [ ] extra — Extra [managed]");
+    t.type(" ");
+    // The frame drawn for SPACE: the box is still empty and the note names the owner.
+    await t.expect(/→ \[ \] extra — Extra \[managed\][^\x1b]*extra: plugins\.enabled is set by the nixos/);
+    expect(t.out()).not.toContain("[✓] extra");
+    t.type(ESC);
+    await t.expect("No changes.");
+    expect((await t.done).code).toBe(0);
+    expect(m.config()).toBe(before);
+    expect(await m.statuses()).toMatchObject({ alpha: "enabled", extra: "not enabled" });
+  }, 90_000);
+
+  it("re-enabling a deployed plugin the user disabled drops its deny entry, as `plugins enable`", async () => {
+    const m = managedHome("managed-reenable");
+    await m.deploy("listPolicy: replace\n");
+    expect((await m.cli("plugins", "disable", "alpha")).code).toBe(0);
+    const t = m.screen();
+    await t.expect(/→ \[ \] alpha — Deployed\s/);
+    t.type(" ");
+    await t.expect("→ [✓] alpha — Deployed");
+    t.type(ESC);
+    await t.expect("enable  alpha");
+    t.type("y\r");
+    await t.expect(/lock updated: generation \d+/);
+    expect((await t.done).code).toBe(0);
+    expect(t.out()).not.toMatch(/alpha — Deployed \[managed\]/);
+    const config = m.config();
+    expect(config).toMatch(/enabled:\n\s+- alpha\n/);
+    expect(config).not.toMatch(/disabled:[\s\S]*- alpha/);
+    expect(await m.statuses()).toMatchObject({ alpha: "enabled", extra: "not enabled" });
+    expect((await m.cli("lock", "verify")).code).toBe(0);
+  }, 90_000);
+
+  it("a deployment taking a key over while the screen is open: confirming is refused before any write", async () => {
+    const m = managedHome("managed-stale");
+    await m.deploy();
+    const t = m.screen();
+    await t.expect("→ [✓] alpha");
+    t.type(DOWN + " ");
+    await t.expect("→ [✓] extra");
+    t.type(DOWN + " ");
+    await t.expect("→ [ ] mine");
+    await m.deploy("listPolicy: replace\n");
+    const before = m.config();
+    const lockBefore = readFileSync(join(m.home, "hermes.lock.json"), "utf8");
+    t.type(ESC);
+    await t.expect("Apply these changes? [y/N]");
+    t.type("y\r");
+    await t.expect("plugins.enabled is set by the nixos deployment of this home");
+    const r = await t.done;
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toContain("E_CONFIG_MANAGED_KEY");
+    expect(r.stdout).not.toMatch(STACK_RE);
+    // Neither the disable of mine (allowed on its own) nor the lock was written.
+    expect(m.config()).toBe(before);
+    expect(readFileSync(join(m.home, "hermes.lock.json"), "utf8")).toBe(lockBefore);
+    expect((await m.cli("lock", "verify")).code).toBe(0);
   }, 90_000);
 });
