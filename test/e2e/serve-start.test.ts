@@ -57,4 +57,21 @@ describe("hermes serve start-up", () => {
       expect((await s.stop()).code).toBe(0);
     }
   });
+
+  it("a SIGTERM sent the moment the listening line arrives stops gracefully (exit 0), every time", async () => {
+    const home = homeWithPlugin("instant-stop");
+    expect((await runCli(["--home", home, "compile"])).code).toBe(0);
+    // Several cycles, each start recompiling (zeta edited), as in the test above: the signal lands in whatever
+    // the process does right after the line.
+    for (let i = 0; i < 6; i++) {
+      writeText(join(home, "plugins", "zeta", "index.js"), `export function register(ctx) { /* edit ${i} */ }\n`);
+      const p = spawnCli(["--home", home, "serve", "--port", "0"]);
+      p.child.stderr?.on("data", () => {
+        if (p.stderr().includes("listening on") && p.child.signalCode === null) p.child.kill("SIGTERM");
+      });
+      const done = await p.done;
+      expect({ cycle: i, ...done, stderr: p.stderr() }).toMatchObject({ cycle: i, code: 0, signal: null });
+      expect(p.stderr()).toContain("hermes serve: SIGTERM: stopping");
+    }
+  });
 });

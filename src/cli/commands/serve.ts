@@ -49,13 +49,10 @@ export function serveCommand(): Command {
         flags: { provider: o.provider, baseUrl: o.baseUrl, model: o.model, script: o.script },
         warn: err,
       });
-      err(
-        `hermes serve: listening on ${h.url} · generation ${h.generation} · ${h.plugins} plugin(s) loaded` +
-          `${o.watch ? " · watching hermes.lock.json" : ""}`,
-      );
-      await new Promise<void>((resolve) => {
+      // Listeners before the line: whoever waits for "listening on" may signal at once, and a signal with no
+      // listener kills the process. They stay for the whole stop: a library's exit handler re-raises otherwise.
+      const stopped = new Promise<void>((resolve) => {
         let stopping = false;
-        // Listeners stay for the whole stop: a library's exit handler re-raises a signal nobody else listens to.
         const stop = (signal: string) => {
           if (stopping) return void err(`hermes serve: ${signal}: already stopping`);
           stopping = true;
@@ -76,5 +73,10 @@ export function serveCommand(): Command {
           });
         });
       });
+      err(
+        `hermes serve: listening on ${h.url} · generation ${h.generation} · ${h.plugins} plugin(s) loaded` +
+          `${o.watch ? " · watching hermes.lock.json" : ""}`,
+      );
+      await stopped;
     });
 }
