@@ -38,8 +38,42 @@ export async function runArgvInGroup(argv: readonly string[], opts: GroupRunOpti
     ...(opts.input !== undefined ? { input: opts.input } : { stdin: "ignore" as const }),
     maxBuffer: 16 * 1024 * 1024,
   });
-  let timedOut = false;
-  let canceled = false;
+  const watch = superviseGroup(sub, opts.timeoutSeconds, opts.signal);
+  try {
+    const r = await sub;
+    const { timedOut, canceled } = watch;
+    const code = (r as { code?: unknown }).code;
+    const startError = typeof r.exitCode !== "number" && typeof code === "string" ? code : undefined;
+    return {
+      stdout: typeof r.stdout === "string" ? r.stdout : "",
+      stderr: typeof r.stderr === "string" ? r.stderr : "",
+      exitCode: typeof r.exitCode === "number" ? r.exitCode : null,
+      timedOut,
+      canceled,
+      ...(startError && !timedOut && !canceled ? { startError } : {}),
+    };
+  } finally {
+    watch.release();
+  }
+}
+
+/** What superviseGroup reports; `release()` once the process has ended. */
+export interface GroupWatch {
+  readonly timedOut: boolean;
+  readonly canceled: boolean;
+  release(): void;
+}
+
+/**
+ * Kill the process group of `sub` (spawned detached, so it leads its group) after `timeoutSeconds` or when
+ * `signal` aborts: SIGTERM first, SIGKILL two seconds later.
+ */
+export function superviseGroup(
+  sub: { pid?: number | undefined; kill(sig: NodeJS.Signals): unknown },
+  timeoutSeconds: number,
+  signal: AbortSignal | undefined,
+): GroupWatch {
+  const state = { timedOut: false, canceled: false };
   const killGroup = (sig: NodeJS.Signals) => {
     try {
       if (sub.pid !== undefined && process.platform !== "win32") process.kill(-sub.pid, sig);
@@ -53,29 +87,25 @@ export async function runArgvInGroup(argv: readonly string[], opts: GroupRunOpti
     setTimeout(() => killGroup("SIGKILL"), 2000).unref();
   };
   const timer = setTimeout(() => {
-    timedOut = true;
+    state.timedOut = true;
     stop();
-  }, opts.timeoutSeconds * 1000);
+  }, timeoutSeconds * 1000);
   const onAbort = () => {
-    canceled = true;
+    state.canceled = true;
     stop();
   };
-  if (opts.signal?.aborted) onAbort();
-  else opts.signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    const r = await sub;
-    const code = (r as { code?: unknown }).code;
-    const startError = typeof r.exitCode !== "number" && typeof code === "string" ? code : undefined;
-    return {
-      stdout: typeof r.stdout === "string" ? r.stdout : "",
-      stderr: typeof r.stderr === "string" ? r.stderr : "",
-      exitCode: typeof r.exitCode === "number" ? r.exitCode : null,
-      timedOut,
-      canceled,
-      ...(startError && !timedOut && !canceled ? { startError } : {}),
-    };
-  } finally {
-    clearTimeout(timer);
-    opts.signal?.removeEventListener("abort", onAbort);
-  }
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
+  return {
+    get timedOut() {
+      return state.timedOut;
+    },
+    get canceled() {
+      return state.canceled;
+    },
+    release() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    },
+  };
 }

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { HookPayloadOf } from "../../contracts/hook-catalog.js";
 import { HermesError } from "../../core/errors.js";
+import { superviseGroup } from "../../core/process-group.js";
 import type { ProviderRegistry, ToolEntry } from "../../runtime/registries.js";
 import {
   type BackendCommand,
@@ -102,38 +103,14 @@ async function runInGroup(command: string, workdir: string, timeoutS: number, si
     stripFinalNewline: false,
     maxBuffer: 16 * 1024 * 1024,
   });
-  let timedOut = false;
-  let canceled = false;
-  const killGroup = (sig: NodeJS.Signals) => {
-    try {
-      if (sub.pid !== undefined && process.platform !== "win32") process.kill(-sub.pid, sig);
-      else sub.kill(sig);
-    } catch {
-      /* already gone */
-    }
-  };
-  const stop = () => {
-    killGroup("SIGTERM");
-    setTimeout(() => killGroup("SIGKILL"), 2000).unref();
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
-  }, timeoutS * 1000);
-  const onAbort = () => {
-    canceled = true;
-    stop();
-  };
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener("abort", onAbort, { once: true });
+  const watch = superviseGroup(sub, timeoutS, signal);
   let r: Awaited<typeof sub>;
   try {
     r = await sub;
   } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
+    watch.release();
   }
-  return { r, timedOut, canceled };
+  return { r, timedOut: watch.timedOut, canceled: watch.canceled };
 }
 
 /** The built-in `local` backend: the command in a shell here, in `workdir` (an existing directory). */

@@ -5,7 +5,7 @@ import { HermesError } from "../../core/errors.js";
 import { holdsSecret, redactText } from "../../core/redact.js";
 import { readTextCappedSync } from "../../core/size-limit.js";
 import { renderCommand } from "./command-template.js";
-import { runArgvInGroup, type GroupRunResult } from "./process-group.js";
+import { runArgvInGroup, type GroupRunResult } from "../../core/process-group.js";
 import { LOCAL_STT_ENV, type CommandProviderConfig } from "./voice-providers.js";
 
 /** A transcript longer than this is refused rather than handed to the model. */
