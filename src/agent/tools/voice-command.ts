@@ -78,30 +78,51 @@ export async function runTtsCommand(cfg: CommandProviderConfig, text: string, ru
   const input = join(work.dir, "input.txt");
   const output = join(work.dir, `speech.${cfg.format}`);
   await writeFile(input, text, "utf8");
-  const argv = renderCommand(
-    cfg.command,
-    {
-      input_path: input,
-      text_path: input,
-      output_path: output,
-      format: cfg.format,
-      voice: cfg.voice,
-      model: cfg.model,
-    },
-    `tts.providers.${cfg.name}.command`,
-    run.env.HOME,
-  );
-  const r = await runArgvInGroup(argv, {
-    env: childEnv(run.env, cfg.envPassthrough),
-    timeoutSeconds: cfg.timeoutSeconds,
-    ...(run.signal ? { signal: run.signal } : {}),
+  const r = await runVoiceCommand(configured(cfg, "tts"), what, run, {
+    input_path: input,
+    text_path: input,
+    output_path: output,
+    format: cfg.format,
+    voice: cfg.voice,
+    model: cfg.model,
   });
-  checkRun(r, what, argv[0]!, cfg.timeoutSeconds);
   if (!(await nonEmptyFile(output)))
     throw new HermesError("E_VOICE_COMMAND_FAILED", {
       message: `${what} exited 0 but wrote no audio to {output_path}${tail(r.stderr) ? `: ${tail(r.stderr)}` : ""}`,
     });
   return output;
+}
+
+/** How a voice command is run: its template, where it was configured, the env it may see, its timeout. */
+interface VoiceCommand {
+  template: string;
+  origin: string;
+  passthrough: readonly string[];
+  timeoutSeconds: number;
+}
+
+const configured = (cfg: CommandProviderConfig, kind: "tts" | "stt"): VoiceCommand => ({
+  template: cfg.command,
+  origin: `${kind}.providers.${cfg.name}.command`,
+  passthrough: cfg.envPassthrough,
+  timeoutSeconds: cfg.timeoutSeconds,
+});
+
+/** A voice command with its placeholders filled, run without a shell in its own group; a failure throws. */
+async function runVoiceCommand(
+  c: VoiceCommand,
+  what: string,
+  run: CommandRun,
+  values: Parameters<typeof renderCommand>[1],
+): Promise<GroupRunResult> {
+  const argv = renderCommand(c.template, values, c.origin, run.env.HOME);
+  const r = await runArgvInGroup(argv, {
+    env: childEnv(run.env, c.passthrough),
+    timeoutSeconds: c.timeoutSeconds,
+    ...(run.signal ? { signal: run.signal } : {}),
+  });
+  checkRun(r, what, argv[0]!, c.timeoutSeconds);
+  return r;
 }
 
 /**
@@ -126,25 +147,14 @@ export async function runSttCommand(cfg: CommandProviderConfig, req: SttRequest,
   const what = `the STT command provider '${cfg.name}'`;
   const input = await linkInput(req.file, work);
   const output = join(work.dir, `transcript.${cfg.format}`);
-  const argv = renderCommand(
-    cfg.command,
-    {
-      input_path: input,
-      output_path: output,
-      output_dir: work.dir,
-      format: cfg.format,
-      language: req.language,
-      model: req.model,
-    },
-    `stt.providers.${cfg.name}.command`,
-    run.env.HOME,
-  );
-  const r = await runArgvInGroup(argv, {
-    env: childEnv(run.env, cfg.envPassthrough),
-    timeoutSeconds: cfg.timeoutSeconds,
-    ...(run.signal ? { signal: run.signal } : {}),
+  const r = await runVoiceCommand(configured(cfg, "stt"), what, run, {
+    input_path: input,
+    output_path: output,
+    output_dir: work.dir,
+    format: cfg.format,
+    language: req.language,
+    model: req.model,
   });
-  checkRun(r, what, argv[0]!, cfg.timeoutSeconds);
   if (await nonEmptyFile(output)) return readTextCappedSync(output, MAX_TRANSCRIPT_BYTES, "E_VOICE_COMMAND_FAILED");
   if (r.stdout.trim()) return r.stdout;
   throw new HermesError("E_VOICE_COMMAND_FAILED", {
@@ -169,18 +179,13 @@ export async function runLocalSttCommand(template: string, req: SttRequest, run:
   const input = await linkInput(req.file, work);
   const outDir = join(work.dir, "out");
   await mkdir(outDir);
-  const argv = renderCommand(
-    template,
-    { input_path: input, output_dir: outDir, language: req.language, model: req.model },
-    LOCAL_STT_ENV,
-    run.env.HOME,
-  );
-  const r = await runArgvInGroup(argv, {
-    env: childEnv(run.env, []),
-    timeoutSeconds: LOCAL_COMMAND_TIMEOUT_S,
-    ...(run.signal ? { signal: run.signal } : {}),
+  const local = { template, origin: LOCAL_STT_ENV, passthrough: [], timeoutSeconds: LOCAL_COMMAND_TIMEOUT_S };
+  await runVoiceCommand(local, what, run, {
+    input_path: input,
+    output_dir: outDir,
+    language: req.language,
+    model: req.model,
   });
-  checkRun(r, what, argv[0]!, LOCAL_COMMAND_TIMEOUT_S);
   const found = await txtFiles(outDir);
   if (!found.length)
     throw new HermesError("E_VOICE_COMMAND_FAILED", { message: `${what} wrote no .txt transcript under {output_dir}` });
