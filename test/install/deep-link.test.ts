@@ -9,11 +9,12 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDeepLink } from "../../src/install/deep-link.js";
-import { hasScript, STACK_RE, ttyCli, type RunResult } from "../support/cli.js";
+import { hasScript, STACK_RE, type RunResult } from "../support/cli.js";
 import { bundledWithHelloWorld, Scratch } from "../support/home.js";
 import {
   githubToLocal,
   hermes,
+  cliTty,
   hermesTty,
   metadata,
   newHome,
@@ -49,28 +50,8 @@ const cfg = (h: Home) =>
 const installed = (h: Home) => (existsSync(h.plugins) ? readdirSync(h.plugins).filter((n) => !n.startsWith(".")) : []);
 
 /** `hermes open-url <link>` on a pseudo-terminal, answering each prompt once it appears. */
-async function openUrlTty(h: Home, link: string, answers: Array<[RegExp, string]>): Promise<RunResult> {
-  const t = ttyCli(["open-url", link], {
-    home: h.home,
-    env: { HERMES_BUNDLED_PLUGINS: ctx.bundled, TERM: "dumb", ...ctx.env },
-  });
-  const timer = setTimeout(() => t.child.kill("SIGKILL"), 120_000);
-  try {
-    for (const [prompt, answer] of answers) {
-      if (
-        !(await t.expect(prompt, 120_000).then(
-          () => true,
-          () => false,
-        ))
-      )
-        break;
-      t.type(`${answer}\r`);
-    }
-    return await t.done;
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const openUrlTty = (h: Home, link: string, answers: Array<[RegExp, string]>) =>
+  cliTty(ctx, h, ["open-url", link], answers);
 
 const CLONE_Q = /to look at what it holds\? \[y\/N\] /;
 const INSTALL_Q = /Install the agent plugin '[^']+' from [^ ]+\? \[y\/N\] /;

@@ -279,14 +279,25 @@ export function hermes(ctx: Ctx, h: Home, args: string[], opts: RunOptions = {})
  * Run `hermes plugins …` on a pseudo-terminal, typing `answers` (each followed by Enter) once the
  * matching prompt text has appeared; an answer whose prompt never comes is not typed.
  */
-export async function hermesTty(
+export function hermesTty(
   ctx: Ctx,
   h: Home,
   args: string[],
   answers: Array<[RegExp, string]>,
   env: Record<string, string> = {},
 ): Promise<RunResult> {
-  const t = ttyCli(["plugins", ...args], {
+  return cliTty(ctx, h, ["plugins", ...args], answers, env);
+}
+
+/** Run `hermes <argv>` on a pseudo-terminal, answering as hermesTty does. */
+export async function cliTty(
+  ctx: Ctx,
+  h: Home,
+  argv: string[],
+  answers: Array<[RegExp, string]>,
+  env: Record<string, string> = {},
+): Promise<RunResult> {
+  const t = ttyCli(argv, {
     home: h.home,
     env: { HERMES_BUNDLED_PLUGINS: ctx.bundled, TERM: "dumb", ...ctx.env, ...env },
   });
