@@ -4,13 +4,17 @@
 //   - cold compile for N = 1, 100, 1000 (fresh copy of the home each repetition, no integrity cache);
 //   - a no-op recompile of the 1000-plugin home, as a ratio to its cold compile;
 //   - `verifyLock` over the 1000-plugin lock, as a ratio to the `sha256sum` binary hashing the
-//     same files.
+//     same files;
+//   - the spawned CLI, `hermes lock verify` and `--full`, on the 1000-plugin home and on 50 plugins
+//     with a 4 MiB file each, against spawned `sha256sum` over the same files: CPU time of the
+//     children (bash's `times`), interleaved pairs.
 // Reports medians and ratios; never fails on time. Exits non-zero only when a compile misbehaves
 // (refuses, or a "no-op" writes something), since then the numbers would mean nothing.
 import { spawn } from "node:child_process";
 import { promises as fsp } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { compile } from "../dist/compile/compile.js";
 import { verifyLock } from "../dist/compile/verify.js";
 import { homePaths } from "../dist/core/paths.js";
@@ -20,6 +24,11 @@ const SIZES = [1, 100, 1000];
 const REPS = { cold: { 1: 7, 100: 7, 1000: 5 }, noop: 7, verify: 7 };
 const TARGET_COLD_1000_MS = 2000;
 const TARGET_NOOP_RATIO = 0.1;
+const CLI_REPS = 9;
+const TARGET_CLI_VERIFY = 2.5; // hermes lock verify (and --full), 1000 small plugins: x sha256sum CPU
+const TARGET_CLI_FULL_BIG = 1.25; // hermes lock verify --full, 50 plugins of 4 MiB: x sha256sum CPU
+const BIG = { n: 50, bytes: 4 * 1024 * 1024 };
+const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 
 // ---------------------------------------------------------------------------------------------
 // Measurement
@@ -85,6 +94,73 @@ async function sha256sumAll(files, batch = 2000) {
     });
   }
   return lines;
+}
+
+/**
+ * CPU milliseconds (user + system) of the processes a bash script waited for: bash's `times`
+ * prints them, with millisecond resolution, on its second line. stdout lines are counted.
+ */
+function childCpu(script, args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", `${script}; s=$?; times >&2; exit $s`, "bench", ...args], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let lines = 0;
+    let err = "";
+    child.stdout.on("data", (b) => {
+      for (const c of b) if (c === 10) lines++;
+    });
+    child.stderr.on("data", (b) => {
+      err += b;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const t = err
+        .trim()
+        .split("\n")
+        .at(-1)
+        .match(/(\d+)m([\d.]+)s (\d+)m([\d.]+)s/);
+      if (code !== 0 || !t) return reject(new Error(`${script} exited ${code}: ${err.slice(0, 400)}`));
+      resolve({ cpu: (Number(t[1]) * 60 + Number(t[2]) + Number(t[3]) * 60 + Number(t[4])) * 1000, lines });
+    });
+  });
+}
+
+/**
+ * `hermes lock verify <flags>` spawned as a user runs it, and `sha256sum` over the same files,
+ * interleaved; rows with CPU medians and min..max, and the ratio against `target`.
+ */
+async function cliVerifyRows(home, env, files, cases) {
+  const list = join(home, "..", `${home.split("/").at(-1)}-files.txt`);
+  await fsp.writeFile(list, files.map((f) => `${f}\0`).join(""));
+  const peer = [];
+  const mine = cases.map(() => []);
+  for (let r = 0; r < CLI_REPS; r++) {
+    for (const [i, c] of cases.entries()) {
+      const v = await childCpu('node "$1" --home "$2" lock verify "${@:3}" >/dev/null', [CLI, home, ...c.flags], env);
+      mine[i].push({ ms: v.cpu, cpu: v.cpu });
+      const s = await childCpu('xargs -0 -a "$1" sha256sum --', [list], env);
+      if (s.lines !== files.length) fail(`sha256sum printed ${s.lines} lines for ${files.length} files`);
+      peer.push({ ms: s.cpu, cpu: s.cpu });
+    }
+  }
+  const peerSt = stats(peer);
+  const out = [{ name: `sha256sum CLI, ${files.length} files (peer)`, ...peerSt, ms: NaN, ratio: "1.0x", target: "" }];
+  for (const [i, c] of cases.entries()) {
+    const st = stats(mine[i]);
+    const ratio = st.cpu / peerSt.cpu;
+    out.push({
+      name: c.name,
+      ...st,
+      ms: NaN,
+      ratio: `${ratio.toFixed(2)}x sha256sum`,
+      target: `<= ${c.target}x`,
+      ok: ratio <= c.target,
+      okWord: "PASS",
+    });
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,6 +286,21 @@ try {
     ratio: peer.length ? `${(verifySt.ms / peerSt.ms).toFixed(1)}x sha256sum` : "",
     target: "",
   });
+
+  // The spawned CLI against spawned sha256sum: process start and imports count, as for a user.
+  rows.push(
+    ...(await cliVerifyRows(home1000, envFor(home1000), files, [
+      { name: "hermes lock verify, N=1000", flags: [], target: TARGET_CLI_VERIFY },
+      { name: "hermes lock verify --full, N=1000", flags: ["--full"], target: TARGET_CLI_VERIFY },
+    ])),
+  );
+  const bigHome = await freshCopy(root, await makeTemplateHome(root, BIG.n, { blobBytes: BIG.bytes }));
+  if (!(await run(bigHome)).applied) fail(`the ${BIG.n}-plugin home with large files did not compile`);
+  rows.push(
+    ...(await cliVerifyRows(bigHome, envFor(bigHome), await lockedFiles(bigHome), [
+      { name: `hermes lock verify --full, ${BIG.n} x 4 MiB`, flags: ["--full"], target: TARGET_CLI_FULL_BIG },
+    ])),
+  );
 } catch (e) {
   if (!(e instanceof BenchError)) throw e;
   console.error(`compile.bench: ${e.message}`);
@@ -232,7 +323,7 @@ const table = [
     fmt(r.cpu),
     r.ratio,
     r.target,
-    r.ok === undefined ? "" : r.ok ? "OK" : "MISS",
+    r.ok === undefined ? "" : r.ok ? (r.okWord ?? "OK") : "MISS",
   ]),
 ];
 const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));

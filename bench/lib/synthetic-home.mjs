@@ -96,9 +96,20 @@ function pluginFiles(i, deps, rnd) {
   return files;
 }
 
-/** Write the N-plugin template home to `<root>/template-<n>`; returns its path. */
-export async function makeTemplateHome(root, n) {
-  const home = join(root, `template-${n}`);
+/** `size` deterministic pseudo-random bytes (a large data file that does not compress to nothing). */
+function blob(seed, size) {
+  const rnd = prng(seed);
+  const b = Buffer.alloc(size);
+  for (let i = 0; i + 4 <= size; i += 4) b.writeUInt32LE(Math.floor(rnd() * 4294967296), i);
+  return b;
+}
+
+/**
+ * Write the N-plugin template home to `<root>/template-<n>` (`-big` with `blobBytes`, which adds
+ * `data/blob.bin` of that many bytes to every plugin); returns its path.
+ */
+export async function makeTemplateHome(root, n, { blobBytes = 0 } = {}) {
+  const home = join(root, `template-${n}${blobBytes ? "-big" : ""}`);
   const deps = dependencyGraph(n);
   const rnd = prng(n);
   for (let i = 1; i <= n; i++) {
@@ -106,6 +117,10 @@ export async function makeTemplateHome(root, n) {
     for (const [rel, text] of Object.entries(pluginFiles(i, deps.get(i), rnd))) {
       await fsp.mkdir(dirname(join(dir, rel)), { recursive: true });
       await fsp.writeFile(join(dir, rel), text);
+    }
+    if (blobBytes) {
+      await fsp.mkdir(join(dir, "data"), { recursive: true });
+      await fsp.writeFile(join(dir, "data", "blob.bin"), blob(i, blobBytes));
     }
   }
   const enabled = Array.from({ length: n }, (_, k) => `    - ${pkey(k + 1)}`).join("\n");

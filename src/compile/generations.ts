@@ -7,7 +7,7 @@ import { HermesError } from "../core/errors.js";
 import { faultPoint } from "../core/fault.js";
 import type { HomePaths } from "../core/paths.js";
 import { parseLockText, type Lock, type LockLink } from "../contracts/lock.js";
-import { farmName, linkValue } from "./plan.js";
+import { farmName, linkValue } from "./link-farm.js";
 
 /**
  * Generations: `generations/<n>/` holds a lock, the declared overlay and a link farm

@@ -64,6 +64,18 @@ export class IntegrityCache {
     return { integrity, files };
   }
 
+  /**
+   * The hashes recorded for `realPath` when its stat fingerprint (`entries`) still matches the one
+   * they were computed under; `undefined` means "hash it". Read-only: `lock verify`'s quick check.
+   */
+  recorded(
+    realPath: string,
+    entries: readonly TreeEntry[],
+  ): { integrity: string; files: Record<string, string> } | undefined {
+    const cached = this.data.entries[realPath];
+    return cached?.files && cached.fp === fingerprint(entries) ? cached : undefined;
+  }
+
   /** Persist when something changed; entries not used by this run are dropped. */
   async save(): Promise<void> {
     for (const k of Object.keys(this.data.entries)) {

@@ -1,6 +1,6 @@
 import { sha256Hex } from "../core/hash.js";
 import { readFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json.js";
 import { diagnostic, hasErrors, type Diagnostic } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../core/paths.js";
@@ -22,6 +22,7 @@ import {
 } from "../contracts/lock.js";
 import { mergeDeclared, planOverlay, type OverlayChange, type Ownership } from "./overlay.js";
 import { ownershipOf, ownershipRecord } from "../config/managed.js";
+import { linkValue } from "./link-farm.js";
 
 export const KIT_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string })
   .version;
@@ -62,15 +63,8 @@ export interface CompilePlan {
   files: Record<string, Record<string, string>>;
 }
 
-/** Name of a link's entry in a generation's link farm. */
-export function farmName(link: string): string {
-  return encodeURIComponent(link);
-}
-
-/** What a deployment link in the home holds: a relative path through `generations/current`. */
-export function linkValue(link: string): string {
-  return relative(dirname(`/h/${link}`), `/h/generations/current/links/${farmName(link)}`);
-}
+// Kept in their own module so that readers of generations (lock verify) do not load the planner.
+export { farmName, linkValue } from "./link-farm.js";
 
 function clamp(v: unknown, def: number): number {
   if (v === null || v === undefined || typeof v !== "number" || !Number.isFinite(v) || v < 0) return def;

@@ -14,6 +14,8 @@ export interface TreeEntry {
   mode?: number;
   size?: number;
   mtimeMs?: number;
+  /** Change time: set by the kernel on every write or utimes, so restoring mtime does not hide a write. */
+  ctimeMs?: number;
   ino?: number;
   linkTarget?: string;
 }
@@ -33,7 +35,7 @@ const SKIP = new Set([".git"]);
 export async function listTree(root: string): Promise<TreeEntry[]> {
   // Synchronous calls: a plugin tree is many tiny entries, and a thread-pool round trip per
   // entry costs more than the work itself (bench/compile.bench.mjs).
-  const realRoot = realpathSync(root);
+  const realRoot = realpathSync.native(root);
   const out: TreeEntry[] = [];
   const walk = (dir: string, relDir: string): void => {
     const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
@@ -49,11 +51,11 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
         const resolved = resolve(dir, target);
         let real = resolved;
         try {
-          real = realpathSync(full);
+          real = realpathSync.native(full);
         } catch {
           // dangling inside the tree: judged by where it points
         }
-        if (!isInside(realRoot, real) || !isInside(realRoot, resolve(realpathSync(dir), target))) {
+        if (!isInside(realRoot, real) || !isInside(realRoot, resolve(realpathSync.native(dir), target))) {
           throw new HermesError("E_COMPILE_LINK_ESCAPE", {
             message: `${full} is a symlink to ${target}, outside the plugin folder ${root}`,
             file: full,
@@ -78,6 +80,7 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
           mode: st.mode & 0o111 ? 0o755 : 0o644,
           size: st.size,
           mtimeMs: st.mtimeMs,
+          ctimeMs: st.ctimeMs,
           ino: st.ino,
         });
       }
@@ -87,13 +90,13 @@ export async function listTree(root: string): Promise<TreeEntry[]> {
   return out;
 }
 
-/** Stat fingerprint used to skip re-reading unchanged files. */
+/** Stat fingerprint used to skip re-reading unchanged files (the trust rules: docs/architecture.md). */
 export function fingerprint(entries: readonly TreeEntry[]): string {
   const h = sha256();
   for (const e of entries)
     h.update(
-      `${e.type}\0${e.rel}\0${e.mode ?? ""}\0${e.size ?? ""}\0${e.mtimeMs ?? ""}\0${e.ino ?? ""}\0` +
-        `${e.linkTarget ?? ""}\n`,
+      `${e.type}\0${e.rel}\0${e.mode ?? ""}\0${e.size ?? ""}\0${e.mtimeMs ?? ""}\0${e.ctimeMs ?? ""}\0` +
+        `${e.ino ?? ""}\0${e.linkTarget ?? ""}\n`,
     );
   return h.digest("hex");
 }
@@ -104,10 +107,24 @@ export interface TreeHash {
   files: Record<string, string>;
 }
 
-/** sha256 over names, modes, contents and link targets of every shipped file. */
+/** Large files of one tree hashed at once on the libuv pool: bounds the memory of whole-file reads. */
+const PARALLEL_FILES = 4;
+
+/** sha256 over names, modes, contents and link targets of every shipped file; each file is read once. */
 export async function hashTree(root: string, entries?: readonly TreeEntry[]): Promise<TreeHash> {
   const list = entries ?? (await listTree(root));
-  const realRoot = realpathSync(root);
+  const realRoot = realpathSync.native(root);
+  // Content hashes first (large files in parallel), then the tree hash over them in listing order.
+  const pending = list.filter((e) => e.type === "file");
+  const shas = new Map<string, string>();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < pending.length) {
+      const e = pending[next++]!;
+      shas.set(e.rel, await sha256File(join(realRoot, e.rel), e.size));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_FILES, pending.length) }, worker));
   const h = sha256();
   const files: Record<string, string> = {};
   for (const e of list) {
@@ -116,9 +133,8 @@ export async function hashTree(root: string, entries?: readonly TreeEntry[]): Pr
       files[e.rel] = `link:${e.linkTarget}`;
       h.update(`L ${e.rel} ${e.linkTarget}\n`);
     } else {
-      const sha = await sha256File(join(realRoot, e.rel), e.size);
-      files[e.rel] = sha;
-      h.update(`F ${e.mode!.toString(8)} ${e.rel} ${sha}\n`);
+      files[e.rel] = shas.get(e.rel)!;
+      h.update(`F ${e.mode!.toString(8)} ${e.rel} ${files[e.rel]}\n`);
     }
   }
   return { integrity: INTEGRITY_PREFIX + h.digest("hex"), files };

@@ -1,11 +1,11 @@
-import { promises as fsp } from "node:fs";
+import { promises as fsp, realpathSync } from "node:fs";
 import { diagnostic, isHermesError, type Diagnostic } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
 import { currentGeneration, LOCK_POINTER, readGenerationFiles } from "./generations.js";
-import { isStorePath } from "./integrity-cache.js";
+import { IntegrityCache, isStorePath } from "./integrity-cache.js";
 import { readLock } from "../contracts/lock.js";
-import { hashTree } from "./tree-hash.js";
-import { manifestSha256, readManifestFile } from "../manifest/parse.js";
+import { hashTree, listTree, type TreeHash } from "./tree-hash.js";
+import { MANIFEST_FILES, manifestSha256, readManifestFile } from "../manifest/parse.js";
 
 export interface PluginDrift {
   key: string;
@@ -95,45 +95,70 @@ async function openLock(paths: HomePaths): Promise<{ lock: Lock } | { report: Ve
   return { lock };
 }
 
-/** Re-hash one locked plugin and record in `drift` what differs from the lock. */
-async function measureDrift(
-  p: LockedPlugin,
-  drift: PluginDrift,
-  full: boolean,
-  recordedFor: (key: string) => Promise<Record<string, string>>,
-): Promise<void> {
-  const real = await fsp.realpath(p.path).catch(() => undefined);
-  if (!real) {
+/**
+ * Whether the plugin's manifest still has the locked hash, from the bytes hashTree already read
+ * (the file discovery picks: plugin.yaml, else plugin.yml); only a mismatch reads the text again.
+ */
+function manifestChanged(real: string, p: LockedPlugin, files: Record<string, string>): boolean {
+  const first = MANIFEST_FILES.find((name) => name in files);
+  if (first !== undefined && files[first] === p.manifest_sha256) return false;
+  const manifest = readManifestFile(real);
+  return manifest !== undefined && manifestSha256(manifest.text) !== p.manifest_sha256;
+}
+
+/** How one plugin is checked: `full` hashes everything; otherwise `cache` may vouch for unchanged trees. */
+interface Check {
+  full: boolean;
+  cache: IntegrityCache | undefined;
+  recordedFor: (key: string) => Promise<Record<string, string>>;
+}
+
+/** Record in `drift` what differs between the tree hashed now and the lock. */
+async function compareTree(real: string, p: LockedPlugin, now: TreeHash, drift: PluginDrift, check: Check) {
+  if (now.integrity !== p.integrity) {
+    drift.status = "changed";
+    const before = await check.recordedFor(p.key);
+    for (const [f, h] of Object.entries(now.files)) {
+      if (!(f in before)) drift.added.push(f);
+      else if (before[f] !== h) drift.changed.push(f);
+    }
+    for (const f of Object.keys(before)) if (!(f in now.files)) drift.removed.push(f);
+    if (real !== p.target) drift.detail = `now resolves to ${real} (locked: ${p.target})`;
+  }
+  if (manifestChanged(real, p, now.files)) {
+    drift.manifest_changed = true;
+    drift.status = "changed";
+  }
+}
+
+/** Re-hash one locked plugin (unless the quick check vouches for it) and record in `drift` what differs. */
+async function measureDrift(p: LockedPlugin, drift: PluginDrift, check: Check): Promise<void> {
+  let real: string;
+  try {
+    real = realpathSync.native(p.path);
+  } catch {
     drift.status = "dangling";
     drift.detail = `${p.path} does not resolve (target ${p.target} is missing)`;
     return;
   }
-  if (isStorePath(real) && !full && real === p.target) {
+  if (isStorePath(real) && !check.full && real === p.target) {
     drift.status = "trusted";
     return;
   }
   try {
-    const now = await hashTree(real);
-    if (now.integrity !== p.integrity) {
-      drift.status = "changed";
-      const before = await recordedFor(p.key);
-      for (const [f, h] of Object.entries(now.files)) {
-        if (!(f in before)) drift.added.push(f);
-        else if (before[f] !== h) drift.changed.push(f);
-      }
-      for (const f of Object.keys(before)) if (!(f in now.files)) drift.removed.push(f);
-      if (real !== p.target) drift.detail = `now resolves to ${real} (locked: ${p.target})`;
-    }
-    const manifest = readManifestFile(real);
-    if (manifest !== undefined && manifestSha256(manifest.text) !== p.manifest_sha256) {
-      drift.manifest_changed = true;
-      drift.status = "changed";
-    }
+    const entries = await listTree(real);
+    // Quick check: the compile's hashes stand while every stat field it recorded is unchanged.
+    const recorded = check.full ? undefined : check.cache?.recorded(real, entries);
+    const now = recorded?.integrity === p.integrity ? recorded : await hashTree(real, entries);
+    await compareTree(real, p, now, drift, check);
   } catch (e) {
     drift.status = "unverifiable";
     drift.detail = (e as Error).message;
   }
 }
+
+/** Plugins checked at once: their large files hash in parallel on the libuv pool. */
+const PARALLEL_PLUGINS = 4;
 
 /** The one E_LOCK_DRIFT message that lists everything that drifted in a plugin. */
 function driftDiagnostic(p: LockedPlugin, drift: PluginDrift): Diagnostic {
@@ -151,8 +176,8 @@ function driftDiagnostic(p: LockedPlugin, drift: PluginDrift): Diagnostic {
 
 /**
  * Re-hash what the lock names and say, per plugin, what drifted: files changed, added or removed,
- * the manifest, or a link whose target is gone. Store paths are immutable and trusted by path
- * unless `full` is set.
+ * the manifest, or a link whose target is gone. Unless `full` is set, store paths are trusted by
+ * path and a tree whose stat fingerprint matches the compile's integrity cache is not re-read.
  */
 export async function verifyLock(
   paths: HomePaths,
@@ -163,28 +188,38 @@ export async function verifyLock(
   const { lock } = opened;
   const generation = await currentGeneration(paths);
   // Per-file records are read only when something drifted (they are large and rarely needed).
-  let recordedCache: Record<string, Record<string, string>> | undefined;
+  let recordedCache: Promise<Record<string, Record<string, string>>> | undefined;
   const recordedFor = async (key: string) => {
-    recordedCache ??= generation !== undefined ? await readGenerationFiles(paths, generation) : {};
-    return recordedCache[key] ?? {};
+    recordedCache ??= generation !== undefined ? readGenerationFiles(paths, generation) : Promise.resolve({});
+    return (await recordedCache)[key] ?? {};
   };
-  const plugins: PluginDrift[] = [];
-  const diagnostics: Diagnostic[] = [];
-  for (const p of lock.plugins) {
-    if (!opts.all && p.action === "skip") continue;
-    const drift: PluginDrift = {
-      key: p.key,
-      path: p.path,
-      status: "ok",
-      changed: [],
-      added: [],
-      removed: [],
-      manifest_changed: false,
-    };
-    plugins.push(drift);
-    await measureDrift(p, drift, opts.full === true, recordedFor);
-    if (drift.status !== "ok" && drift.status !== "trusted") diagnostics.push(driftDiagnostic(p, drift));
-  }
+  const check: Check = {
+    full: opts.full === true,
+    // --full trusts nothing but the lock: the integrity cache is not even read.
+    cache: opts.full ? undefined : await IntegrityCache.open(paths.cache),
+    recordedFor,
+  };
+  const todo = lock.plugins.filter((p) => opts.all || p.action !== "skip");
+  const plugins: PluginDrift[] = todo.map((p) => ({
+    key: p.key,
+    path: p.path,
+    status: "ok",
+    changed: [],
+    added: [],
+    removed: [],
+    manifest_changed: false,
+  }));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < todo.length) {
+      const i = next++;
+      await measureDrift(todo[i]!, plugins[i]!, check);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_PLUGINS, todo.length) }, worker));
+  const diagnostics = todo.flatMap((p, i) =>
+    plugins[i]!.status !== "ok" && plugins[i]!.status !== "trusted" ? [driftDiagnostic(p, plugins[i]!)] : [],
+  );
   return {
     lock: paths.lock,
     state: diagnostics.length ? "drift" : "ok",

@@ -26,7 +26,7 @@ export type KeyInfo =
   /** Not a key anything reads: `at` is the index of the first unknown part, `suggestion` the nearest valid key. */
   | { kind: "unknown"; at: number; suggestion?: string; reason: string };
 
-/** `a.b["c.d"]` → ["a", "b", "c.d"]: dotted names, with `["..."]` for a name that holds a dot (as errors print them). */
+/** `a.b["c.d"]` → ["a", "b", "c.d"]: dotted names, `["..."]` for a name that holds a dot (as errors print them). */
 export function parseKeyPath(key: string): string[] {
   const out: string[] = [];
   const bare = /[^.[\]]+/y;

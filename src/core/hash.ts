@@ -1,5 +1,5 @@
 import { createHash, createHmac, type Hash } from "node:crypto";
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream, promises as fsp, readFileSync } from "node:fs";
 
 /**
  * The one place hermes-kit makes a sha256: lock checksums, manifest and consent hashes, tree
@@ -29,9 +29,20 @@ export function sha256Hex(data: string | Uint8Array): string {
 /** Files up to this size are read whole; larger ones are streamed. */
 const SMALL_FILE = 1024 * 1024;
 
-/** sha256 (hex) of a file's bytes; `size`, when known, picks reading it whole over streaming it. */
+/** Files up to this size (and over SMALL_FILE) are read whole and hashed on the libuv pool. */
+const POOLED_FILE = 16 * 1024 * 1024;
+
+/**
+ * sha256 (hex) of a file's bytes; `size`, when known, picks how: small files are read and hashed
+ * here (a pool round trip costs more than the work), mid-sized ones are read and hashed on the
+ * libuv pool (WebCrypto digest runs there, so several such files hash in parallel), larger ones stream.
+ */
 export async function sha256File(path: string, size?: number): Promise<string> {
   if (size !== undefined && size <= SMALL_FILE) return sha256Hex(readFileSync(path));
+  if (size !== undefined && size <= POOLED_FILE) {
+    const digest = await globalThis.crypto.subtle.digest("SHA-256", await fsp.readFile(path));
+    return Buffer.from(digest).toString("hex");
+  }
   const h = sha256();
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
   return h.digest("hex");

@@ -1,6 +1,7 @@
 import { HOOK_CATALOG, type HookName, type HookPayloadOf, type HooksFoldedBy } from "../contracts/hook-catalog.js";
 import { safeString } from "../core/safe-string.js";
 import { CallbackLists } from "./callback-lists.js";
+import { HookTimeouts } from "./hook-timeouts.js";
 import type { FailureReporter } from "./reporter.js";
 
 export const OBSERVER_SCHEMA_VERSION = "hermes.observer.v1";
@@ -23,9 +24,11 @@ export function normalizeHookTimeout(v: unknown): number {
 }
 
 export const FAIL_CLOSED_TIMEOUT_MESSAGE = "pre_tool_call plugin callback timed out or is still running";
-const SUPPRESS_MS = 60_000;
-const ABANDONED_CAP = 3;
-const TIMED_OUT = Symbol("timed-out");
+const timeoutBlock = (): { action: "block"; message: string } => ({
+  action: "block",
+  message: FAIL_CLOSED_TIMEOUT_MESSAGE,
+});
+const noop = (): void => undefined;
 
 function cbName(cb: HookCallback): string {
   return cb.name || "<anonymous>";
@@ -39,22 +42,18 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
   );
 }
 
+type HookSpec = (typeof HOOK_CATALOG)[HookName];
+
 /**
  * Hook registry and dispatch. Callbacks run in registration order
- * (which the loader makes equal to the lock's load order). A promise-returning callback on a
- * bounded or fail-closed hook is raced against the timeout and, if late, abandoned: JavaScript
- * cannot pre-empt a synchronous busy loop, so only asynchronous work is bounded.
+ * (which the loader makes equal to the lock's load order), each after the previous one settled. A
+ * promise returned on a bounded or fail-closed hook is watched against the timeout (one timer for the
+ * whole bus, `hook-timeouts.ts`) and, if late, abandoned: JavaScript cannot pre-empt a synchronous busy
+ * loop, so only asynchronous work is bounded.
  */
 export class HookBus {
   private readonly entries = new CallbackLists<HookEntry>();
-  /**
-   * Timeout bookkeeping keyed by callback identity, never by name: two
-   * anonymous callbacks of one plugin are different callbacks. Suppression is per (hook, callback);
-   * the running gate per (hook, callback, call identity); the abandoned count per callback.
-   */
-  private readonly running = new Map<HookCallback, Set<string>>();
-  private readonly suppressedUntil = new Map<HookCallback, Map<string, number>>();
-  private readonly abandoned = new Map<HookCallback, number>();
+  private readonly timeouts = new HookTimeouts();
   timeoutSeconds = 30;
 
   constructor(private readonly reporter: FailureReporter) {}
@@ -77,134 +76,33 @@ export class HookBus {
   }
 
   clearTimeoutState(): void {
-    this.running.clear();
-    this.suppressedUntil.clear();
-    this.abandoned.clear();
-  }
-
-  private gate(cb: HookCallback, key: string, on: boolean): void {
-    let set = this.running.get(cb);
-    if (on) {
-      if (!set) this.running.set(cb, (set = new Set()));
-      set.add(key);
-    } else if (set) {
-      set.delete(key);
-      if (!set.size) this.running.delete(cb);
-    }
-  }
-
-  /** Race a bounded callback's promise against the timeout; a late call is abandoned, suppressed and counted. */
-  private async raceBounded(
-    e: HookEntry,
-    name: string,
-    gateKey: string,
-    value: PromiseLike<unknown>,
-  ): Promise<unknown> {
-    this.gate(e.cb, gateKey, true);
-    const pending = Promise.resolve(value);
-    let timer: NodeJS.Timeout | undefined;
-    const raced = await Promise.race([
-      pending,
-      new Promise<typeof TIMED_OUT>((r) => {
-        timer = setTimeout(() => r(TIMED_OUT), this.timeoutSeconds * 1000);
-      }),
-    ]).finally(() => clearTimeout(timer));
-    if (raced === TIMED_OUT) {
-      const sup = this.suppressedUntil.get(e.cb) ?? new Map<string, number>();
-      sup.set(name, Date.now() + SUPPRESS_MS);
-      this.suppressedUntil.set(e.cb, sup);
-      this.abandoned.set(e.cb, (this.abandoned.get(e.cb) ?? 0) + 1);
-      // The abandoned call keeps its gate until it settles; then it stops counting.
-      pending
-        .then(
-          () => undefined,
-          () => undefined,
-        )
-        .finally(() => {
-          this.gate(e.cb, gateKey, false);
-          this.abandoned.set(e.cb, Math.max(0, (this.abandoned.get(e.cb) ?? 1) - 1));
-        });
-      this.reporter.notice(
-        e.owner,
-        `hook ${name} callback ${cbName(e.cb)} timed out after ${this.timeoutSeconds}s — skipping`,
-      );
-      return TIMED_OUT;
-    }
-    this.gate(e.cb, gateKey, false);
-    return raced;
+    this.timeouts.clear();
   }
 
   /** Run every callback; the list of non-null results (fail-closed blocks appended as directives). */
-  async invoke(name: string, payload: HookPayload = {}): Promise<unknown[]> {
+  invoke(name: string, payload: HookPayload = {}): Promise<unknown[]> {
     const list = this.entries.snapshot(name);
-    if (!list.length) return [];
-    const spec = HOOK_CATALOG[name as HookName];
-    // Object.assign, not spread: spread copies through V8's slow path here (bench/runtime.bench.mjs).
-    const body: HookPayload =
-      spec?.telemetry === false || "telemetry_schema_version" in payload
-        ? payload
-        : Object.assign({}, payload, { telemetry_schema_version: OBSERVER_SCHEMA_VERSION });
-    const bounded = this.timeoutSeconds > 0 && (spec?.timeout === "bounded" || spec?.timeout === "fail-closed");
-    const failClosed = spec?.timeout === "fail-closed";
-    const callId = [body.tool_call_id, body.turn_id].find((x) => typeof x === "string" && x) as string | undefined;
-    const results: unknown[] = [];
-    const gateKey = bounded ? `${name}\0${callId ?? ""}` : "";
-    for (const e of list) {
-      const raced = bounded && !e.ownTimeout;
-      if (raced) {
-        const until = this.suppressedUntil.get(e.cb)?.get(name) ?? 0;
-        if (this.running.get(e.cb)?.has(gateKey) || (until > 0 && until > Date.now())) {
-          this.reporter.notice(
-            e.owner,
-            `hook ${name} callback ${cbName(e.cb)} skipped after previous timeout or while still running`,
-          );
-          if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
-          continue;
-        }
-        const stuck = this.abandoned.get(e.cb) ?? 0;
-        if (stuck >= ABANDONED_CAP) {
-          this.reporter.notice(
-            e.owner,
-            `hook ${name} callback ${cbName(e.cb)} skipped: ${stuck} abandoned call(s) still running — the ` +
-              "plugin is hung",
-          );
-          if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
-          continue;
-        }
-      }
-      try {
-        let value = e.cb(body);
-        if (isThenable(value)) {
-          if (raced) {
-            value = await this.raceBounded(e, name, gateKey, value);
-            if (value === TIMED_OUT) {
-              if (failClosed) results.push({ action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE });
-              continue;
-            }
-          } else value = await value;
-        }
-        if (value !== null && value !== undefined) {
-          if (spec?.combine === "directive") {
-            const problem = directiveProblem(value);
-            if (problem) this.reporter.malformed("Hook", name, e.owner, cbName(e.cb), problem);
-          }
-          if (spec?.combine === "last-writer-per-field" && typeof value === "object" && "file_path" in value)
-            this.reporter.malformed("Hook", name, e.owner, cbName(e.cb), "file_path is read-only; ignored");
-          results.push(value);
-        }
-      } catch (err) {
-        if (raced) this.gate(e.cb, gateKey, false);
-        this.reporter.report("Hook", name, e.owner, cbName(e.cb), err, Object.keys(body));
-        if (failClosed) {
-          const ex = err instanceof Error ? err : new Error(String(err));
-          results.push({
-            action: "block",
-            message: `${name} plugin callback ${cbName(e.cb)} raised ${ex.name}: ${ex.message.slice(0, 200)}`,
-          });
-        }
-      }
+    if (!list.length) return Promise.resolve([]);
+    try {
+      const spec = HOOK_CATALOG[name as HookName] as HookSpec | undefined;
+      // Object.assign, not spread: spread copies through V8's slow path here (bench/runtime.bench.mjs).
+      const body: HookPayload =
+        spec?.telemetry === false || "telemetry_schema_version" in payload
+          ? payload
+          : Object.assign({}, payload, { telemetry_schema_version: OBSERVER_SCHEMA_VERSION });
+      const bounded = this.timeoutSeconds > 0 && (spec?.timeout === "bounded" || spec?.timeout === "fail-closed");
+      const callId =
+        typeof body.tool_call_id === "string" && body.tool_call_id
+          ? body.tool_call_id
+          : typeof body.turn_id === "string" && body.turn_id
+            ? body.turn_id
+            : "";
+      const seconds = bounded ? this.timeoutSeconds : 0;
+      const gateKey = bounded ? `${name}\0${callId}` : "";
+      return new HookDispatch(name, list, body, spec, seconds, gateKey, this.reporter, this.timeouts).start();
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return results;
   }
 
   // ---- typed dispatch: the hook's fold rule is part of its name's type ----
@@ -275,6 +173,138 @@ export class HookBus {
     const again = ttsPolicyRound(await this.invoke(name, { ...payload, text: first.text }), first.text);
     if ("blocked" in again || again.text === first.text) return again;
     return { blocked: `${name} returned an unstable script (a second rewrite changed it again)` };
+  }
+}
+
+/**
+ * One invoke: walks its snapshot synchronously until a callback returns a promise, and goes on from
+ * that promise's settlement (or its deadline). No async function, no race and no timer per callback:
+ * one promise reaction per pending callback (bench/runtime.bench.mjs: hook dispatch, 10 async callbacks).
+ */
+class HookDispatch {
+  private i = 0;
+  private readonly results: unknown[] = [];
+  private resolve: (results: unknown[]) => void = noop;
+  private reject: (err: unknown) => void = noop;
+  private readonly failClosed: boolean;
+
+  constructor(
+    private readonly name: string,
+    private readonly list: readonly HookEntry[],
+    private readonly body: HookPayload,
+    private readonly spec: HookSpec | undefined,
+    /** The bound for this dispatch; 0 when the hook is unbounded or the bound disabled. */
+    private readonly seconds: number,
+    private readonly gateKey: string,
+    private readonly reporter: FailureReporter,
+    private readonly timeouts: HookTimeouts,
+  ) {
+    this.failClosed = spec?.timeout === "fail-closed";
+  }
+
+  start(): Promise<unknown[]> {
+    if (this.walk()) return Promise.resolve(this.results);
+    // Settlements and deadlines only ever arrive later, so resolve/reject are set before they run.
+    return new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  /** Run callbacks from `i` on; true when all ran, false when one is pending (its settlement resumes). */
+  private walk(): boolean {
+    const { list, body } = this;
+    while (this.i < list.length) {
+      const e = list[this.i++]!;
+      const raced = this.seconds > 0 && !e.ownTimeout;
+      if (raced) {
+        const why = this.timeouts.skipReason(e.cb, this.name, this.gateKey);
+        if (why !== undefined) {
+          this.reporter.notice(e.owner, `hook ${this.name} callback ${cbName(e.cb)} ${why}`);
+          if (this.failClosed) this.results.push(timeoutBlock());
+          continue;
+        }
+      }
+      let value: unknown;
+      let pending: boolean;
+      try {
+        value = e.cb(body);
+        // Inside the try: a `then` getter that throws is the callback's error.
+        pending = isThenable(value);
+      } catch (err) {
+        this.failed(e, err);
+        continue;
+      }
+      if (pending) {
+        this.wait(e, raced, value as PromiseLike<unknown>);
+        return false;
+      }
+      this.accept(e, value);
+    }
+    return true;
+  }
+
+  private wait(e: HookEntry, raced: boolean, value: PromiseLike<unknown>): void {
+    const pending = Promise.resolve(value);
+    if (!raced) {
+      pending.then(
+        (v) => this.resume(e, v, false),
+        (err) => this.resume(e, err, true),
+      );
+      return;
+    }
+    const call = this.timeouts.start(e.cb, this.name, this.gateKey, this.seconds * 1000, () => this.expired(e));
+    // A settlement after the deadline is abandoned (settle() returns false); the dispatch went on without it.
+    pending.then(
+      (v) => this.timeouts.settle(call) && this.resume(e, v, false),
+      (err) => this.timeouts.settle(call) && this.resume(e, err, true),
+    );
+  }
+
+  private resume(e: HookEntry, outcome: unknown, threw: boolean): void {
+    try {
+      if (threw) this.failed(e, outcome);
+      else this.accept(e, outcome);
+      if (this.walk()) this.resolve(this.results);
+    } catch (err) {
+      this.reject(err);
+    }
+  }
+
+  private expired(e: HookEntry): void {
+    try {
+      this.reporter.notice(
+        e.owner,
+        `hook ${this.name} callback ${cbName(e.cb)} timed out after ${this.seconds}s — skipping`,
+      );
+      if (this.failClosed) this.results.push(timeoutBlock());
+      if (this.walk()) this.resolve(this.results);
+    } catch (err) {
+      this.reject(err);
+    }
+  }
+
+  private accept(e: HookEntry, value: unknown): void {
+    if (value === null || value === undefined) return;
+    const combine = this.spec?.combine;
+    if (combine === "directive") {
+      const problem = directiveProblem(value);
+      if (problem) this.reporter.malformed("Hook", this.name, e.owner, cbName(e.cb), problem);
+    }
+    if (combine === "last-writer-per-field" && typeof value === "object" && "file_path" in value)
+      this.reporter.malformed("Hook", this.name, e.owner, cbName(e.cb), "file_path is read-only; ignored");
+    this.results.push(value);
+  }
+
+  private failed(e: HookEntry, err: unknown): void {
+    this.reporter.report("Hook", this.name, e.owner, cbName(e.cb), err, Object.keys(this.body));
+    if (this.failClosed) {
+      const ex = err instanceof Error ? err : new Error(String(err));
+      this.results.push({
+        action: "block",
+        message: `${this.name} plugin callback ${cbName(e.cb)} raised ${ex.name}: ${ex.message.slice(0, 200)}`,
+      });
+    }
   }
 }
 

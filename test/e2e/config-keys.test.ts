@@ -157,7 +157,7 @@ describe("hermes config set / unset", () => {
     expect(read(t.file).startsWith(ORIGINAL.slice(0, -"agent:\n  max_turns: 20\n".length))).toBe(true);
   });
 
-  it("a managed home refuses the deployment's keys naming the owner; a compiled home's lock follows the edit", async () => {
+  it("a managed home refuses the deployment's keys, naming the owner; the lock follows edits", async () => {
     const root = s.dir("managed");
     const h = join(root, "home");
     writePlugin(join(root, "store", "beta"), "name: beta\nversion: '1'\n");

@@ -195,3 +195,38 @@ describe.skipIf(!SHARED)("bare-name resolution: exact, case-insensitive only", (
     ]);
   });
 });
+
+describe("search through the word indexes equals searching every entry's text", () => {
+  // A generated index (names, tags, descriptions from a small vocabulary, so words repeat across
+  // entries); the same index with its word indexes dropped searches each field's whole text.
+  let seed = 99;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const vocab = ["tele", "gram", "telegram", "media", "studio", "me", "chrome", "pro", "file", "profiles", "note"];
+  const phrase = (n: number) => Array.from({ length: n }, () => pick(vocab)).join(pick([" ", "-", "_", ". "]));
+  const generated = Array.from({ length: 300 }, (_, i) =>
+    indexEntry(`${pick(["hermes-", "", "plugin-"])}${phrase(1 + Math.floor(rnd() * 3))}-${i}`, {
+      description: `${phrase(3 + Math.floor(rnd() * 8))}.`,
+      tags: Array.from({ length: Math.floor(rnd() * 3) }, () => phrase(1 + Math.floor(rnd() * 2))),
+    }),
+  );
+  const fast = prepareIndex(generated);
+  const plain = { ...fast, words: null };
+  const show = (hits: ReturnType<typeof searchIndex>) => hits.map((h) => `${h.entry.name} ${h.score} ${h.match}`);
+
+  it("has word indexes to compare", () => {
+    expect(fast.words).not.toBeNull();
+  });
+
+  it("gives the same hits, scores, kinds and order for words, prefixes, inner parts and phrases", () => {
+    const terms = ["me", "tele", "gram", "telegram", "egra", "studio", "media studio", "gram media", "o", "file-"];
+    for (let k = 0; k < 60; k++) {
+      const w = pick(vocab);
+      terms.push(w.slice(Math.floor(rnd() * 2)), `${w} ${pick(vocab)}`, w.slice(0, 2 + Math.floor(rnd() * 3)));
+    }
+    for (const t of terms) expect(show(searchIndex(fast, t)), t).toEqual(show(searchIndex(plain, t)));
+  });
+});

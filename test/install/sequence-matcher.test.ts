@@ -8,6 +8,7 @@ import {
   codePoints,
   lcsLength,
   matchingSize,
+  matchingSizeMasks,
   matchingSizeQ,
   prepareQuery,
   prepareSeq,
@@ -190,6 +191,32 @@ describe("SequenceMatcher ratio (Ratcliff/Obershelp, as CPython)", () => {
       const got = lcsLength(q, cb);
       expect(got, `${a} / ${b}`).toBe(lcs(q.cps, cb));
       expect(matchingSizeQ(q, cb)).toBeLessThanOrEqual(got);
+    }
+  });
+
+  it("the position-mask path (names of up to 64 code points) gives the same matching size", () => {
+    let seed = 4242;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    const word = (n: number) => Array.from({ length: n }, () => "abcde-é😀"[Math.floor(rnd() * 9)]).join("");
+    const pairs: Array<[string, string]> = PYTHON.filter(([, b]) => codePoints(b).length <= 64).map(([a, b]) => [a, b]);
+    for (let k = 0; k < 400; k++) pairs.push([word(Math.floor(rnd() * 50)), word(Math.floor(rnd() * 65))]);
+    for (const [a, b] of pairs) {
+      const ca = codePoints(a);
+      const cb = codePoints(b);
+      // One column per distinct code point, as the search's name tables have them.
+      const col = new Map<number, number>();
+      for (const c of [...cb, ...ca]) if (!col.has(c)) col.set(c, col.size);
+      const lo = new Int32Array(col.size);
+      const hi = new Int32Array(col.size);
+      cb.forEach((c, j) => {
+        if (j < 32) lo[col.get(c)!]! |= 1 << j;
+        else hi[col.get(c)!]! |= 1 << (j - 32);
+      });
+      const cols = Int32Array.from(ca, (c) => col.get(c)!);
+      expect(matchingSizeMasks(cols, lo, hi, 0, cb.length), `${a} / ${b}`).toBe(matchingSize(ca, prepareSeq(cb)));
     }
   });
 });

@@ -452,3 +452,108 @@ describe("registration during a dispatch", () => {
     expect(b.owners("post_tool_call")).toEqual(["p1", "p3", "p3"]);
   });
 });
+
+describe("one timer for every pending bounded call", () => {
+  it("each pending call times out at its own start + the bound, not at the first call's", async () => {
+    vi.useFakeTimers();
+    const { b, logs } = bus(1);
+    const h = hanging("slow");
+    b.add("post_tool_call", () => new Promise((r) => setTimeout(r, 800)), "first");
+    b.add("post_tool_call", h.fn, "second");
+    let done = false;
+    const p = b.invoke("post_tool_call", { tool_call_id: "a" }).then((r) => {
+      done = true;
+      return r;
+    });
+    await vi.advanceTimersByTimeAsync(1000); // t = 1 s: "slow" started at 0.8 s
+    expect(h.calls).toHaveLength(1);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(799);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1); // t = 1.8 s
+    expect(await p).toEqual([]);
+    expect(logs.warnings().map((r) => [r.plugin, r.msg])).toEqual([
+      ["second", "hook post_tool_call callback slow timed out after 1s — skipping"],
+    ]);
+  });
+
+  it("concurrent dispatches share the timer; each keeps its own deadline and in-time results", async () => {
+    vi.useFakeTimers();
+    const { b } = bus(1);
+    const h = hanging("slow");
+    b.add("pre_tool_call", h.fn, "p");
+    const order: string[] = [];
+    const a = b.invoke("pre_tool_call", { tool_call_id: "a" }).then((r) => order.push("a") && r);
+    await vi.advanceTimersByTimeAsync(400);
+    const c = b.invoke("pre_tool_call", { tool_call_id: "b" }).then((r) => order.push("b") && r);
+    await vi.advanceTimersByTimeAsync(300);
+    const d = b.invoke("pre_tool_call", { tool_call_id: "c" }).then((r) => order.push("c") && r);
+    h.calls[2]!.settle(); // "c" answers in time
+    await vi.advanceTimersByTimeAsync(0);
+    expect(order).toEqual(["c"]);
+    await vi.advanceTimersByTimeAsync(300); // t = 1 s: a's deadline
+    expect(order).toEqual(["c", "a"]);
+    await vi.advanceTimersByTimeAsync(399);
+    expect(order).toEqual(["c", "a"]);
+    await vi.advanceTimersByTimeAsync(1); // t = 1.4 s: b's deadline
+    expect(order).toEqual(["c", "a", "b"]);
+    const block = { action: "block", message: FAIL_CLOSED_TIMEOUT_MESSAGE };
+    expect([await a, await c, await d]).toEqual([[block], [block], []]);
+  });
+
+  it("a late rejection of an abandoned call is neither reported nor left unhandled", async () => {
+    vi.useFakeTimers();
+    const { b, logs } = bus(1);
+    b.add(
+      "post_tool_call",
+      function late() {
+        return new Promise((_, reject) => setTimeout(() => reject(new Error("too late")), 2000));
+      },
+      "p",
+    );
+    const p = b.invoke("post_tool_call", {});
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await p).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(logs.warnings().map((r) => r.msg)).toEqual([
+      "hook post_tool_call callback late timed out after 1s — skipping",
+    ]);
+  });
+
+  it("a result whose `then` getter throws is that callback's error (fail-closed: a block)", async () => {
+    const { b } = bus(1);
+    b.add(
+      "pre_tool_call",
+      function trap() {
+        return {
+          // biome-ignore lint/suspicious/noThenProperty: a hostile thenable on purpose
+          get then() {
+            throw new TypeError("no then");
+          },
+        };
+      },
+      "p",
+    );
+    expect(await b.invoke("pre_tool_call", { tool_name: "t" })).toEqual([
+      { action: "block", message: "pre_tool_call plugin callback trap raised TypeError: no then" },
+    ]);
+  });
+
+  it("the timer keeps the process alive only while a bounded call is pending", async () => {
+    const { b } = bus(600);
+    let answer: (v: string) => void = () => undefined;
+    b.add("transform_tool_result", () => new Promise<string>((r) => (answer = r)), "p");
+    const timers = () => process.getActiveResourcesInfo().filter((t) => t === "Timeout").length;
+    const before = timers();
+    const p = b.invoke("transform_tool_result", { result: "r" });
+    expect(timers()).toBe(before + 1);
+    answer("rewritten");
+    expect(await p).toEqual(["rewritten"]);
+    expect(timers()).toBe(before);
+    const again = b.invoke("transform_tool_result", { result: "r" });
+    expect(timers()).toBe(before + 1);
+    answer("again");
+    expect(await again).toEqual(["again"]);
+    expect(timers()).toBe(before);
+  });
+});

@@ -2,11 +2,25 @@ import type { IndexEntry } from "./parse.js";
 import {
   codePoints,
   lcsLength,
+  matchingSizeMasks,
+  popcount,
   matchingSizeQ,
   prepareQuery,
   type CodePoints,
   type PreparedQuery,
 } from "./sequence-matcher.js";
+import {
+  CLOSE as C,
+  corpus,
+  type Corpus,
+  entriesWith,
+  OPEN as O,
+  SPACE as SP,
+  segmentAt,
+  type WordIndex,
+  WordIndexBuilder,
+  wordHits,
+} from "./word-index.js";
 
 /**
  * Community index search. Documented in docs/index-and-packs.md.
@@ -45,17 +59,19 @@ import {
  * original's whole-name ratio misses a typo in one word of a long name: `telgram` vs
  * `hermes-telegram-business` is 0.45); multi-word terms.
  *
- * Speed (bench/search.bench.mjs: 10,000 entries, target < 20 ms per query after load): the
+ * Speed (bench/search.bench.mjs: 10,000 entries, goal < 5 ms CPU per query kind after load): the
  * index is prepared once per load. Names, tags, descriptions and authors are each kept as one
- * long string (one delimited segment per entry), so a term's substring hits in a field are
- * found with a few `indexOf` scans over one string, and the character around each hit says
- * which rule it is (prefix, whole word, word start, anywhere). The typo ratios of name words and
- * tags are computed once per distinct word of the whole index (a vocabulary far smaller than
- * entries × words), then handed to the entries that use the word. The whole-name ratio is bounded
- * first by lengths, then by character counts kept in one flat table (one row per name, one column
- * per character seen in names), then by the longest common subsequence (bit-parallel), so the
- * real Ratcliff/Obershelp work runs only where it can matter. All the bounds are exact: the
- * results are the same as computing every ratio.
+ * long string (one delimited segment per entry), and the character around a hit says which rule
+ * it is (prefix, whole word, word start, anywhere). Names, tags and descriptions also get a word
+ * index (word-index.ts): a term without a blank is searched in the field's distinct words, not in
+ * every entry's text, and a phrase only in the entries that have its longest word; authors are
+ * scanned whole. The typo ratios of name words and tags are computed once per distinct word of
+ * the whole index, then handed to the entries that use the word. The whole-name ratio is bounded
+ * first by lengths, then by which characters the name has (two words of bits), then by character
+ * counts (one flat table row per name), then by the longest common subsequence (bit-parallel over
+ * per-name position masks), and a typo ratio that cannot beat the entry's word or tag typo is
+ * not computed; the Ratcliff/Obershelp work itself reads positions from the same masks. All the
+ * bounds are exact: the results are the same as computing every ratio.
  */
 
 export type MatchKind = "exact" | "prefix" | "word" | "name" | "tag" | "description" | "author" | "typo";
@@ -82,12 +98,6 @@ interface VocabWord {
   tagOf: number[];
 }
 
-/** One field of every entry as one string: entry i's segment starts at `starts[i]`. */
-interface Corpus {
-  text: string;
-  starts: Int32Array;
-}
-
 export interface PreparedIndex {
   readonly entries: readonly PreparedEntry[];
   /** Lowercased name → entries; normalized name → entries. */
@@ -101,6 +111,8 @@ export interface PreparedIndex {
   readonly descriptions: Corpus;
   /** Segments `\x01<lowercased author>\x02`. */
   readonly authors: Corpus;
+  /** The words of the names, tags and descriptions; null when a field held a delimiter character. */
+  readonly words: { names: WordIndex; tags: WordIndex; descriptions: WordIndex } | null;
   /** Distinct name words (of multi-word names) and tags. */
   readonly vocab: readonly VocabWord[];
   /** Code point → column of `nameCounts`; the last column counts every other code point. */
@@ -108,8 +120,19 @@ export interface PreparedIndex {
   readonly width: number;
   /** Row i = character counts of entry i's lowercased name (saturating at 255). */
   readonly nameCounts: Uint8Array;
+  /**
+   * Names of at most 64 code points: row i, column c = bit mask of the positions of c's code point
+   * in entry i's lowercased name, positions 0–31 here and 32–63 in `nameMasksHi` (the "other"
+   * column merges code points, which keeps the LCS an upper bound).
+   */
+  readonly nameMasks: Int32Array;
+  readonly nameMasksHi: Int32Array;
+  /** Row i (two words) = bit (column mod 64) set for each column in entry i's name. */
+  readonly nameBits: Int32Array;
   /** Position of entry i when all are sorted by name, then repo (the tie order of results). */
   readonly rank: Int32Array;
+  /** The inverse of `rank`: the entry at each position of that order. */
+  readonly order: Int32Array;
 }
 
 const SEP = /[\s\-_./]+/g;
@@ -122,33 +145,33 @@ export function normalizeText(s: string): string {
   return s.toLowerCase().replace(SEP, " ").trim();
 }
 
-function corpus(segments: readonly string[]): Corpus {
-  const starts = new Int32Array(segments.length);
-  let at = 0;
-  segments.forEach((s, i) => {
-    starts[i] = at;
-    at += s.length;
-  });
-  return { text: segments.join(""), starts };
-}
-
-/** The entry whose segment holds position `pos`. */
-function entryAt(c: Corpus, pos: number): number {
-  let lo = 0;
-  let hi = c.starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (c.starts[mid]! <= pos) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 const MAX_COLUMNS = 255;
 
 function byNameOrder(a: IndexEntry, b: IndexEntry): number {
   if (a.name !== b.name) return a.name < b.name ? -1 : 1;
   return a.repo < b.repo ? -1 : a.repo > b.repo ? 1 : 0;
+}
+
+/** The per-name character tables of the whole-name ratio's bounds (see PreparedIndex). */
+function nameTables(prepared: readonly PreparedEntry[], columns: ReadonlyMap<number, number>) {
+  const width = columns.size + 1;
+  const nameCounts = new Uint8Array(prepared.length * width);
+  const nameMasks = new Int32Array(prepared.length * width);
+  const nameMasksHi = new Int32Array(prepared.length * width);
+  const nameBits = new Int32Array(prepared.length * 2);
+  prepared.forEach((p, i) => {
+    const row = i * width;
+    const masked = p.nameCps.length <= 64;
+    p.nameCps.forEach((c, j) => {
+      const col = columns.get(c) ?? width - 1;
+      nameBits[2 * i + ((col >> 5) & 1)]! |= 1 << (col & 31);
+      const k = row + col;
+      if (nameCounts[k]! < 255) nameCounts[k]!++;
+      if (masked && j < 32) nameMasks[k]! |= 1 << j;
+      else if (masked) nameMasksHi[k]! |= 1 << (j - 32);
+    });
+  });
+  return { width, nameCounts, nameMasks, nameMasksHi, nameBits };
 }
 
 /** Lowercase, normalize and index every entry once; search many times. */
@@ -171,6 +194,10 @@ export function prepareIndex(entries: readonly IndexEntry[]): PreparedIndex {
     return v;
   };
   const columns = new Map<number, number>();
+  const nameWords = new WordIndexBuilder();
+  const tagWords = new WordIndexBuilder();
+  const descWords = new WordIndexBuilder();
+  let delims = false;
   entries.forEach((entry, i) => {
     const name = entry.name.toLowerCase();
     const nameNorm = normalizeText(entry.name);
@@ -179,25 +206,28 @@ export function prepareIndex(entries: readonly IndexEntry[]): PreparedIndex {
     (byName.get(name) ?? byName.set(name, []).get(name)!).push(i);
     if (nameNorm) (byNorm.get(nameNorm) ?? byNorm.set(nameNorm, []).get(nameNorm)!).push(i);
     nameSegs.push(`${OPEN}${clean(nameNorm)}${CLOSE}`);
+    nameWords.add(i, nameNorm, true);
     const tagsLower = entry.tags.map((t) => t.toLowerCase());
-    tagSegs.push(entry.tags.map((t) => `${OPEN}${clean(normalizeText(t))}${CLOSE}`).join(""));
-    descSegs.push(`${OPEN} ${clean(normalizeText(entry.description))} ${CLOSE}`);
+    let tagSeg = "";
+    for (const t of entry.tags) {
+      const norm = normalizeText(t);
+      delims ||= HAS_DELIM.test(norm);
+      tagWords.add(i, norm, true);
+      tagSeg += `${OPEN}${clean(norm)}${CLOSE}`;
+    }
+    tagSegs.push(tagSeg);
+    const descNorm = normalizeText(entry.description);
+    delims ||= HAS_DELIM.test(nameNorm) || HAS_DELIM.test(descNorm);
+    descWords.add(i, descNorm, false);
+    descSegs.push(`${OPEN} ${clean(descNorm)} ${CLOSE}`);
     authorSegs.push(`${OPEN}${clean(entry.author.toLowerCase())}${CLOSE}`);
     const words = nameNorm.split(" ").filter(Boolean);
     if (words.length > 1) for (const w of new Set(words)) word(w).nameOf.push(i);
     for (const t of new Set(tagsLower)) word(t).tagOf.push(i);
     for (const c of nameCps) if (!columns.has(c) && columns.size < MAX_COLUMNS) columns.set(c, columns.size);
   });
-  const width = columns.size + 1;
-  const nameCounts = new Uint8Array(prepared.length * width);
-  prepared.forEach((p, i) => {
-    const row = i * width;
-    for (const c of p.nameCps) {
-      const k = row + (columns.get(c) ?? width - 1);
-      if (nameCounts[k]! < 255) nameCounts[k]!++;
-    }
-  });
-  const order = prepared.map((_, i) => i).sort((x, y) => byNameOrder(prepared[x]!.entry, prepared[y]!.entry));
+  const { width, nameCounts, nameMasks, nameMasksHi, nameBits } = nameTables(prepared, columns);
+  const order = Int32Array.from(prepared.map((_, i) => i).sort((x, y) => byNameOrder(entries[x]!, entries[y]!)));
   const rank = new Int32Array(prepared.length);
   order.forEach((i, k) => (rank[i] = k));
   return {
@@ -208,11 +238,16 @@ export function prepareIndex(entries: readonly IndexEntry[]): PreparedIndex {
     tags: corpus(tagSegs),
     descriptions: corpus(descSegs),
     authors: corpus(authorSegs),
+    words: delims ? null : { names: nameWords.build(), tags: tagWords.build(), descriptions: descWords.build() },
     vocab: [...vocabMap.values()],
     columns,
     width,
     nameCounts,
+    nameMasks,
+    nameMasksHi,
+    nameBits,
     rank,
+    order,
   };
 }
 
@@ -228,19 +263,52 @@ const K: Record<MatchKind, number> = {
   author: 7,
 };
 
-interface Query {
-  text: string;
-  cps: CodePoints;
-  pq: PreparedQuery;
-  /** (column, count) pairs of the query's code points, for the name bound. */
-  qcols: Int32Array;
-  qcounts: Int32Array;
+/** Per-entry arrays of one query term, reused from search to search (see `buffers`). */
+interface QueryBuffers {
   /** Best score per entry from the name, tag, description and author rules, and its kind. */
   strScore: Float32Array;
   strKind: Uint8Array;
   /** Best typo score per entry from name words (r·58, r ≥ 0.75) and from tags (r·50, r ≥ 0.75). */
   wordTypo: Float32Array;
   tagTypo: Float32Array;
+}
+
+interface Query extends QueryBuffers {
+  text: string;
+  cps: CodePoints;
+  pq: PreparedQuery;
+  /** (column, count) pairs of the query's code points, for the name bound. */
+  qcols: Int32Array;
+  /** The column of each of the query's code points, in order (for the LCS over `nameMasks`). */
+  colSeq: Int32Array;
+  /** The query's columns as `nameBits` sets them, and how many code points repeat an earlier bit. */
+  bits0: number;
+  bits1: number;
+  repeats: number;
+  qcounts: Int32Array;
+}
+
+/** One set of buffers per term of a search (searches are synchronous, so they can be shared). */
+const pool: QueryBuffers[] = [];
+
+/** Zeroed buffers for term `k` of a search over `n` entries. */
+function buffers(k: number, n: number): QueryBuffers {
+  let b = pool[k];
+  if (!b || b.strScore.length !== n) {
+    b = {
+      strScore: new Float32Array(n),
+      strKind: new Uint8Array(n),
+      wordTypo: new Float32Array(n),
+      tagTypo: new Float32Array(n),
+    };
+    pool[k] = b;
+    return b;
+  }
+  b.strScore.fill(0);
+  b.strKind.fill(0);
+  b.wordTypo.fill(0);
+  b.tagTypo.fill(0);
+  return b;
 }
 
 /** ratio(q, word) when it is at least `min`, else 0 (length and LCS bounds first). */
@@ -253,48 +321,102 @@ function vocabRatio(q: PreparedQuery, v: VocabWord, min: number): number {
   return r >= min ? r : 0;
 }
 
+/** The scores of one corpus' rules, from the characters before and after a hit. */
+const RULES = {
+  name: (b: number, a: number) => (b === O ? 90 : b === SP ? (a === SP || a === C ? 86 : 82) : 76),
+  tag: (b: number, a: number) => (b === O ? (a === C ? 70 : 60) : 55),
+  description: (b: number, a: number) => (b === SP && a === SP ? 50 : 45),
+  author: () => 40,
+} as const;
+/** The best score of each corpus' rules: once an entry has it, its segment's other hits can be skipped. */
+const BEST = { name: 90, tag: 70, description: 50, author: 40 } as const;
+
 /**
- * Every hit of `needle` in a corpus, as (entry, score): `classify` gets the characters before
- * and after the hit and returns the rule's score.
+ * Every hit of `needle` in a corpus, as (entry, score) by the corpus' rules: through the field's
+ * word index when it has one (a phrase is searched only in the entries that have its longest word).
  */
 function scan(
   c: Corpus,
+  words: WordIndex | undefined,
   needle: string,
-  classify: (before: number, after: number) => number,
+  rules: keyof typeof RULES,
   kind: number,
-  score: Float32Array,
-  kinds: Uint8Array,
+  q: QueryBuffers,
 ): void {
   if (!needle || HAS_DELIM.test(needle)) return;
-  const text = c.text;
-  const len = needle.length;
-  let at = text.indexOf(needle);
-  while (at >= 0) {
-    const e = entryAt(c, at);
-    const s = classify(text.charCodeAt(at - 1), text.charCodeAt(at + len));
-    if (s > score[e]!) {
-      score[e] = s;
-      kinds[e] = kind;
-    }
-    at = text.indexOf(needle, at + 1);
+  if (!words) return scanAll(c, needle, rules, kind, q);
+  if (!needle.includes(" ")) return wordHits(words, needle, RULES[rules], kind, q.strScore, q.strKind);
+  const longest = needle.split(" ").reduce((x, y) => (y.length > x.length ? y : x));
+  const n = c.starts.length;
+  for (const e of entriesWith(words, longest, n)) {
+    const start = c.starts[e]!;
+    scanText(c.text.slice(start, e + 1 < n ? c.starts[e + 1]! : c.text.length), 0, needle, rules, kind, q, e);
   }
 }
 
-const O = 1;
-const C = 2;
-const SP = 32;
+/** Every hit of `needle` in the whole corpus text. */
+function scanAll(c: Corpus, needle: string, rules: keyof typeof RULES, kind: number, q: QueryBuffers): void {
+  if (!needle || HAS_DELIM.test(needle)) return;
+  const { text, starts } = c;
+  let e = 0;
+  let at = text.indexOf(needle);
+  while (at >= 0) {
+    e = segmentAt(c, at, e);
+    // Hits are found left to right, so the rest of this entry's segment cannot score higher.
+    const top = record(text, at, needle.length, rules, kind, q, e);
+    at = top && e + 1 < starts.length ? text.indexOf(needle, starts[e + 1]!) : text.indexOf(needle, at + 1);
+  }
+}
 
-function query(text: string, index: PreparedIndex): Query {
+/** Every hit of `needle` in one entry's segment. */
+function scanText(
+  seg: string,
+  from: number,
+  needle: string,
+  rules: keyof typeof RULES,
+  kind: number,
+  q: QueryBuffers,
+  e: number,
+): void {
+  let at = seg.indexOf(needle, from);
+  while (at >= 0 && !record(seg, at, needle.length, rules, kind, q, e)) at = seg.indexOf(needle, at + 1);
+}
+
+/** Scores the hit at `at` for entry `e`; true when it has the corpus' best score. */
+function record(
+  text: string,
+  at: number,
+  len: number,
+  rules: keyof typeof RULES,
+  kind: number,
+  q: QueryBuffers,
+  e: number,
+): boolean {
+  const s = RULES[rules](text.charCodeAt(at - 1), text.charCodeAt(at + len));
+  if (s > q.strScore[e]!) {
+    q.strScore[e] = s;
+    q.strKind[e] = kind;
+  }
+  return s === BEST[rules];
+}
+
+function query(text: string, index: PreparedIndex, slot: number): Query {
   const cps = codePoints(text);
   const pq = prepareQuery(cps);
   const byCol = new Map<number, number>();
-  for (const c of cps) {
+  const colSeq = new Int32Array(cps.length);
+  let bits0 = 0;
+  let bits1 = 0;
+  cps.forEach((c, k) => {
     const col = index.columns.get(c) ?? index.width - 1;
     byCol.set(col, (byCol.get(col) ?? 0) + 1);
-  }
+    colSeq[k] = col;
+    if (col & 32) bits1 |= 1 << (col & 31);
+    else bits0 |= 1 << (col & 31);
+  });
   const n = index.entries.length;
-  const strScore = new Float32Array(n);
-  const strKind = new Uint8Array(n);
+  const buf = buffers(slot, n);
+  const { strScore, strKind, wordTypo, tagTypo } = buf;
   const norm = normalizeText(text);
   // Exact names: raw (100), then normalized (98).
   for (const i of index.byNorm.get(norm) ?? []) {
@@ -307,25 +429,17 @@ function query(text: string, index: PreparedIndex): Query {
   }
   // Normalized comparisons (a raw hit is always a normalized hit too); a term that normalizes
   // to nothing ("--") matches no name, tag or description.
-  scan(
-    index.names,
-    norm,
-    (b, a) => (b === O ? 90 : b === SP ? (a === SP || a === C ? 86 : 82) : 76),
-    K.name,
-    strScore,
-    strKind,
-  );
-  scan(index.tags, norm, (b, a) => (b === O ? (a === C ? 70 : 60) : 55), K.tag, strScore, strKind);
-  scan(index.descriptions, norm, (b, a) => (b === SP && a === SP ? 50 : 45), K.description, strScore, strKind);
-  scan(index.authors, text, () => 40, K.author, strScore, strKind);
+  const words = index.words ?? undefined;
+  scan(index.names, words?.names, norm, "name", K.name, buf);
+  scan(index.tags, words?.tags, norm, "tag", K.tag, buf);
+  scan(index.descriptions, words?.descriptions, norm, "description", K.description, buf);
+  scanAll(index.authors, text, "author", K.author, buf);
   // Name scores 90/86/82/76 are prefix/word/word/name.
   for (let i = 0; i < n; i++) {
     if (strKind[i] !== K.name) continue;
     const s = strScore[i]!;
     strKind[i] = s === 90 ? K.prefix : s === 76 ? K.name : K.word;
   }
-  const wordTypo = new Float32Array(n);
-  const tagTypo = new Float32Array(n);
   for (const v of index.vocab) {
     const r = vocabRatio(pq, v, 0.75);
     if (!r) continue;
@@ -338,21 +452,69 @@ function query(text: string, index: PreparedIndex): Query {
     pq,
     qcols: Int32Array.from(byCol.keys()),
     qcounts: Int32Array.from(byCol.values()),
-    strScore,
-    strKind,
-    wordTypo,
-    tagTypo,
+    colSeq,
+    bits0,
+    bits1,
+    // Columns 64 apart share a bit: count repeats per bit, so the bound stays an upper bound.
+    repeats: cps.length - popcount(bits0) - popcount(bits1),
+    ...buf,
   };
 }
 
-/** Whole-name ratio of entry `i` when it is at least `min`, else 0. */
-function nameRatio(index: PreparedIndex, i: number, q: Query, min: number): number {
+/**
+ * LCS of the query and a name of at most 32 code points, bit-parallel with the name's position
+ * masks as the pattern (see lcsLength in sequence-matcher.ts): one step per query code point.
+ */
+function maskLcs(masks: Int32Array, row: number, colSeq: Int32Array, lb: number): number {
+  const top = lb >= 32 ? -1 : (1 << lb) - 1;
+  let v = top;
+  for (let k = 0; k < colSeq.length; k++) {
+    const pm = masks[row + colSeq[k]!]!;
+    if (!pm) continue;
+    const u = v & pm;
+    v = ((v + u) | (v & ~u)) & top;
+  }
+  return lb - popcount(v);
+}
+
+/** maskLcs for names of 33–64 code points: two 32-bit words, the carry taken from a float sum. */
+function maskLcs2(index: PreparedIndex, row: number, colSeq: Int32Array, lb: number): number {
+  const lo = index.nameMasks;
+  const hi = index.nameMasksHi;
+  const top = lb >= 64 ? -1 : (1 << (lb - 32)) - 1;
+  let v0 = -1;
+  let v1 = top;
+  for (let k = 0; k < colSeq.length; k++) {
+    const at = row + colSeq[k]!;
+    const m0 = lo[at]!;
+    const m1 = hi[at]!;
+    if (!(m0 | m1)) continue;
+    const u0 = v0 & m0;
+    const u1 = v1 & m1;
+    const s0 = (v0 >>> 0) + (u0 >>> 0);
+    const carry = s0 > 0xffffffff ? 1 : 0;
+    v0 = s0 | (v0 & ~u0);
+    v1 = (((v1 >>> 0) + (u1 >>> 0) + carry) | (v1 & ~u1)) & top;
+  }
+  return lb - popcount(v0) - popcount(v1);
+}
+
+/**
+ * Whole-name ratio of entry `i` when it is at least `min`, else 0. The bounds skip the exact ratio
+ * when it is under `prune` (≥ min): the caller knows a ratio under it cannot change the result.
+ */
+function nameRatio(index: PreparedIndex, i: number, q: Query, min: number, prune: number): number {
   const p = index.entries[i]!;
   const la = q.cps.length;
   const lb = p.nameCps.length;
   const total = la + lb;
   if (!total) return 1;
-  if ((2 * (la < lb ? la : lb)) / total < min) return 0;
+  if ((2 * (la < lb ? la : lb)) / total < prune) return 0;
+  // Quick bound: the query's columns present in the name (merged bits only overcount), plus
+  // every repeat of a column, bound the common characters.
+  const bits = index.nameBits;
+  const present = popcount(bits[2 * i]! & q.bits0) + popcount(bits[2 * i + 1]! & q.bits1);
+  if ((2 * (present + q.repeats)) / total < prune) return 0;
   // Multiset bound from the flat count table (merged "other" column keeps it an upper bound).
   const row = i * index.width;
   const counts = index.nameCounts;
@@ -362,9 +524,20 @@ function nameRatio(index: PreparedIndex, i: number, q: Query, min: number): numb
     const want = q.qcounts[k]!;
     inter += have < want ? have : want;
   }
-  if ((2 * inter) / total < min) return 0;
-  if ((2 * lcsLength(q.pq, p.nameCps)) / total < min) return 0;
-  const r = (2 * matchingSizeQ(q.pq, p.nameCps)) / total;
+  if ((2 * inter) / total < prune) return 0;
+  const lcs =
+    lb <= 32
+      ? maskLcs(index.nameMasks, row, q.colSeq, lb)
+      : lb <= 64
+        ? maskLcs2(index, row, q.colSeq, lb)
+        : lcsLength(q.pq, p.nameCps);
+  if ((2 * lcs) / total < prune) return 0;
+  // The masks give exact positions unless the columns ran out (then "other" merges code points).
+  const exact = lb <= 64 && index.columns.size < MAX_COLUMNS;
+  const m = exact
+    ? matchingSizeMasks(q.colSeq, index.nameMasks, index.nameMasksHi, row, lb)
+    : matchingSizeQ(q.pq, p.nameCps);
+  const r = (2 * m) / total;
   return r >= min ? r : 0;
 }
 
@@ -378,17 +551,20 @@ function scoreOne(index: PreparedIndex, i: number, q: Query): void {
   let match = q.strKind[i]!;
   if (score < 60) {
     // Typos: each rule's best possible score is r_max × weight ≤ 60, so skip it when it cannot win.
-    const r = nameRatio(index, i, q, score / 60 > 0.6 ? score / 60 : 0.6);
+    const w = q.wordTypo[i]!;
+    const tg = q.tagTypo[i]!;
+    const min = score / 60 > 0.6 ? score / 60 : 0.6;
+    // A whole-name ratio under both typo scores (less a rounding margin) changes nothing below.
+    const floor = (w > tg ? w : tg) / 60 - 1e-9;
+    const r = nameRatio(index, i, q, min, floor > min ? floor : min);
     if (r && r * 60 > score) {
       score = r * 60;
       match = K.typo;
     }
-    const w = q.wordTypo[i]!;
     if (w > score) {
       score = w;
       match = K.typo;
     }
-    const tg = q.tagTypo[i]!;
     if (tg > score) {
       score = tg;
       match = K.tag;
@@ -457,28 +633,34 @@ export function searchIndex(
       .map((p) => ({ entry: p.entry, score: 0, match: "name" as MatchKind }))
       .sort((a, b) => byNameOrder(a.entry, b.entry));
   }
-  const whole = query(text, prepared);
+  const whole = query(text, prepared, 0);
   const words = text.split(/\s+/).filter(Boolean);
-  const parts = words.length > 1 ? words.map((w) => query(w, prepared)) : [];
-  // Sort on numbers: score (2 decimals) descending, then the precomputed name order.
-  const found: number[] = [];
-  const scores: number[] = [];
-  const kinds: number[] = [];
-  for (let i = 0; i < all.length; i++) {
+  const parts = words.length > 1 ? words.map((w, k) => query(w, prepared, k + 1)) : [];
+  // One number per hit: score in hundredths (descending), then the precomputed name order. The
+  // keys are distinct integers, so a plain numeric sort of a typed array orders the results.
+  const n = all.length;
+  const { rank, order } = prepared;
+  const keys = new Float64Array(n);
+  const kinds = whole.strKind;
+  let found = 0;
+  for (let i = 0; i < n; i++) {
     if (cap && !all[i]!.capabilities.includes(cap)) continue;
     scoreEntry(prepared, i, whole, parts);
     if (outScore > 0) {
-      found.push(i);
-      scores.push(Math.round(outScore * 100) / 100);
-      kinds.push(outMatch);
+      keys[found++] = (10_000 - Math.round(outScore * 100)) * n + rank[i]!;
+      // Entry i's own slot: it is not read again for this search.
+      kinds[i] = outMatch;
     }
   }
-  const n = all.length;
-  const keys = new Float64Array(found.length);
-  for (let k = 0; k < found.length; k++)
-    keys[k] = (10_000 - Math.round(scores[k]! * 100)) * n + prepared.rank[found[k]!]!;
-  const idx = Array.from(found.keys()).sort((x, y) => keys[x]! - keys[y]!);
-  return idx.map((k) => ({ entry: all[found[k]!]!.entry, score: scores[k]!, match: KINDS[kinds[k]!]! }));
+  const sorted = keys.subarray(0, found).sort();
+  const hits: SearchHit[] = new Array(found);
+  for (let k = 0; k < found; k++) {
+    const key = sorted[k]!;
+    const r = key % n;
+    const i = order[r]!;
+    hits[k] = { entry: all[i]!.entry, score: (10_000 - (key - r) / n) / 100, match: KINDS[kinds[i]!]! };
+  }
+  return hits;
 }
 
 /**

@@ -175,6 +175,97 @@ function core(a: CodePoints, bc: CodePoints): number {
   return total;
 }
 
+/** Bits w..w+31 of the positions [lo, hi), as one 32-bit word. */
+function rangeWord(lo: number, hi: number, w: number): number {
+  const h = hi - w;
+  if (h <= 0) return 0;
+  const l = lo - w;
+  const upto = h >= 32 ? -1 : (1 << h) - 1;
+  return l <= 0 ? upto : l >= 32 ? 0 : upto & ~((1 << l) - 1);
+}
+
+/**
+ * matchingSize for a `b` of at most 64 elements given as position masks: `lo[at + cols[i]]` and
+ * `hi[at + cols[i]]` are the positions (0–31, 32–63) in b of the element a[i] (exactly: no two
+ * elements may share a column). The same loops as `core`, with each row's positions taken from
+ * the masks, already cut to the range; there is no junk, so a longest block cannot be extended.
+ */
+export function matchingSizeMasks(cols: Int32Array, lo: Int32Array, hi: Int32Array, at: number, lb: number): number {
+  const la = cols.length;
+  ensureRows(lb + 2);
+  if (rowClock > 2_000_000_000) {
+    rowClock = 0;
+    stampA.fill(-2);
+    stampB.fill(-2);
+  }
+  if (stack.length < 4 * (la + 2)) stack = new Int32Array(8 * (la + 2));
+  let sp = 0;
+  stack[sp++] = 0;
+  stack[sp++] = la;
+  stack[sp++] = 0;
+  stack[sp++] = lb;
+  let total = 0;
+  while (sp) {
+    const bhi = stack[--sp]!;
+    const blo = stack[--sp]!;
+    const ahi = stack[--sp]!;
+    const alo = stack[--sp]!;
+    const r0 = rangeWord(blo, bhi, 0);
+    const r1 = rangeWord(blo, bhi, 32);
+    let besti = alo;
+    let bestj = blo;
+    let bestsize = 0;
+    let prevLen = lenA;
+    let prevStamp = stampA;
+    let curLen = lenB;
+    let curStamp = stampB;
+    let prevRow = -1;
+    for (let i = alo; i < ahi; i++) {
+      const row = ++rowClock;
+      const c = at + cols[i]!;
+      for (let w = 0; w < 64; w += 32) {
+        let m = w ? hi[c]! & r1 : lo[c]! & r0;
+        while (m) {
+          const bit = m & -m;
+          m ^= bit;
+          const j = w + 31 - Math.clz32(bit);
+          const k = (prevStamp[j] === prevRow ? prevLen[j]! : 0) + 1;
+          curLen[j + 1] = k;
+          curStamp[j + 1] = row;
+          if (k > bestsize) {
+            besti = i - k + 1;
+            bestj = j - k + 1;
+            bestsize = k;
+          }
+        }
+      }
+      prevRow = row;
+      const tl = prevLen;
+      prevLen = curLen;
+      curLen = tl;
+      const ts = prevStamp;
+      prevStamp = curStamp;
+      curStamp = ts;
+    }
+    if (bestsize) {
+      total += bestsize;
+      if (alo < besti && blo < bestj) {
+        stack[sp++] = alo;
+        stack[sp++] = besti;
+        stack[sp++] = blo;
+        stack[sp++] = bestj;
+      }
+      if (besti + bestsize < ahi && bestj + bestsize < bhi) {
+        stack[sp++] = besti + bestsize;
+        stack[sp++] = ahi;
+        stack[sp++] = bestj + bestsize;
+        stack[sp++] = bhi;
+      }
+    }
+  }
+  return total;
+}
+
 /** Total size of the matching blocks (what `sum(m.size for m in get_matching_blocks())` gives). */
 export function matchingSize(a: CodePoints, b: PreparedSeq | CodePoints): number {
   const pb = Array.isArray(b) ? prepareSeq(b as CodePoints) : (b as PreparedSeq);
@@ -206,6 +297,8 @@ export interface PreparedQuery {
     v: Int32Array;
     u: Int32Array;
   };
+  /** Terms of at most 32 elements: each element's positions as one 32-bit mask, built on first use. */
+  mask32?: { ascii: Int32Array; other: Map<number, number> };
   /** Small id of each position's element (equal elements share an id). */
   ids: Int32Array;
   distinct: number;
@@ -234,16 +327,87 @@ export function prepareQuery(a: string | CodePoints): PreparedQuery {
 const LCS_BITS = 30;
 const LCS_MASK = (1 << LCS_BITS) - 1;
 
+/** Bits set in a 32-bit word. */
+export function popcount(x: number): number {
+  let v = x - ((x >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
+}
+
+/** The low `n` bits set (n ≤ 32; all 32 as -1, since the arithmetic below wraps at 32 bits). */
+const lowBits = (n: number): number => (n >= 32 ? -1 : (1 << n) - 1);
+
+/** Per-element bit masks of positions in the term, for terms of at most 32 elements. */
+function termMasks(q: PreparedQuery): NonNullable<PreparedQuery["mask32"]> {
+  if (q.mask32) return q.mask32;
+  const ascii = new Int32Array(128);
+  const other = new Map<number, number>();
+  q.cps.forEach((c, i) => {
+    if (c < 128) ascii[c]! |= 1 << i;
+    else other.set(c, (other.get(c) ?? 0) | (1 << i));
+  });
+  q.mask32 = { ascii, other };
+  return q.mask32;
+}
+
+/** Scratch masks of b's positions per distinct term element (b as the pattern). */
+let bMasks = new Int32Array(64);
+
 /**
  * Length of the longest common subsequence of the term and `b`, bit-parallel (Hyyrö's
- * formulation of Allison–Dix: V' = (V + U) | (V − U) with U = V & match(c), in 30-bit words
- * with carries): O(len(b) × ⌈len(term)/30⌉). The matching blocks of the ratio form a common
- * subsequence, so 2·LCS/(la + lb) is an upper bound of `ratio`, and a much tighter one than
- * `quick_ratio` for strings that share their letters but not their order.
+ * formulation of Allison–Dix: V' = (V + U) | (V − U) with U = V & match(c)). The matching
+ * blocks of the ratio form a common subsequence, so 2·LCS/(la + lb) is an upper bound of `ratio`,
+ * and a much tighter one than `quick_ratio` for strings that share their letters but not their
+ * order. LCS is symmetric: a term of at most 32 elements, else a `b` of at most 32, is the pattern
+ * (one 32-bit word, wrapping arithmetic); longer pairs use 30-bit words with carries.
  */
 export function lcsLength(q: PreparedQuery, b: CodePoints): number {
   const m = q.cps.length;
-  if (!m || !b.length) return 0;
+  const lb = b.length;
+  if (!m || !lb) return 0;
+  if (m <= 32) {
+    const { ascii, other } = termMasks(q);
+    const top = lowBits(m);
+    let v = top;
+    for (let j = 0; j < lb; j++) {
+      const c = b[j]!;
+      const pm = c < 128 ? ascii[c]! : (other.get(c) ?? 0);
+      if (!pm) continue;
+      const u = v & pm;
+      v = ((v + u) | (v & ~u)) & top;
+    }
+    return m - popcount(v);
+  }
+  if (lb <= 32) return lcsByB(q, b);
+  return lcsWords(q, b);
+}
+
+/** LCS with `b` (≤ 32 elements) as the bit pattern and the term as the text. */
+function lcsByB(q: PreparedQuery, b: CodePoints): number {
+  const lb = b.length;
+  const d = q.distinct;
+  if (bMasks.length < d) bMasks = new Int32Array(d * 2);
+  bMasks.fill(0, 0, d);
+  for (let j = 0; j < lb; j++) {
+    const c = b[j]!;
+    const id = c < 128 ? q.asciiId[c]! : (q.otherId.get(c) ?? -1);
+    if (id >= 0) bMasks[id]! |= 1 << j;
+  }
+  const top = lowBits(lb);
+  let v = top;
+  const ids = q.ids;
+  for (let i = 0; i < ids.length; i++) {
+    const pm = bMasks[ids[i]!]!;
+    if (!pm) continue;
+    const u = v & pm;
+    v = ((v + u) | (v & ~u)) & top;
+  }
+  return lb - popcount(v);
+}
+
+/** LCS for a term over 32 elements and a `b` over 32: 30-bit words with carries. */
+function lcsWords(q: PreparedQuery, b: CodePoints): number {
+  const m = q.cps.length;
   if (!q.lcs) {
     const words = Math.ceil(m / LCS_BITS);
     const ascii: Array<Int32Array | undefined> = new Array(128);
@@ -277,13 +441,7 @@ export function lcsLength(q: PreparedQuery, b: CodePoints): number {
     }
   }
   let ones = 0;
-  for (let k = 0; k < words; k++) {
-    let x = v[k]!;
-    while (x) {
-      x &= x - 1;
-      ones++;
-    }
-  }
+  for (let k = 0; k < words; k++) ones += popcount(v[k]!);
   return m - ones;
 }
 

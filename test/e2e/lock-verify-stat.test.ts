@@ -1,0 +1,94 @@
+import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { fingerprint, listTree } from "../../src/compile/tree-hash.js";
+import { runCli } from "../support/cli.js";
+import { Scratch, writePlugin, writeText } from "../support/home.js";
+
+/**
+ * `hermes lock verify` trusts the compile's integrity cache for a tree whose stat fingerprint
+ * (names, types, modes, sizes, mtimes, ctimes, inodes, link targets) is unchanged, and hashes
+ * everything else; `--full` hashes every file and never reads the cache.
+ */
+const scratch = new Scratch("hermes-e2e-lock-verify-stat-");
+afterAll(() => scratch.cleanup());
+
+const ENTRY = "export function register(ctx) { return 1; }\n";
+/** A whole second, so that putting it back through utimes is exact (utimes takes no nanoseconds). */
+const STAMP = 1_700_000_000;
+
+async function compiledHome() {
+  const root = scratch.dir("case");
+  const home = join(root, "home");
+  const bundled = scratch.dir("bundled");
+  const plugin = writePlugin(join(home, "plugins", "memo"), { manifest: "name: memo\nversion: '1'\n", entry: false });
+  writeText(join(plugin, "index.js"), ENTRY);
+  utimesSync(join(plugin, "index.js"), STAMP, STAMP);
+  writeText(join(home, "config.yaml"), "plugins:\n  enabled: [memo]\n");
+  const cli = (...args: string[]) => runCli(["--home", home, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } });
+  expect((await cli("compile")).code).toBe(0);
+  return { home, plugin, cli };
+}
+
+/** Same-size new bytes, with the file's atime and mtime put back as they were. */
+function tamperKeepingSizeAndMtime(file: string): void {
+  const before = statSync(file);
+  const text = readFileSync(file, "utf8");
+  writeFileSync(file, text.replace("return 1", "return 2"));
+  utimesSync(file, STAMP, STAMP);
+  const after = statSync(file);
+  expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs]);
+}
+
+describe("hermes lock verify: the stat quick check and --full", () => {
+  it("a file rewritten with its size and mtime restored is caught by --full and by the quick check", async () => {
+    const t = await compiledHome();
+    expect((await t.cli("lock", "verify")).code).toBe(0);
+    tamperKeepingSizeAndMtime(join(t.plugin, "index.js"));
+    for (const flags of [["--full"], []]) {
+      const r = await t.cli("lock", "verify", ...flags);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/E_LOCK_DRIFT .*plugins\/memo: plugin memo changed: changed: index\.js$/m);
+    }
+  });
+
+  it("--full never trusts the integrity cache, even one forged to match the new stat data", async () => {
+    const t = await compiledHome();
+    const file = join(t.plugin, "index.js");
+    tamperKeepingSizeAndMtime(file);
+    // Forge the cache entry: the fingerprint of the tampered tree, with the lock's hashes kept.
+    const cacheFile = join(t.home, "cache", "integrity.json");
+    const cache = JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { fp: string }> };
+    const key = Object.keys(cache.entries).find((k) => k.endsWith("/plugins/memo"));
+    expect(key).toBeDefined();
+    cache.entries[key!]!.fp = fingerprint(await listTree(t.plugin));
+    writeFileSync(cacheFile, JSON.stringify(cache));
+    // The documented trust rule: the quick check believes the cache hermes wrote.
+    expect((await t.cli("lock", "verify")).code).toBe(0);
+    const full = await t.cli("lock", "verify", "--full");
+    expect(full.code).toBe(1);
+    expect(full.stderr).toMatch(/E_LOCK_DRIFT .*plugins\/memo: plugin memo changed: changed: index\.js$/m);
+  });
+
+  it("a touched but unchanged file falls back to hashing and reports no drift", async () => {
+    const t = await compiledHome();
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(t.plugin, "index.js"), later, later);
+    const r = await t.cli("lock", "verify");
+    expect(r.stdout).toContain("lock verified: no drift");
+    expect(r.code).toBe(0);
+  });
+
+  it("a changed manifest is reported from the bytes the tree hash read", async () => {
+    const t = await compiledHome();
+    writeFileSync(join(t.plugin, "plugin.yaml"), "name: memo\nversion: '2'\n");
+    const r = await t.cli("lock", "verify", "--json");
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as {
+      plugins: Array<{ key: string; manifest_changed: boolean; changed: string[] }>;
+    };
+    expect(report.plugins).toEqual([
+      expect.objectContaining({ key: "memo", manifest_changed: true, changed: ["plugin.yaml"] }),
+    ]);
+  });
+});
