@@ -18,7 +18,7 @@ import { Session } from "./session.js";
 import { spillIfLong, spillLimit } from "./spill.js";
 import { composeSystemPrompt, DEFAULT_SYSTEM_PROMPT, renderSections } from "./system-prompt.js";
 import type { TimelineEvent, TimelineSink } from "./timeline.js";
-import { runToolCall, type ToolCallOutcome } from "./tool-call.js";
+import { runToolCall, type ToolCallContext, type ToolCallOutcome } from "./tool-call.js";
 import { skillsIndex } from "./tools/skills.js";
 import { maxVerifyNudges, VerifyGate } from "./verify-gate.js";
 import type { ChatMessage, LlmResponse, Provider, StreamEvent, ToolDefinition } from "./types.js";
@@ -200,18 +200,25 @@ export class Agent {
   /** ctx.dispatch_tool: this session's tool pipeline, with the running turn's id and signal (when one runs). */
   dispatchTool(caller: string, name: string, args: unknown, extra: Record<string, unknown>): Promise<string> {
     const ctx: DispatchContext = {
+      ...this.toolPipeline(this.running?.controller.signal ?? new AbortController().signal),
+      turn_id: this.running?.turn_id ?? null,
+    };
+    return dispatchForPlugin(ctx, caller, name, args, extra);
+  }
+
+  /** The parts of this session's tool pipeline that the model's calls and ctx.dispatch_tool share. */
+  private toolPipeline(signal: AbortSignal): Omit<ToolCallContext, "ids" | "extra"> {
+    return {
       tools: this.runtime.tools,
       middleware: this.runtime.middleware,
       hooks: this.hooks,
       gate: this.gate,
       log: this.log,
       emit: (ev) => this.emit(ev),
-      signal: this.running?.controller.signal ?? new AbortController().signal,
+      signal,
       session: this.session,
-      turn_id: this.running?.turn_id ?? null,
       ...(this.opts.env ? { env: this.opts.env } : {}),
     };
-    return dispatchForPlugin(ctx, caller, name, args, extra);
   }
 
   /** ctx.llm of plugin `key`; with `auxTask`, a call the host makes itself (the compressor's summary). */
@@ -393,21 +400,7 @@ export class Agent {
         });
         continue;
       }
-      const o = await runToolCall(
-        {
-          tools: this.runtime.tools,
-          middleware: this.runtime.middleware,
-          hooks: this.hooks,
-          gate: this.gate,
-          log: this.log,
-          emit: (ev) => this.emit(ev),
-          signal,
-          session: s,
-          ids,
-          ...(this.opts.env ? { env: this.opts.env } : {}),
-        },
-        call,
-      );
+      const o = await runToolCall({ ...this.toolPipeline(signal), ids }, call);
       toolCalls.push(o);
       s.messages.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: o.result });
     }
