@@ -64,8 +64,6 @@ const LABELS: Partial<Record<ProviderKind, string>> = {
   tts: "Text to Speech",
   transcription: "Transcription",
   terminal_environment: "Terminal Backend",
-  web_search: "Web Search",
-  browser: "Browser",
 };
 
 /** Memory and context engine always show; the other single-choice kinds only when a plugin provides one. */

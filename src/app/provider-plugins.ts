@@ -26,8 +26,6 @@ const CATEGORY_KIND: Readonly<Record<string, ProviderKind>> = {
   stt: "transcription",
   transcription: "transcription",
   terminal_environment: "terminal_environment",
-  web_search: "web_search",
-  browser: "browser",
 };
 
 function kindOf(v: PluginView): ProviderKind | undefined {

@@ -188,6 +188,10 @@ export const ERROR_CATALOG = {
     title: "a plugin's register() made a registration it may not make; the plugin did not load",
     hint: "fix the register() call named in the message (hermes plugins why <key> shows it)",
   },
+  W_PROVIDER_NOT_BUILT: {
+    title: "a plugin registered a provider of a kind hermes-kit does not build",
+    hint: "the plugin loads, but the provider is ignored: the kit has no web search or browser tool to route to it",
+  },
   W_HOOK_NOT_FIRED: {
     title: "a plugin registered a hook hermes-kit never fires",
     hint: "the plugin loads, but this callback never runs; docs/hooks.md says why (e.g. no kanban board)",

@@ -674,11 +674,20 @@ export class PluginContext {
   register_terminal_environment_provider(p: unknown): Registration | null {
     return this.registerOfKind("terminal_environment", p);
   }
-  register_web_search_provider(p: unknown): Registration | null {
-    return this.registerOfKind("web_search", p);
+  register_web_search_provider(_p: unknown): Registration | null {
+    return this.notBuilt("web search provider", "web search");
   }
-  register_browser_provider(p: unknown): Registration | null {
-    return this.registerOfKind("browser", p);
+  register_browser_provider(_p: unknown): Registration | null {
+    return this.notBuilt("browser provider", "browser");
+  }
+
+  /** A provider kind of the original whose tool hermes-kit does not have: said plainly, never stored. */
+  private notBuilt(what: string, tool: string): null {
+    this.log.warn(
+      { code: "W_PROVIDER_NOT_BUILT" },
+      `Plugin '${this.key}' registered a ${what}; hermes-kit has no ${tool} tool, so the registration is ignored`,
+    );
+    return null;
   }
   register_platform(
     name: string,

@@ -119,8 +119,6 @@ export const PROVIDER_KINDS = {
   tts: { mode: "select", select: "tts.provider" },
   transcription: { mode: "select", select: "stt.provider" },
   terminal_environment: { mode: "select", select: "terminal.backend" },
-  web_search: { mode: "select", select: "web.search_provider" },
-  browser: { mode: "select", select: "browser.provider" },
   platform: { mode: "select", select: "gateway.platforms" },
 } as const satisfies Record<string, { mode: "single" | "select"; select: string }>;
 

@@ -260,6 +260,30 @@ describe("ledger: identity-conditional restore", () => {
   });
 });
 
+describe("provider kinds hermes-kit does not build", () => {
+  it("a web search or browser provider is ignored with W_PROVIDER_NOT_BUILT; the plugin loads", async () => {
+    const { rt, logs } = await start([
+      plugin(
+        "webby",
+        `globalThis.__web = ctx.register_web_search_provider({ name: "ddg", search: () => [] }); ` +
+          `globalThis.__browser = ctx.register_browser_provider({ name: "pw" });`,
+      ),
+    ]);
+    expect([g.__web, g.__browser]).toEqual([null, null]);
+    expect(rt.status.get("webby")!.state).toBe("loaded");
+    expect(
+      logs
+        .warnings()
+        .filter((r) => r.code === "W_PROVIDER_NOT_BUILT")
+        .map((r) => r.msg),
+    ).toEqual([
+      "Plugin 'webby' registered a web search provider; hermes-kit has no web search tool, so the registration " +
+        "is ignored",
+      "Plugin 'webby' registered a browser provider; hermes-kit has no browser tool, so the registration is ignored",
+    ]);
+  });
+});
+
 describe("register_approval_transport validation", () => {
   async function attempt(body: string, key = "t") {
     g.__atErr = undefined;
