@@ -39,7 +39,12 @@ export const SLOW_TESTS = [
   // plugin folder scanned per case), local-path installs, home hardening.
   "test/install/scanner.test.ts",
   "test/install/local-source.test.ts",
+  // Real git: update and remove of installed plugins against bare repos and a git daemon (15–20 s each).
+  "test/install/update.test.ts",
+  "test/install/remove.test.ts",
   "test/e2e/home-hardening.test.ts",
+  // Real pip building Python plugins' virtual environments from wheels made by the test (40 s on 2 cores).
+  "test/e2e/python-envs.test.ts",
   // Real Nix: evaluation, builtins.path, store links, activation (skipped where Nix is missing).
   "test/nix/**/*.test.ts",
   // Every test file that reads ../shared, run again in a child vitest with the folder missing.

@@ -64,7 +64,8 @@ in
 
   config = lib.mkMerge [
     (mkIf cfg.enable {
-      home.packages = lib.optional cfg.installPackage cfg.package ++ cfg.extraPackages;
+      # With extraPythonPackages the CLI defaults HERMES_PYTHON to their environment, as the service.
+      home.packages = lib.optional cfg.installPackage cfg.build.cli ++ cfg.extraPackages;
       home.sessionVariables = mkIf (cfg.installPackage && cfg.home != "${config.home.homeDirectory}/.hermes") { HERMES_HOME = cfg.home; };
 
       home.activation.hermesAgent = entry activation;
@@ -84,7 +85,7 @@ in
             HERMES_HOME = cfg.home;
             HERMES_MANAGED = "home-manager";
             PATH = servicePath;
-          } // cfg.service.environment);
+          } // cfg.build.pythonEnvironment // cfg.service.environment);
           Restart = "on-failure";
           RestartSec = 5;
           # SIGTERM stops it gracefully (gateway.shutdown_grace_seconds, default 30) before SIGKILL.
@@ -118,7 +119,7 @@ in
             # Not read by hermes: a new generation changes the plist, so home-manager restarts the
             # agent on it (launchd has no reload).
             HERMES_DEPLOY_SPECS = lib.concatStringsSep " " specPaths;
-          } // cfg.service.environment;
+          } // cfg.build.pythonEnvironment // cfg.service.environment;
           # Restart=on-failure: started at login, restarted when it exits unsuccessfully.
           RunAtLoad = true;
           KeepAlive = { SuccessfulExit = false; };

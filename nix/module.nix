@@ -1,5 +1,6 @@
 # The option set shared by the NixOS and home-manager modules (the original's moduleCommon):
-# plugins, npm plugin packages, settings, list policy, profiles, secrets, extra packages and the
+# plugins, npm plugin packages, settings, list policy, profiles, secrets, extra packages, the
+# Python packages of Python plugins (one HERMES_PYTHON for the service, the activation and the CLI) and the
 # service (`hermes serve`: host, port, arguments), plus what they render: one deploy spec per home
 # (nix/lib.nix), the activation script (nix/activate.sh) that applies them with
 # `hermes compile --managed <kind>`, and the service's command line and stop timeout.
@@ -223,6 +224,42 @@ let
   # The CLI, or null when no package is known: a disabled module must still evaluate without one.
   packageOrNull = let t = builtins.tryEval cfg.package; in if t.success then t.value else null;
 
+  # Python plugins run under HERMES_PYTHON (the package's wrapper defaults it to its bare `python`);
+  # with extraPythonPackages it is an environment of the kit's Python holding them.
+  python = cfg.package.python or pkgs.python3;
+  pythonEnv = if cfg.extraPythonPackages == [ ] then null else python.withPackages (_: cfg.extraPythonPackages);
+  pythonEnvironment = lib.optionalAttrs (pythonEnv != null) { HERMES_PYTHON = "${pythonEnv}/bin/python3"; };
+  pythonExports = lib.concatStrings (mapAttrsToList (n: v: "export ${n}=${lib.escapeShellArg v}\n") pythonEnvironment);
+
+  # The `hermes` the wrappers put on PATH: the package, or with extraPythonPackages the package
+  # wrapped to default HERMES_PYTHON to the environment (a user's own HERMES_PYTHON still wins).
+  cli = if pythonEnv == null then cfg.package else pkgs.symlinkJoin {
+    name = "hermes-kit-with-python-packages";
+    paths = [ cfg.package ];
+    nativeBuildInputs = [ pkgs.makeWrapper ];
+    postBuild = ''
+      rm $out/bin/hermes
+      makeWrapper ${cfg.package}/bin/hermes $out/bin/hermes --set-default HERMES_PYTHON ${pythonEnv}/bin/python3
+    '';
+    meta.mainProgram = "hermes";
+  };
+
+  # python.withPackages silently drops what is not a Python module, and links a package built for
+  # another Python version where the interpreter never looks: refuse both at evaluation.
+  pythonAssertions = lib.imap0 (i: p:
+    let
+      where = "services.hermes-agent.extraPythonPackages.[${toString i}] (${p.name or "?"})";
+      want = python.pythonVersion or null;
+      have = p.pythonModule.pythonVersion or null;
+    in
+    if !(p ? pythonModule) then {
+      assertion = false;
+      message = "${where} is not a Python package (it has no pythonModule): take Python packages from config.services.hermes-agent.package.python.pkgs, wrap your own with python.pkgs.toPythonModule, and put programs in extraPackages.";
+    } else {
+      assertion = want == null || have == null || want == have;
+      message = "${where} is built for Python ${toString have}, but the kit's Python is ${toString want}: take it from config.services.hermes-agent.package.python.pkgs.";
+    }) cfg.extraPythonPackages;
+
   # `hermes serve` listens without a bearer key only on a loopback address (anything else needs
   # API_SERVER_KEY in its environment): the rule of src/gateway/settings.ts's isLoopback.
   isLoopback = host:
@@ -279,6 +316,23 @@ in
     listPolicy = listPolicyOption;
     hooks = hooksOption;
     eventHooks = eventHooksOption;
+
+    extraPythonPackages = mkOption {
+      type = types.listOf types.package;
+      default = [ ];
+      description = ''
+        Python packages that Python plugins (`plugin.yaml` + `__init__.py`) can import: the declarative
+        alternative to the virtual environments `pip_dependencies` get at compile time. When the list is not
+        empty, the module builds `package.python.withPackages (_: extraPythonPackages)` and sets `HERMES_PYTHON`
+        to its `bin/python3` for the service, for the activation's `hermes compile` and for the `hermes` CLI it
+        installs, so the bridge runs every Python plugin of every home (profiles included) under that
+        interpreter. Take the packages from `config.services.hermes-agent.package.python.pkgs` (the kit's
+        Python): evaluation fails for a package that is not a Python package or is built for another Python
+        version. Unlike the original, a package's `hermes_agent.plugins` entry points are not loaded as
+        plugins; link plugin folders with `extraPlugins`.
+      '';
+      example = literalExpression "with config.services.hermes-agent.package.python.pkgs; [ requests pyyaml ]";
+    };
 
     profiles = mkOption {
       type = types.attrsOf (types.submodule profileModule);
@@ -415,11 +469,13 @@ in
         # The service's argv (the wrappers quote it for their service manager) and the seconds it
         # may take to stop after SIGTERM.
         inherit serviceCommand stopTimeout isLoopback;
+        # extraPythonPackages: the environment (or null), HERMES_PYTHON for the service, and the CLI to install.
+        inherit pythonEnv pythonEnvironment cli;
         mkActivationScript = { extraArgs ? [ ], path ? [ ] }:
           let args = config.services.hermes-agent.build.activateArgs ++ extraArgs;
           in pkgs.writeShellScript "hermes-agent-activate" ''
             export PATH=${lib.makeBinPath path}''${PATH:+:$PATH}
-            exec ${pkgs.bash}/bin/bash ${./activate.sh} ${lib.escapeShellArgs args} "$@"
+            ${pythonExports}exec ${pkgs.bash}/bin/bash ${./activate.sh} ${lib.escapeShellArgs args} "$@"
           '' // { activateArgs = args; };
         # What a disabled module's activation runs: release through activate.sh, or, with no package
         # to run it, a warning when the state file still lists homes.
@@ -435,7 +491,7 @@ in
     }
 
     (mkIf cfg.enable {
-      assertions = dupAssertions ++ entryAssertions ++ mapAttrsToList (name: _: {
+      assertions = dupAssertions ++ entryAssertions ++ pythonAssertions ++ mapAttrsToList (name: _: {
         assertion = profileNameOk name;
         message = "services.hermes-agent.profiles.${name}: a profile name matches [A-Za-z0-9_-][A-Za-z0-9._-]{0,63} and is not `default`.";
       }) cfg.profiles ++ [

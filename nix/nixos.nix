@@ -145,7 +145,8 @@ in
 
       systemd.tmpfiles.rules = [ "d ${cfg.stateDir} 0750 ${cfg.user} ${cfg.group} - -" ];
 
-      environment.systemPackages = lib.optional cfg.addToSystemPackages cfg.package;
+      # With extraPythonPackages the CLI defaults HERMES_PYTHON to their environment, as the service.
+      environment.systemPackages = lib.optional cfg.addToSystemPackages cfg.build.cli;
 
       assertions = [
         {
@@ -170,7 +171,7 @@ in
         environment = {
           HERMES_HOME = cfg.home;
           HERMES_MANAGED = "nixos";
-        } // cfg.service.environment;
+        } // cfg.build.pythonEnvironment // cfg.service.environment;
         # A new spec (plugins, settings) reloads the agent after the activation compiled it: only the
         # specs change in the unit (X-Reload-Triggers). A new package changes ExecStart: a restart.
         reloadTriggers = map (s: s.spec) cfg.build.specs;

@@ -11,6 +11,10 @@
 # compiled from source by node-gyp before the build, with no network: prebuild-install is told not
 # to download (npm_config_build_from_source), node-gyp gets Python and the headers of the very Node
 # the package runs on, and the install check loads each addon with that Node.
+#
+# Python plugins (plugin.yaml + __init__.py) run through the bridge shipped in python/
+# (hermes_kit_bridge). The wrapped `hermes` defaults HERMES_PYTHON to `python3` (the `python`
+# passthru); the modules' `extraPythonPackages` replace it with `python.withPackages (…)`.
 { lib
 , buildNpmPackage
 , importNpmLock
@@ -63,6 +67,9 @@ let
   nativeAddons = {
     better-sqlite3 = "const D = require('better-sqlite3'); if (new D(':memory:').prepare('select 1 as x').get().x !== 1) process.exit(1)";
   };
+
+  # Python code run with PYTHONPATH=<package>/python: the bridge imports and the interpreter is new enough.
+  bridgeCheck = "import sys, hermes_kit_bridge, hermes_kit_bridge.host; sys.exit(sys.version_info < hermes_kit_bridge.MIN_PYTHON)";
 in
 buildNpmPackage {
   pname = "hermes-kit";
@@ -97,6 +104,12 @@ buildNpmPackage {
   npmBuildScript = "build";
   npmPackFlags = [ "--ignore-scripts" ];
 
+  # --set-default: an interpreter set by the modules (the service's environment, the CLI wrapper
+  # with extraPythonPackages) or by the user wins over the bare one.
+  postInstall = ''
+    wrapProgram $out/bin/hermes --set-default HERMES_PYTHON ${python3}/bin/python3
+  '';
+
   doInstallCheck = true;
   installCheckPhase = ''
     runHook preInstallCheck
@@ -110,6 +123,10 @@ buildNpmPackage {
     HOME=$TMPDIR $out/bin/hermes --home "$TMPDIR/home" plugins list >/dev/null
     # The service the modules run.
     $out/bin/hermes serve --help >/dev/null
+    # The Python plugin bridge ships with the package and imports under the interpreter `hermes` defaults to.
+    test -f $out/lib/node_modules/hermes-kit/python/hermes_kit_bridge/__main__.py
+    PYTHONPATH=$out/lib/node_modules/hermes-kit/python ${python3}/bin/python3 -c ${lib.escapeShellArg bridgeCheck} \
+      || { echo "hermes-kit: the Python bridge does not import with ${python3}/bin/python3" >&2; exit 1; }
     # Each native addon loads in the installed package, with the Node `hermes` runs on.
     ${lib.concatStrings (lib.mapAttrsToList (name: check: ''
       (cd $out/lib/node_modules/hermes-kit && ${node}/bin/node -e ${lib.escapeShellArg check}) \
@@ -120,7 +137,9 @@ buildNpmPackage {
 
   passthru = {
     hermesLib = import ./lib.nix;
-    inherit nativeAddons;
+    inherit nativeAddons bridgeCheck;
+    # The interpreter of Python plugins: the modules build `python.withPackages` from it.
+    python = python3;
   };
 
   meta = {

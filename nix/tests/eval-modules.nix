@@ -10,13 +10,15 @@
 # = "nixos" | "home-manager"; config = <module>; darwin ? false; }; }` it prints one report per name.
 { lib
 , configurations ? null
+  # The interpreter the stub Python environments run (they build with sandbox = false).
+, hostPython ? "/usr/bin/python3"
 }:
 let
   system = "x86_64-linux";
   hermesLib = import ../lib.nix;
   hmLib = import ./stubs/hm-lib.nix lib;
 
-  # --- stub pkgs: real derivations (instantiated, never built) -------------------------------
+  # --- stub pkgs: real derivations (instantiated; only the Python ones are built) ----------------
   drv = name: derivation { inherit name system; builder = "/bin/sh"; args = [ "-c" "echo stub > $out" ]; };
   # Text that refers only to sources (paths) becomes a real store file, so a test can compile the
   # rendered specs; text naming derivation outputs stays an unbuilt derivation.
@@ -25,11 +27,57 @@ let
     (if sourcesOnly text then { outPath = builtins.toFile name text; type = "derivation"; inherit name; }
      else derivation { inherit name system text checkPhase; builder = "/bin/sh"; args = [ "-c" "echo \"$text\" > $out" ]; })
     // { inherit text checkPhase; };
+  # A Python like nixpkgs': `pythonVersion`, `pkgs` whose packages name their interpreter in
+  # `pythonModule` (as buildPythonPackage does), and `withPackages f` an environment derivation
+  # that records the packages `f` chose (`extraLibs`). Both build (host tools, no sandbox): a package
+  # is a module `<pname with _>` holding NAME, the environment's bin/python3 runs `hostPython` with
+  # the packages' site-packages after whatever PYTHONPATH it is given.
+  mkPython = version: full:
+    let
+      self = drv "python3-${full}" // {
+        pythonVersion = version;
+        pkgs = {
+          requests = pyPkg "requests" "2.32.3";
+          pyyaml = pyPkg "pyyaml" "6.0.2";
+          hermes-nix-probe = pyPkg "hermes-nix-probe" "1.0";
+        };
+        withPackages = f:
+          let libs = f self.pkgs;
+          in derivation {
+            name = "python3-${full}-env";
+            inherit system hostPython;
+            extraLibs = libs;
+            builder = "/bin/sh";
+            args = [ "-c" ''
+              sp=""; for l in $extraLibs; do sp="''${sp:+$sp:}$l/site-packages"; done
+              /bin/mkdir -p $out/bin
+              printf '#!/bin/sh\nPYTHONPATH="''${PYTHONPATH:+$PYTHONPATH:}%s" exec %s "$@"\n' "$sp" "$hostPython" > $out/bin/python3
+              /bin/chmod +x $out/bin/python3
+            '' ];
+          } // { extraLibs = libs; };
+      };
+      pyPkg = pname: version': derivation {
+        name = "python${version}-${pname}-${version'}";
+        inherit system;
+        module = lib.replaceStrings [ "-" ] [ "_" ] pname;
+        builder = "/bin/sh";
+        args = [ "-c" "/bin/mkdir -p $out/site-packages/$module && echo \"NAME = '$name'\" > $out/site-packages/$module/__init__.py" ];
+      } // { pythonModule = self; };
+    in self;
+  # The kit's Python (the package's `python` passthru) is not nixpkgs' default python3 here, so a
+  # test can tell which one the module used, and a package taken from the wrong one.
+  kitPython = mkPython "3.12" "3.12.9";
+  symlinkJoin = { name, paths, postBuild ? "", nativeBuildInputs ? [ ], meta ? { } }:
+    derivation { inherit name system paths postBuild; builder = "/bin/sh"; args = [ "-c" "echo stub > $out" ]; }
+    // { inherit postBuild meta; };
+
   mkPkgs = darwin: {
-    inherit system writeTextFile;
+    inherit system writeTextFile symlinkJoin;
+    makeWrapper = drv "make-shell-wrapper-hook";
+    python3 = mkPython "3.13" "3.13.2";
     writeText = name: text: writeTextFile { inherit name text; };
     writeShellScript = name: text: writeTextFile { inherit name; text = "#!/bin/sh\n${text}"; executable = true; };
-    hermes-kit = drv "hermes-kit-0.1.0";
+    hermes-kit = drv "hermes-kit-0.1.0" // { python = kitPython; };
     bash = drv "bash-5.2";
     coreutils = drv "coreutils-9.5";
     util-linux = drv "util-linux-2.40";
@@ -81,6 +129,15 @@ let
       }) h.build.specs);
       keys = lib.optionals h.enable (map (a: hermesLib.pluginKeys (a.plugins ++ a.npmPackages)) h.build.specArgs);
       activation = scriptReport (h.build.activation or null);
+      python = lib.optionalAttrs h.enable {
+        env = if h.build.pythonEnv == null then null else {
+          path = "${h.build.pythonEnv}";
+          inherit (h.build.pythonEnv) name drvPath;
+          packages = map (p: p.name) h.build.pythonEnv.extraLibs;
+        };
+        inherit (h.build) pythonEnvironment;
+        cli = { inherit (h.build.cli) name; path = "${h.build.cli}"; postBuild = h.build.cli.postBuild or null; };
+      };
     } // (if kind == "nixos" then {
       activationSnippet = cfg.system.activationScripts.hermes-agent or null;
       users = lib.mapAttrs (_: u: { inherit (u) isSystemUser group home createHome homeMode; packages = map (p: p.name) u.packages; }) cfg.users.users;

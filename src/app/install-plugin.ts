@@ -3,6 +3,7 @@ import { removePlugin, type RemoveOptions, type RemoveResult } from "../install/
 import { updatePlugin, type UpdateOptions, type UpdateResult } from "../install/update.js";
 import { installPack, type PackCommandOptions, type PackInstallSummary } from "../pack/install.js";
 import { ownershipGuard } from "./plugin-state.js";
+import { withPythonEnvs } from "./python-envs.js";
 
 /*
  * The commands that place or remove plugin trees. Each refuses, in a managed home, to edit what the
@@ -11,12 +12,16 @@ import { ownershipGuard } from "./plugin-state.js";
 
 /** `hermes plugins install <identifier>`. */
 export async function installIntoHome(o: Omit<InstallOptions, "guard">): Promise<InstallResult> {
-  return installPlugin({ ...o, guard: await ownershipGuard(o.paths) });
+  const res = await installPlugin({ ...o, guard: await ownershipGuard(o.paths) });
+  if (res.compile) await withPythonEnvs({ home: o.paths.home, env: o.env, note: (l) => o.io.warn(l) }, res.compile);
+  return res;
 }
 
 /** `hermes plugins update <name>`. */
 export async function updateInHome(o: Omit<UpdateOptions, "guard">): Promise<UpdateResult> {
-  return updatePlugin({ ...o, guard: await ownershipGuard(o.paths) });
+  const res = await updatePlugin({ ...o, guard: await ownershipGuard(o.paths) });
+  if (res.compile) await withPythonEnvs({ home: o.paths.home, env: o.env, note: (l) => o.io.warn(l) }, res.compile);
+  return res;
 }
 
 /** `hermes plugins remove <name>`. */

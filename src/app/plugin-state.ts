@@ -2,18 +2,17 @@ import { promises as fsp } from "node:fs";
 import { HermesError, isHermesError } from "../core/errors.js";
 import { logger } from "../core/log.js";
 import type { HomePaths } from "../core/paths.js";
-import { applyYamlEdits } from "../core/yaml-edit.js";
-import { loadConfig, parseConfigText, unreadableConfig, type LoadedConfig } from "../config/config-file.js";
+import { ConfigCache, unreadableConfig, type ConfigRead } from "../config/config-cache.js";
 import type { OwnershipGuard } from "../config/enable.js";
 import { assertNotOwned, ownershipOf, readManaged } from "../config/managed.js";
-import { readLock } from "../contracts/lock.js";
 import { migrateEnabledList, planMigration } from "../discovery/migrate.js";
 import { loadPluginSet, type PluginSet } from "../discovery/plugin-set.js";
+import { ManifestCache } from "../manifest/parse-cache.js";
 import { recoverPluginsDir } from "./recover.js";
 
 export interface PluginState {
   paths: HomePaths;
-  config: LoadedConfig;
+  config: ConfigRead;
   set: PluginSet;
 }
 
@@ -65,7 +64,8 @@ export async function loadPluginState(opts: PluginStateOptions): Promise<PluginS
       logger().debug({ err: isHermesError(e) ? e.message : String(e) }, "plugins.enabled migration skipped");
     }
   }
-  let config = await loadConfig(paths.config);
+  // Parses kept by content hash: read, never written here (compile keeps them current).
+  let config: ConfigRead = await ConfigCache.open(paths.cache).read(paths.config);
   // Every plugin would read as "not enabled": refuse rather than show a wrong answer.
   const fatal = unreadableConfig(config);
   if (fatal)
@@ -77,13 +77,20 @@ export async function loadPluginState(opts: PluginStateOptions): Promise<PluginS
     });
   if (opts.readOnly) {
     const m = await planMigration(paths.home, config, process.env);
-    if (m.edits.length) config = parseConfigText(applyYamlEdits(config.text, m.edits), paths.config);
+    if (m.edits.length) {
+      const [{ applyYamlEdits }, { parseConfigText }] = await Promise.all([
+        import("../core/yaml-edit.js"),
+        import("../config/config-file.js"),
+      ]);
+      config = parseConfigText(applyYamlEdits(config.text, m.edits), paths.config);
+    }
   }
   const set = await loadPluginSet({
     home: paths.home,
     config: config.value,
     configFile: config.file,
     bundled: opts.bundled,
+    manifests: ManifestCache.open(paths.cache),
   });
   return { paths, config, set };
 }
@@ -92,6 +99,7 @@ export async function loadPluginState(opts: PluginStateOptions): Promise<PluginS
 export async function ownershipGuard(paths: HomePaths): Promise<OwnershipGuard> {
   const marker = await readManaged(paths);
   if (!marker) return () => undefined;
+  const { readLock } = await import("../contracts/lock.js");
   const lock = await readLock(paths.lock).catch(() => undefined);
   const owned = ownershipOf(lock?.deployment);
   return (path, item) => assertNotOwned(marker.kind, owned, path, item);

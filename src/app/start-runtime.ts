@@ -102,6 +102,7 @@ async function checkManagedLock(
     });
   }
   await inputs.cache.save().catch(() => undefined);
+  await inputs.manifests.save().catch(() => undefined);
   await recordQuick(
     paths,
     compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }, inputBytes(inputs)),

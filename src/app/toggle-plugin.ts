@@ -7,6 +7,7 @@ import { consentEdits, parseGrantFlag, runConsent, type Io } from "../consent/fl
 import { findPlugin, type PluginView } from "../discovery/plugin-set.js";
 import { compile, editCompileCheck, type CompileResult } from "../compile/compile.js";
 import { loadPluginState, ownershipGuard } from "./plugin-state.js";
+import { withPythonEnvs } from "./python-envs.js";
 
 export interface TogglePluginOptions {
   paths: HomePaths;
@@ -106,6 +107,7 @@ export async function togglePlugin(o: TogglePluginOptions): Promise<TogglePlugin
     verb === "enable" && !grants?.length && (await consentOnEnable(paths, view, undefined, guard, o.io));
   // One truth: the lock follows every edit of the enable lists and grants.
   const compiled = res.changed || consented ? await compile({ home: paths.home }) : undefined;
+  if (compiled && verb === "enable") await withPythonEnvs({ home: paths.home, note: (l) => o.io.warn(l) }, compiled);
   const broken = view.conflict || view.candidate.status !== "ok";
   const cannotLoad = verb === "enable" && view.verdict.action === "skip" && broken ? view.verdict.reason : undefined;
   return { ...edit, view, ...(compiled ? { compiled } : {}), ...(cannotLoad !== undefined ? { cannotLoad } : {}) };

@@ -1,24 +1,17 @@
 #!/usr/bin/env node
-import { CommanderError, type Command } from "commander";
-import { formatDiagnostic, HermesError, isHermesError } from "../core/errors.js";
-import { addPluginCliCommands } from "./plugin-commands.js";
-import { buildProgram } from "./program.js";
+import type { HermesError } from "../core/errors.js";
+import { kitVersion } from "../core/kit-version.js";
 
 function wantsJson(argv: readonly string[]): boolean {
   return argv.includes("--json") || argv.includes("--format=json") || argv.join(" ").includes("--format json");
 }
 
-/** Every command's subcommands exit through this boundary: one place prints and picks the exit code. */
-function configureTree(cmd: Command): void {
-  cmd.exitOverride();
-  cmd.showHelpAfterError("(run with --help for usage)");
-  cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  for (const sub of cmd.commands) configureTree(sub);
-}
-
 /** The last filter before a refusal is printed: no secret-shaped value leaves through an error. */
 async function report(e: HermesError, json: boolean): Promise<void> {
-  const { redactText, redactValue } = await import("../core/redact.js");
+  const [{ redactText, redactValue }, { formatDiagnostic }] = await Promise.all([
+    import("../core/redact.js"),
+    import("../core/errors.js"),
+  ]);
   if (json) {
     process.stdout.write(`${JSON.stringify({ error: redactValue(e.toJSON(), { pairs: false }) }, null, 2)}\n`);
     return;
@@ -27,8 +20,17 @@ async function report(e: HermesError, json: boolean): Promise<void> {
   for (const d of e.diagnostics) process.stderr.write(`${redactText(formatDiagnostic(d), { pairs: false })}\n`);
 }
 
+function printVersion(): number {
+  process.stdout.write(`${kitVersion()}\n`);
+  return 0;
+}
+
 export async function main(argv: string[] = process.argv): Promise<number> {
+  // Loaded here, not at the top: `hermes --version` below answers without them.
+  const [{ CommanderError }, { buildProgram, configureTree, prepareCommand }, { addPluginCliCommands }] =
+    await Promise.all([import("commander"), import("./program.js"), import("./plugin-commands.js")]);
   const program = buildProgram();
+  await prepareCommand(program, argv.slice(2));
   await addPluginCliCommands(program, argv.slice(2));
   configureTree(program);
   const json = wantsJson(argv.slice(2));
@@ -43,6 +45,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       // commander already printed its message; usage errors exit 2.
       return e.exitCode === 0 ? 0 : 2;
     }
+    const { HermesError, isHermesError } = await import("../core/errors.js");
     if (isHermesError(e)) {
       await report(e, json);
       return e.exitCode;
@@ -56,7 +59,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   }
 }
 
-const code = await main();
+const args = process.argv.slice(2);
+// `hermes --version` alone prints what commander would, before commander or any command module loads.
+const code = args.length === 1 && (args[0] === "--version" || args[0] === "-V") ? printVersion() : await main();
 process.exitCode = code;
 // A plugin whose register() timed out may still hold a timer or socket; the command is done, so
 // leave once everything written has been flushed instead of waiting for it.

@@ -1,8 +1,7 @@
 import { Command } from "commander";
-import { err } from "./output.js";
 
 /** The command word of an argv, skipping the global options (and their values). */
-function commandWord(args: readonly string[]): { word?: string; home?: string; profile?: string } {
+export function commandWord(args: readonly string[]): { word?: string; home?: string; profile?: string } {
   let home: string | undefined;
   let profile: string | undefined;
   for (let i = 0; i < args.length; i++) {
@@ -25,12 +24,15 @@ function commandWord(args: readonly string[]): { word?: string; home?: string; p
 export async function addPluginCliCommands(program: Command, args: readonly string[]): Promise<void> {
   const { word, home, profile } = commandWord(args);
   if (!word || program.commands.some((c) => c.name() === word || c.aliases().includes(word)) || word === "help") return;
-  const { findPluginCliCommand, runPluginCliCommand } = await import("../app/plugin-cli-command.js");
+  const [{ findPluginCliCommand, runPluginCliCommand }, { err }] = await Promise.all([
+    import("../app/plugin-cli-command.js"),
+    import("./output.js"),
+  ]);
   const found = await findPluginCliCommand({ home, profile, word, warn: err });
   if (!found) return;
   const { entry } = found;
   const cmd = new Command(entry.name).description(entry.description || entry.help || `from plugin ${entry.plugin_key}`);
-  cmd.allowUnknownOption(!entry.setup_fn);
+  cmd.allowUnknownOption(!entry.setup_fn).allowExcessArguments(!entry.setup_fn);
   if (entry.setup_fn) entry.setup_fn(cmd);
   cmd.action(async (...actionArgs: unknown[]) => {
     const self = actionArgs[actionArgs.length - 1] as Command;

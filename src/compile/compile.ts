@@ -1,14 +1,15 @@
 import { promises as fsp } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { mkdirOwned, readTextIfExists, sweepStaleTemps, writeFileAtomic } from "../core/atomic-fs.js";
 import { diagnostic, formatLocation, HermesError, type Diagnostic } from "../core/errors.js";
 import { withFileLock } from "../core/file-lock.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
 import { loadConfig, parseConfigText, type EditCheck } from "../config/config-file.js";
+import { ConfigCache } from "../config/config-cache.js";
 import { ownershipOf, readManaged, writeManaged } from "../config/managed.js";
 import { migrateEnabledList, migrationNotice, planMigration } from "../discovery/migrate.js";
-import { gatherInputs, type CompileInputs, type GatherOptions } from "./gather.js";
+import { gatherInputs, type GatherOptions } from "./gather.js";
 import {
   assertLinkSlotsFree,
   currentGeneration,
@@ -24,13 +25,13 @@ import {
   writeGeneration,
 } from "./generations.js";
 import { planOverlay } from "./overlay.js";
-import { KIT_VERSION, planCompile, type CompilePlan } from "./plan.js";
-import { baseFingerprint, quickUpToDate, recordQuick, type ReadBytes } from "./quick-check.js";
-import type { Lock } from "../contracts/lock.js";
-import { sourceRoots } from "../discovery/discover.js";
-import { envFlag } from "../core/env-flag.js";
+import { planCompile, type CompilePlan } from "./plan.js";
+import { recordQuick } from "./quick-check.js";
+import { compileBase, inputBytes, upToDate, withHomeLock } from "./noop.js";
 import { faultHold } from "../core/fault.js";
 import { logger } from "../core/log.js";
+
+export { compileBase, inputBytes };
 
 export interface CompileOptions extends GatherOptions {
   /** Plan only; write nothing. */
@@ -46,11 +47,6 @@ export interface CompileResult {
   applied: boolean;
   generation?: number;
   home: string;
-}
-
-/** The home-wide lock: one compile (or rollback) at a time per home. */
-function withHomeLock<T>(paths: HomePaths, fn: () => Promise<T>): Promise<T> {
-  return withFileLock(join(paths.home, ".compile"), fn, { timeoutMs: 60_000 });
 }
 
 function refuse(plan: CompilePlan): never {
@@ -120,62 +116,13 @@ async function applyPlan(
   return generation;
 }
 
-/** The fingerprint of everything but plugin trees, for the no-op fast path (quick-check.ts). */
-export function compileBase(paths: HomePaths, opts: GatherOptions, read?: ReadBytes): string {
-  const env = opts.env ?? process.env;
-  return baseFingerprint(paths, {
-    kit: KIT_VERSION,
-    specFile: opts.specFile ? resolve(opts.specFile) : undefined,
-    managed: opts.managed ?? null,
-    roots: sourceRoots({ home: paths.home, cwd: opts.cwd, env }).map((r) => `${r.source}:${r.dir}`),
-    env: { project: envFlag("HERMES_ENABLE_PROJECT_PLUGINS", env) },
-    read,
-  });
-}
-
-/** The bytes a compile planned from, so its no-op record describes exactly those inputs. */
-export function inputBytes(inputs: CompileInputs): ReadBytes {
-  return { config: inputs.configExists ? inputs.configText : null, metadata: inputs.metadataText ?? null };
-}
-
-/** A plan that says "nothing to do", for a home the quick check found unchanged. */
-export function upToDatePlan(lock: Lock, lockText: string, configText: string): CompilePlan {
-  return {
-    ok: true,
-    diagnostics: [],
-    lock,
-    lockText,
-    configText,
-    configChanged: false,
-    configChanges: [],
-    declared: null,
-    links: lock.deployment.links,
-    linkChanges: [],
-    pluginChanges: [],
-    lockChanged: false,
-    repair: false,
-    managedKind: lock.deployment.kind,
-    files: {},
-    changed: false,
-  };
-}
-
 export async function compile(opts: CompileOptions): Promise<CompileResult> {
   const home = resolve(opts.home);
   const paths = homePaths(home);
   const run = async (): Promise<CompileResult> => {
     // Nothing changed since the last compile (which also ran the migration): the lock stands.
-    if (!opts.fullHash && quickUpToDate(paths, compileBase(paths, opts))) {
-      const text = await readTextIfExists(paths.lock);
-      if (text) {
-        return {
-          plan: upToDatePlan(JSON.parse(text) as Lock, text, (await readTextIfExists(paths.config)) ?? ""),
-          applied: false,
-          generation: await currentGeneration(paths),
-          home,
-        };
-      }
-    }
+    const unchanged = opts.fullHash ? undefined : await upToDate(paths, opts);
+    if (unchanged) return unchanged;
     let configText: string | undefined;
     if (!opts.dryRun) {
       // Temps of a compile that was killed mid-write; their writers are gone.
@@ -207,6 +154,11 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
     if (opts.managed) await writeManaged(paths, opts.managed);
     await inputs.cache.save().catch(() => undefined);
+    await inputs.manifests.save().catch(() => undefined);
+    // config.yaml as this compile left it, for the plugins commands (they only read this cache).
+    await ConfigCache.open(paths.cache)
+      .keep(paths.config)
+      .catch(() => undefined);
     await recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch).catch(() => undefined);
     return { plan, applied: plan.changed, generation, home };
   };
@@ -289,6 +241,7 @@ export async function rollback(opts: {
     let generation: number | undefined = target;
     if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
     await inputs.cache.save().catch(() => undefined);
+    await inputs.manifests.save().catch(() => undefined);
     return { from: cur, to: target, recompiled: plan.changed, generation, diagnostics };
   });
 }

@@ -60,7 +60,8 @@ export async function scanEventHooks(
   const root = join(home, "hooks");
   const scan: EventHookScan = { hooks: [], diagnostics: [], watch: { dirs: [], files: [] } };
   const entries = await fsp.readdir(root, { withFileTypes: true }).catch(() => []);
-  if (existsSync(root)) scan.watch.dirs.push(root);
+  // Watched even when absent (recorded as such): a hooks/ folder made later must recompile.
+  scan.watch.dirs.push(root);
   const dirs: Array<[string, LockEventHook["source"]]> = [
     ...entries
       .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && !e.name.startsWith("."))

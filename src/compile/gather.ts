@@ -15,6 +15,7 @@ import { readLock, type Lock } from "../contracts/lock.js";
 import { parseMetadata, type InstallMetadata } from "../contracts/install-metadata.js";
 import { ownershipOf, readManaged } from "../config/managed.js";
 import type { Watch } from "./quick-check.js";
+import { ManifestCache } from "../manifest/parse-cache.js";
 
 /** A deploy spec entry resolved to the plugin it names and the link that will expose it. */
 export interface SpecTarget {
@@ -56,6 +57,8 @@ export interface CompileInputs {
   pointers: { lock?: string; current?: string };
   diagnostics: Diagnostic[];
   cache: IntegrityCache;
+  /** The manifest parses this compile used, saved with `cache` by a compile that applies. */
+  manifests: ManifestCache;
   /** Folders and files this compile read, for the next run's no-op check. */
   watch: Watch;
   /** Gateway event hooks of the home and the deploy spec. */
@@ -313,10 +316,12 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
   const previous = await readPreviousLock(paths, diagnostics);
   const managedKind = opts.managed ?? (await readManaged(paths))?.kind ?? null;
   const previousLinks = new Set((previous?.deployment.links ?? []).map((l) => join(paths.home, l.link)));
+  const manifests = ManifestCache.open(paths.cache);
   const discovery = await discover({
     home: paths.home,
     cwd: opts.cwd,
     env: opts.env,
+    manifests,
     adjust: spec
       ? (cands) => [
           // The spec replaces the deployment's links: drop the ones on disk, add what it declares.
@@ -373,5 +378,6 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     metadataText,
     diagnostics: [...diagnostics, ...discovery.diagnostics, ...eventHooks.diagnostics],
     cache,
+    manifests,
   };
 }

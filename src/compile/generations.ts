@@ -8,6 +8,7 @@ import { faultPoint } from "../core/fault.js";
 import type { HomePaths } from "../core/paths.js";
 import { parseLockText, type Lock, type LockLink } from "../contracts/lock.js";
 import { farmName, linkValue } from "./link-farm.js";
+import { CURRENT, currentGeneration } from "./current-generation.js";
 
 /**
  * Generations: `generations/<n>/` holds a lock, the declared overlay and a link farm
@@ -15,7 +16,7 @@ import { farmName, linkValue } from "./link-farm.js";
  * `hermes.lock.json` and every deployment link point through it, so one rename moves the lock and
  * all link targets together. A killed apply leaves either the old or the new generation current.
  */
-export const CURRENT = "current";
+export { CURRENT, currentGeneration };
 export const LOCK_POINTER = "generations/current/hermes.lock.json";
 export const KEEP_GENERATIONS = 20;
 
@@ -110,11 +111,6 @@ export async function listGenerationNumbers(paths: HomePaths): Promise<number[]>
     .filter((n) => /^\d+$/.test(n))
     .map(Number)
     .sort((a, b) => a - b);
-}
-
-export async function currentGeneration(paths: HomePaths): Promise<number | undefined> {
-  const v = await fsp.readlink(join(paths.generations, CURRENT)).catch(() => undefined);
-  return v && /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
 /** config.yaml's read/write bits; without a config, undefined (a new file: the umask decides). */

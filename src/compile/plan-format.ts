@@ -1,4 +1,4 @@
-import { formatJsonPath } from "../core/yaml-source.js";
+import { formatJsonPath } from "../core/json-path.js";
 import { holdsSecret, MASK, redactValue } from "../core/redact.js";
 import type { OverlayChange } from "./overlay.js";
 import type { CompilePlan } from "./plan.js";

@@ -1,9 +1,6 @@
 import { sha256Hex } from "../core/hash.js";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json.js";
 import { diagnostic, hasErrors, type Diagnostic } from "../core/errors.js";
-import { PACKAGE_ROOT } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
 import { parseConfigText, type ConfigValue } from "../config/config-file.js";
 import { pluginEntry } from "../config/plugin-lists.js";
@@ -23,9 +20,9 @@ import {
 import { mergeDeclared, planOverlay, type OverlayChange, type Ownership } from "./overlay.js";
 import { ownershipOf, ownershipRecord } from "../config/managed.js";
 import { linkValue } from "./link-farm.js";
+import { kitVersion } from "../core/kit-version.js";
 
-export const KIT_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string })
-  .version;
+export const KIT_VERSION = kitVersion();
 
 export interface LinkChange {
   op: "add" | "replace" | "remove" | "repair";

@@ -1,6 +1,6 @@
 import { sha256Hex } from "../core/hash.js";
-import { lstatSync, readFileSync, readlinkSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { basename, dirname, join, sep } from "node:path";
 import { writeFileAtomic } from "../core/atomic-fs.js";
 import type { HomePaths } from "../core/paths.js";
 
@@ -8,7 +8,7 @@ import type { HomePaths } from "../core/paths.js";
  * The no-op fast path. A full compile re-parses every manifest; when nothing changed that is
  * wasted work. After each compile we remember the folders and files its inputs came from, with
  * their stat data. A folder's mtime changes when an entry is added, removed or renamed in it,
- * and a file's size/mtime/inode when it is written, so if every remembered stat still matches
+ * and a file's size/mtime/ctime/inode when it is written, so if every remembered stat still matches
  * (and config, spec and lock bytes are the same) the previous result stands. Anything else, or
  * `--full-hash`, takes the full path.
  */
@@ -17,28 +17,32 @@ export interface Watch {
   files: string[];
 }
 
+/**
+ * One record per base. `tree` groups what a compile read by folder, for a compact file that parses
+ * fast: `[folder mtime (-1: absent, null: not watched itself), name, size, mtime, ctime, inode, …]`.
+ */
 interface QuickEntry {
   lockSha: string;
-  dirs: Record<string, number>;
-  files: Record<string, [number, number, number]>;
+  tree: Record<string, Array<string | number | null>>;
 }
 
 /** One entry per base: a deployment's compile and the runtime's startup check differ in base. */
 interface QuickFile {
-  version: 2;
+  version: 3;
   entries: Record<string, QuickEntry & { at: number }>;
 }
 
 const MAX_ENTRIES = 4;
+const NO_THROW = { throwIfNoEntry: false } as const;
 
 function readQuick(paths: HomePaths): QuickFile {
   try {
     const q = JSON.parse(readFileSync(join(paths.cache, FILE), "utf8")) as QuickFile;
-    if (q.version === 2 && q.entries && typeof q.entries === "object") return q;
+    if (q.version === 3 && q.entries && typeof q.entries === "object") return q;
   } catch {
     // absent or corrupt: nothing remembered
   }
-  return { version: 2, entries: {} };
+  return { version: 3, entries: {} };
 }
 
 const FILE = "quick-check.json";
@@ -99,50 +103,65 @@ export function baseFingerprint(
   );
 }
 
+/** Whether any compile left a record (a new home has none: no lock to take, nothing to check). */
+export function hasQuickRecord(paths: HomePaths): boolean {
+  return existsSync(join(paths.cache, FILE));
+}
+
 export function quickUpToDate(paths: HomePaths, base: string): boolean {
   const q = readQuick(paths).entries[base];
-  if (!q) return false;
+  if (!q || !q.tree || typeof q.tree !== "object") return false;
   if (sha256Hex(readOr(paths.lock)) !== q.lockSha) return false;
-  for (const [d, m] of Object.entries(q.dirs)) {
-    try {
-      if (statSync(d).mtimeMs !== m) return false;
-    } catch {
-      if (m !== -1) return false;
-    }
+  try {
+    for (const dir in q.tree) if (!folderUnchanged(dir, q.tree[dir]!)) return false;
+  } catch {
+    return false; // a record of another shape: not a proof of anything
   }
-  for (const [f, [size, mtime, ino]] of Object.entries(q.files)) {
-    try {
-      const st = lstatSync(f);
-      if (st.size !== size || st.mtimeMs !== mtime || st.ino !== ino) return false;
-    } catch {
+  return true;
+}
+
+/** A folder's mtime; -1 when it cannot be stat'ed (absent, or not a folder one can reach). */
+function dirMtime(dir: string): number {
+  try {
+    return statSync(dir, NO_THROW)?.mtimeMs ?? -1;
+  } catch {
+    return -1;
+  }
+}
+
+/** One folder of the record: its own mtime when watched, then each file's size, mtime, ctime and inode. */
+function folderUnchanged(dir: string, rec: ReadonlyArray<string | number | null>): boolean {
+  const m = rec[0];
+  if (m !== null && dirMtime(dir) !== m) return false;
+  for (let i = 1; i < rec.length; i += 5) {
+    // Plain concatenation: the names were split off these exact paths (join would only re-normalize).
+    const st = lstatSync(dir + sep + rec[i], NO_THROW);
+    if (
+      !st ||
+      st.size !== rec[i + 1] ||
+      st.mtimeMs !== rec[i + 2] ||
+      st.ctimeMs !== rec[i + 3] ||
+      st.ino !== rec[i + 4]
+    )
       return false;
-    }
   }
   return true;
 }
 
 export async function recordQuick(paths: HomePaths, base: string, watch: Watch): Promise<void> {
-  const dirs: Record<string, number> = {};
-  for (const d of watch.dirs) {
-    try {
-      dirs[d] = statSync(d).mtimeMs;
-    } catch {
-      dirs[d] = -1;
-    }
-  }
-  const files: Record<string, [number, number, number]> = {};
+  const tree: QuickEntry["tree"] = {};
+  for (const d of watch.dirs) tree[d] = [dirMtime(d)];
   for (const f of watch.files) {
-    try {
-      const st = lstatSync(f);
-      files[f] = [st.size, st.mtimeMs, st.ino];
-    } catch {
-      // vanished between compile and now: leave it out, so the next check fails on its dir
-    }
+    const st = lstatSync(f, NO_THROW);
+    // Vanished between compile and now: left out, so the next check fails on its folder.
+    if (!st) continue;
+    const dir = dirname(f);
+    (tree[dir] ??= [null]).push(basename(f), st.size, st.mtimeMs, st.ctimeMs, st.ino);
   }
   const q = readQuick(paths);
-  q.entries[base] = { lockSha: sha256Hex(readOr(paths.lock)), dirs, files, at: Date.now() };
+  q.entries[base] = { lockSha: sha256Hex(readOr(paths.lock)), tree, at: Date.now() };
   const keep = Object.entries(q.entries)
     .sort((a, b) => b[1].at - a[1].at)
     .slice(0, MAX_ENTRIES);
-  await writeFileAtomic(join(paths.cache, FILE), JSON.stringify({ version: 2, entries: Object.fromEntries(keep) }));
+  await writeFileAtomic(join(paths.cache, FILE), JSON.stringify({ version: 3, entries: Object.fromEntries(keep) }));
 }

@@ -32,10 +32,9 @@ const SKIP = new Set([".git"]);
  * one that resolves outside the plugin folder is refused, since the hash would not cover
  * what actually runs.
  */
-export async function listTree(root: string): Promise<TreeEntry[]> {
+export async function listTree(root: string, realRoot = realpathSync.native(root)): Promise<TreeEntry[]> {
   // Synchronous calls: a plugin tree is many tiny entries, and a thread-pool round trip per
   // entry costs more than the work itself (bench/compile.bench.mjs).
-  const realRoot = realpathSync.native(root);
   const out: TreeEntry[] = [];
   const walk = (dir: string, relDir: string): void => {
     const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
@@ -111,9 +110,12 @@ export interface TreeHash {
 const PARALLEL_FILES = 4;
 
 /** sha256 over names, modes, contents and link targets of every shipped file; each file is read once. */
-export async function hashTree(root: string, entries?: readonly TreeEntry[]): Promise<TreeHash> {
-  const list = entries ?? (await listTree(root));
-  const realRoot = realpathSync.native(root);
+export async function hashTree(
+  root: string,
+  entries?: readonly TreeEntry[],
+  realRoot = realpathSync.native(root),
+): Promise<TreeHash> {
+  const list = entries ?? (await listTree(root, realRoot));
   // Content hashes first (large files in parallel), then the tree hash over them in listing order.
   const pending = list.filter((e) => e.type === "file");
   const shas = new Map<string, string>();

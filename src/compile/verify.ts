@@ -1,11 +1,12 @@
 import { promises as fsp, realpathSync } from "node:fs";
 import { diagnostic, isHermesError, type Diagnostic } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
-import { currentGeneration, LOCK_POINTER, readGenerationFiles } from "./generations.js";
+import { currentGeneration } from "./current-generation.js";
+import { LOCK_POINTER, readGenerationFiles } from "./generations.js";
 import { IntegrityCache, isStorePath } from "./integrity-cache.js";
 import { readLock } from "../contracts/lock.js";
 import { hashTree, listTree, type TreeHash } from "./tree-hash.js";
-import { MANIFEST_FILES, manifestSha256, readManifestFile } from "../manifest/parse.js";
+import { MANIFEST_FILES, manifestSha256, readManifestFile } from "../manifest/files.js";
 
 export interface PluginDrift {
   key: string;
@@ -146,10 +147,11 @@ async function measureDrift(p: LockedPlugin, drift: PluginDrift, check: Check): 
     return;
   }
   try {
-    const entries = await listTree(real);
+    // `real` is already resolved: the tree functions are told so instead of resolving it again.
+    const entries = await listTree(real, real);
     // Quick check: the compile's hashes stand while every stat field it recorded is unchanged.
     const recorded = check.full ? undefined : check.cache?.recorded(real, entries);
-    const now = recorded?.integrity === p.integrity ? recorded : await hashTree(real, entries);
+    const now = recorded?.integrity === p.integrity ? recorded : await hashTree(real, entries, real);
     await compareTree(real, p, now, drift, check);
   } catch (e) {
     drift.status = "unverifiable";

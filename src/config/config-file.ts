@@ -57,10 +57,7 @@ export async function loadConfig(file: string, opts: ParseConfigOptions = {}): P
   return parseConfigText(text, file, opts);
 }
 
-/** The problem that makes a config.yaml unreadable as a whole (it does not parse, or is not a mapping). */
-export function unreadableConfig(config: LoadedConfig): Diagnostic | undefined {
-  return config.diagnostics.find((d) => d.code === "E_YAML_PARSE" || d.code === "E_CONFIG_NOT_MAPPING");
-}
+export { unreadableConfig } from "./config-cache.js";
 
 export interface EditResult {
   changed: boolean;

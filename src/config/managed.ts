@@ -2,7 +2,7 @@ import { promises as fsp } from "node:fs";
 import { writeFileAtomic } from "../core/atomic-fs.js";
 import { HermesError } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
-import { formatJsonPath } from "../core/yaml-source.js";
+import { formatJsonPath } from "../core/json-path.js";
 import type { LockDeployment } from "../contracts/lock.js";
 
 /** `$HERMES_HOME/.managed`: which deployer owns this home (nixos, home-manager, …). */

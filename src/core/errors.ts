@@ -168,9 +168,33 @@ export const ERROR_CATALOG = {
     title: "a user or project plugin uses a bundled plugin's key from a differently named folder",
     hint: "rename the folder to the bundled plugin's folder name to override it on purpose, or rename the plugin",
   },
-  W_DISCOVERY_PYTHON_PLUGIN: {
-    title: "a Python plugin of the original Hermes is not loadable by this runtime",
-    hint: "use a JavaScript port of the plugin, or keep it for the Python Hermes",
+  E_PYTHON_PLUGIN_ERROR: {
+    title: "a Python plugin's code raised an exception",
+    hint: "the Python traceback is in the log: run with --verbose (or HERMES_LOG_LEVEL=debug) to see it",
+  },
+  E_PYBRIDGE_NO_PYTHON: {
+    title: "no Python 3.10 or newer to run Python plugins with",
+    hint: "install python3 (3.10+) or set HERMES_PYTHON to an interpreter; the Nix module sets it for you",
+  },
+  E_PYBRIDGE_DIED: {
+    title: "a Python plugin's process exited or was killed; the plugin is disabled and the agent goes on",
+    hint: "see the log for the plugin's last lines; a hook that outlives the hook timeout is killed with its process",
+  },
+  E_PYBRIDGE_CALL: {
+    title: "a Python plugin made a call the bridge does not offer",
+    hint: "see docs/python-plugins.md for the ctx API the bridge supports",
+  },
+  E_PYENV_PACKAGE_NOT_FOUND: {
+    title: "pip found no distribution for a Python plugin's dependency; its environment was not built",
+    hint:
+      "offline installs need PIP_FIND_LINKS=<folder of wheels> and PIP_NO_INDEX=1, or a Nix-provided Python " +
+      "environment (services.hermes-agent.extraPythonPackages) that already has the package; then run hermes compile",
+  },
+  E_PYENV_INSTALL_FAILED: {
+    title: "a Python plugin's virtual environment could not be built; the plugin does not load",
+    hint:
+      "read pip's output in the message, fix the requirement (pip_dependencies, requirements.txt) or the pip " +
+      "environment (PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX), then run hermes compile",
   },
   W_DISCOVERY_PORTABLE_PLUGIN: {
     title: "a portable plugin.json package is not loadable by this runtime yet",

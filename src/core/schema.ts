@@ -7,7 +7,8 @@ import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { diagnostic, type Diagnostic } from "./errors.js";
 import { SCHEMAS_DIR } from "./paths.js";
 import { didYouMean } from "./suggest.js";
-import { formatJsonPath, parsePointer, type SourceDoc } from "./yaml-source.js";
+import { formatJsonPath, parsePointer } from "./json-path.js";
+import type { SourceDoc } from "./yaml-source.js";
 
 export const SCHEMA_BASE = "https://hermes-kit.dev/schemas/";
 

@@ -19,8 +19,6 @@ function statusReason(c: Candidate): string | undefined {
       return undefined;
     case "dangling":
       return `broken symlink: ${c.path} → ${c.linkTarget ?? "?"} (target missing)`;
-    case "python":
-      return "python plugin: not loadable by this runtime";
     case "portable":
       return "portable plugin.json package: not loadable by this runtime";
     case "unreadable":

@@ -5,10 +5,9 @@ import { resolveWinners } from "./precedence.js";
 import { BUNDLED_SKIP, scanRoot } from "./scan.js";
 import { logger } from "../core/log.js";
 import type { YamlEdit } from "../core/yaml-edit.js";
-import { editConfig, type ConfigValue, type LoadedConfig } from "../config/config-file.js";
+import type { ConfigValue, LoadedConfig } from "../config/config-file.js";
 import { ownershipOf, readManaged } from "../config/managed.js";
 import { readPluginLists } from "../config/plugin-lists.js";
-import { readLock } from "../contracts/lock.js";
 
 /**
  * Top-level user plugins to grandfather (they loaded before plugins.enabled existed), named as discovery keys them
@@ -60,7 +59,7 @@ export interface MigrationPlan {
  */
 export async function planMigration(
   home: string,
-  cur: LoadedConfig,
+  cur: Pick<LoadedConfig, "value" | "exists">,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<MigrationPlan> {
   const none: MigrationPlan = { edits: [], names: [], grandfathers: false };
@@ -84,6 +83,8 @@ export async function planMigration(
 async function deploymentOwnsVersion(home: string): Promise<boolean> {
   const paths = homePaths(home);
   if (!(await readManaged(paths))) return false;
+  // Loaded only for a managed home: the lock contract brings the schema checker and the hook catalog.
+  const { readLock } = await import("../contracts/lock.js");
   const lock = await readLock(paths.lock).catch(() => undefined);
   return ownershipOf(lock?.deployment).leaves.some((l) => l.length === 1 && l[0] === "_config_version");
 }
@@ -119,6 +120,8 @@ export async function migrateEnabledList(
   )
     return { migrated: false, names };
   let grandfathers = false;
+  // Loaded here: a read-only command plans the migration without the YAML editor.
+  const { editConfig } = await import("../config/config-file.js");
   const res = await editConfig(homePaths(home).config, async (cur) => {
     const m = await planMigration(home, cur, env);
     ({ names, grandfathers } = m);

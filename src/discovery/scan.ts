@@ -13,13 +13,9 @@ import {
 import { basename, join, resolve } from "node:path";
 import { diagnostic, hasErrors, HermesError, type Diagnostic } from "../core/errors.js";
 import { isContainedRelativePath } from "../core/contain.js";
-import {
-  findManifestFile,
-  inferKind,
-  parseManifestText,
-  readManifestText,
-  type PluginManifest,
-} from "../manifest/parse.js";
+import { findManifestFile, inferKind, readManifestText } from "../manifest/files.js";
+import type { PluginManifest } from "../manifest/parse.js";
+import type { ManifestCache } from "../manifest/parse-cache.js";
 import { EXCLUSIVE_CATEGORIES } from "./exclusive.js";
 import {
   NIX_LINK_PREFIX,
@@ -28,7 +24,7 @@ import {
   type PluginSource,
 } from "../contracts/plugin-record.js";
 
-export type CandidateStatus = "ok" | "invalid" | "dangling" | "unreadable" | "python" | "portable";
+export type CandidateStatus = "ok" | "invalid" | "dangling" | "unreadable" | "portable";
 
 /** A plugin folder as discovery found it, before precedence and gating decide whether it loads. */
 export interface Candidate extends PluginRecord {
@@ -52,6 +48,8 @@ export interface Candidate extends PluginRecord {
 export interface ScanOptions {
   /** Top-level names skipped in this root (bundled subsystems with their own discovery). */
   skipTop?: ReadonlySet<string>;
+  /** Parses kept by content hash (manifest/parse-cache.ts); without it every manifest is parsed. */
+  manifests?: ManifestCache;
 }
 
 /**
@@ -102,7 +100,13 @@ function originFor(source: PluginSource, dirName: string, isGit: boolean): Plugi
   return isGit ? "git" : "local";
 }
 
-type FolderOptions = { category?: string; dirName?: string; linkTarget?: string; keyOverride?: string };
+type FolderOptions = {
+  category?: string;
+  dirName?: string;
+  linkTarget?: string;
+  keyOverride?: string;
+  manifests?: ManifestCache;
+};
 
 type CandidateBase = Pick<Candidate, "dirName" | "category" | "source" | "path" | "linkTarget">;
 
@@ -194,17 +198,9 @@ function resolveEntry(
     }
   }
   if (!entry && status === "ok") {
+    // A plugin of the original (Python): it runs through the Python bridge (src/runtime/python).
     if (exists(join(folder, "__init__.py"))) {
-      status = "python";
-      diagnostics.push(
-        diagnostic(
-          "W_DISCOVERY_PYTHON_PLUGIN",
-          "python plugin: not loadable by this runtime (it has __init__.py and no JavaScript entry)",
-          {
-            file: join(folder, "__init__.py"),
-          },
-        ),
-      );
+      entry = "__init__.py";
     } else {
       status = "invalid";
       diagnostics.push(
@@ -219,11 +215,7 @@ function resolveEntry(
     }
   }
   if (!manifest.kindDeclared) {
-    const sniff = entry
-      ? readEntrySource(folder, entry)
-      : status === "python"
-        ? readEntrySource(folder, "__init__.py")
-        : "";
+    const sniff = entry ? readEntrySource(folder, entry) : "";
     const inferred = inferKind(sniff);
     if (inferred) manifest.kind = inferred;
   }
@@ -274,7 +266,9 @@ export async function candidateFromFolder(
   }
   // The name a flat plugin falls back to is its folder name without the Nix prefix.
   const fallbackName = dirName.startsWith(NIX_LINK_PREFIX) ? dirName.slice(NIX_LINK_PREFIX.length) : dirName;
-  const parsed = parseManifestText(text, manifestFile, fallbackName);
+  const parsed = opts.manifests
+    ? await opts.manifests.parse(text, manifestFile, fallbackName)
+    : (await import("../manifest/parse.js")).parseManifestText(text, manifestFile, fallbackName);
   const manifest = parsed.manifest;
   const name = manifest?.name ?? fallbackName;
   const key = keyFor(opts, dirName, name);
@@ -322,6 +316,7 @@ export async function scanRoot(
 ): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
   const candidates: Candidate[] = [];
   const diagnostics: Diagnostic[] = [];
+  const carry = { manifests: opts.manifests };
   const walk = async (dir: string, depth: number, prefix: string | undefined): Promise<void> => {
     let children: Dirent[];
     try {
@@ -371,7 +366,7 @@ export async function scanRoot(
       } else if (!child.isDirectory()) continue;
       let cand: Candidate | undefined;
       try {
-        cand = await candidateFromFolder(full, source, { category: prefix, dirName: child.name, linkTarget });
+        cand = await candidateFromFolder(full, source, { ...carry, category: prefix, dirName: child.name, linkTarget });
       } catch (e) {
         candidates.push({
           ...unloadable(source, full, child.name, prefix, linkTarget),
@@ -396,7 +391,10 @@ export async function scanRoot(
  * npm plugin packages: `<home>/node_modules/[@scope/]pkg` whose package.json has a
  * `hermes-plugin` field: `true` (plugin.yaml at the package root) or a relative folder.
  */
-export async function scanNodeModules(dir: string): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
+export async function scanNodeModules(
+  dir: string,
+  manifests?: ManifestCache,
+): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
   const candidates: Candidate[] = [];
   const diagnostics: Diagnostic[] = [];
   const pkgDirs: string[] = [];
@@ -414,7 +412,7 @@ export async function scanNodeModules(dir: string): Promise<{ candidates: Candid
     } else pkgDirs.push(join(dir, e.name));
   }
   for (const pkgDir of pkgDirs) {
-    const r = await candidateFromPackage(pkgDir);
+    const r = await candidateFromPackage(pkgDir, manifests);
     if (r.candidate) candidates.push(r.candidate);
     diagnostics.push(...r.diagnostics);
   }
@@ -424,6 +422,7 @@ export async function scanNodeModules(dir: string): Promise<{ candidates: Candid
 /** One npm package folder: its `hermes-plugin` field names where the plugin folder is. */
 export async function candidateFromPackage(
   pkgDir: string,
+  manifests?: ManifestCache,
 ): Promise<{ candidate?: Candidate; packageName?: string; diagnostics: Diagnostic[] }> {
   let pkg: Record<string, unknown>;
   try {
@@ -453,7 +452,7 @@ export async function candidateFromPackage(
     }
     folder = join(pkgDir, field);
   }
-  const candidate = await candidateFromFolder(folder, "npm", { dirName: basename(pkgDir) });
+  const candidate = await candidateFromFolder(folder, "npm", { dirName: basename(pkgDir), manifests });
   if (candidate) return { candidate, packageName, diagnostics: [] };
   return {
     packageName,

@@ -362,10 +362,12 @@ function warnStaged(io: Io, cand: Candidate, stage: Stage, name: string): void {
   }
 }
 
-/** Warn when the placed plugin is of a kind this runtime installs but does not load. */
+/** Say how a placed plugin that is not a JavaScript one runs (Python) or that it does not load (portable). */
 function warnNotLoadable(io: Io, name: string, cand: Candidate | undefined): void {
-  if (cand?.status === "python")
-    io.warn(`warning: ${name} is a Python plugin of the original Hermes: installed, but not loadable by this runtime`);
+  if (cand?.entry === "__init__.py")
+    io.warn(
+      `note: ${name} is a Python plugin of the original Hermes: it runs through the Python bridge (Python 3.10+)`,
+    );
   if (cand?.status === "portable")
     io.warn(`warning: ${name} is a portable plugin.json package: listed, but not loaded by this runtime yet`);
 }

@@ -1,17 +1,27 @@
-import { sha256Hex } from "../core/hash.js";
 import { isContainedRelativePath } from "../core/contain.js";
-import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
-import { existsSync, promises as fsp } from "node:fs";
-import { join } from "node:path";
-import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
+import { diagnostic, type Diagnostic } from "../core/errors.js";
 import { safeString } from "../core/safe-string.js";
-import { logger } from "../core/log.js";
 import { validateSchema } from "../core/schema.js";
 import { didYouMean } from "../core/suggest.js";
 import { SourceDoc } from "../core/yaml-source.js";
 import { requiresHermesProblem } from "./requires-hermes.js";
 import { CAPABILITY_IDS, isCapabilityId, type CapabilityId } from "../contracts/capabilities.js";
 import { PLUGIN_KINDS, type PluginKind } from "../contracts/plugin-record.js";
+import { logQuietFields, manifestSha256, vcsFolderOf } from "./files.js";
+
+export {
+  findManifestFile,
+  inferKind,
+  isPluginFolder,
+  logQuietFields,
+  MANIFEST_FILES,
+  manifestSha256,
+  PLUGIN_FOLDER_FILES,
+  readManifestFile,
+  readManifestText,
+  vcsFolderOf,
+  VCS_DIRS,
+} from "./files.js";
 
 /** One constant for the whole code base (issues theme: several disagreeing copies). */
 export const SUPPORTED_MANIFEST_VERSION = 2;
@@ -56,6 +66,8 @@ export interface PluginManifest {
   api_version: number | null;
   requires_plugins: RequiredPlugin[];
   python_dependencies: string[];
+  /** pip requirement strings a Python plugin's virtual environment is built from (app/python-envs.ts). */
+  pip_dependencies: string[];
   config_schema: Record<string, ConfigSchemaEntry>;
   license: string;
   homepage: string;
@@ -154,76 +166,16 @@ function intOrNull(v: unknown): number | null {
   return null;
 }
 
-/** Version-control folders: their content is the VCS's, not the plugin's, so nothing may load from them. */
-export const VCS_DIRS: ReadonlySet<string> = new Set([".git", ".hg", ".svn"]);
-
-/** The VCS folder a relative path runs through (case-insensitive: some filesystems are), if any. */
-export function vcsFolderOf(p: string): string | undefined {
-  return p.split(/[\\/]+/).find((seg) => VCS_DIRS.has(seg.toLowerCase()));
-}
-
-/** Manifest file names, in the order a plugin folder is searched. */
-export const MANIFEST_FILES = ["plugin.yaml", "plugin.yml"] as const;
-
-/** Files any one of which makes a folder a plugin (loadable or not: portable packages and python plugins count). */
-export const PLUGIN_FOLDER_FILES = [...MANIFEST_FILES, "plugin.json", "__init__.py"] as const;
-
-/** Whether `dir` holds any of PLUGIN_FOLDER_FILES. */
-export async function isPluginFolder(dir: string): Promise<boolean> {
-  for (const f of PLUGIN_FOLDER_FILES) {
-    if (
-      await fsp.access(join(dir, f)).then(
-        () => true,
-        () => false,
-      )
-    )
-      return true;
-  }
-  return false;
-}
-
-/** The manifest file of a plugin folder: the first of MANIFEST_FILES that exists, or `undefined`. */
-export function findManifestFile(dir: string): string | undefined {
-  for (const name of MANIFEST_FILES) {
-    const file = join(dir, name);
-    if (existsSync(file)) return file;
-  }
-  return undefined;
-}
-
-/** A manifest file's text, refused (E_MANIFEST_TOO_LARGE) over the manifest size limit. */
-export function readManifestText(file: string): string {
-  return readTextCappedSync(file, SIZE_LIMITS.manifest, "E_MANIFEST_TOO_LARGE");
-}
-
-/** What the lock records as `manifest_sha256`. */
-export function manifestSha256(text: string): string {
-  return sha256Hex(text);
-}
-
 /**
- * The manifest of a plugin folder as text (the file discovery picks: findManifestFile);
- * `undefined` when there is none or it cannot be read. A manifest over the limit is refused.
+ * Schema findings into `diagnostics`; returns the unknown fields a version-1 manifest may carry and
+ * the fields ignored without a word (logged at debug by `logQuietFields`).
  */
-export function readManifestFile(dir: string): { file: string; text: string } | undefined {
-  const file = findManifestFile(dir);
-  if (!file) return undefined;
-  try {
-    return { file, text: readManifestText(file) };
-  } catch (e) {
-    if (e instanceof HermesError) throw e;
-    return undefined;
-  }
-}
-
-/** Schema findings into `diagnostics`; returns the unknown fields a version-1 manifest may carry. */
 function schemaFindings(
   data: Record<string, unknown>,
   src: SourceDoc,
-  file: string,
   manifestVersion: number,
   diagnostics: Diagnostic[],
-): Diagnostic[] {
+): { ignoredFields: Diagnostic[]; quietFields: string[] } {
   const quietFields: string[] = [];
   const ignoredFields: Diagnostic[] = [];
   for (const d of validateSchema("plugin-manifest", data, { source: src })) {
@@ -250,13 +202,7 @@ function schemaFindings(
       });
     } else diagnostics.push(d);
   }
-  if (quietFields.length)
-    logger().debug(
-      { file },
-      `unknown manifest field(s) ignored: ${quietFields.join(", ")} (newer manifest schema or typo; plugin ` +
-        "still loads)",
-    );
-  return ignoredFields;
+  return { ignoredFields, quietFields };
 }
 
 /** An unknown kind is coerced to standalone with a suggestion. */
@@ -389,7 +335,7 @@ function warnNewerVersion(data: Record<string, unknown>, src: SourceDoc, diagnos
   }
 }
 
-/** `python_dependencies`: the non-empty strings of the list, trimmed; anything else is ignored. */
+/** `python_dependencies`, `pip_dependencies`: the non-empty strings of the list, trimmed; anything else is ignored. */
 function pythonDependencies(v: unknown): string[] {
   return (Array.isArray(v) ? v : [])
     .filter((x): x is string => typeof x === "string")
@@ -398,10 +344,21 @@ function pythonDependencies(v: unknown): string[] {
 }
 
 export function parseManifestText(text: string, file: string, dirName: string): ManifestParse {
+  const { parse, quietFields } = parseManifestParts(text, file, dirName);
+  logQuietFields(file, quietFields);
+  return parse;
+}
+
+/** A parse and the fields it ignored quietly, kept apart so that the parse cache can store both. */
+export function parseManifestParts(
+  text: string,
+  file: string,
+  dirName: string,
+): { parse: ManifestParse; quietFields: string[] } {
   const sha256 = manifestSha256(text);
   const src = new SourceDoc(text, file);
   const diagnostics: Diagnostic[] = [...src.errors];
-  if (!src.ok) return { file, sha256, diagnostics, ignoredFields: [] };
+  if (!src.ok) return { parse: { file, sha256, diagnostics, ignoredFields: [] }, quietFields: [] };
   const raw = src.value ?? {};
   if (typeof raw !== "object" || Array.isArray(raw)) {
     diagnostics.push(
@@ -415,12 +372,12 @@ export function parseManifestText(text: string, file: string, dirName: string): 
         },
       ),
     );
-    return { file, sha256, diagnostics, ignoredFields: [] };
+    return { parse: { file, sha256, diagnostics, ignoredFields: [] }, quietFields: [] };
   }
   const data = raw as Record<string, unknown>;
 
   const manifestVersion = data.manifest_version === undefined ? 1 : (intOrNull(data.manifest_version) ?? 1);
-  const ignoredFields = schemaFindings(data, src, file, manifestVersion, diagnostics);
+  const { ignoredFields, quietFields } = schemaFindings(data, src, manifestVersion, diagnostics);
   warnNewerVersion(data, src, diagnostics);
 
   const { kind, rawKind } = readKind(data, src, diagnostics);
@@ -446,6 +403,7 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     api_version: intOrNull(data.api_version),
     requires_plugins: requiresPlugins,
     python_dependencies: pythonDependencies(data.python_dependencies),
+    pip_dependencies: pythonDependencies(data.pip_dependencies),
     config_schema: configSchema,
     license: str(data.license),
     homepage: str(data.homepage),
@@ -462,13 +420,5 @@ export function parseManifestText(text: string, file: string, dirName: string): 
     diagnostics.push(
       diagnostic("W_PLUGIN_REQUIRES_HERMES", `${tooNew}; the plugin is not loaded`, src.locate(["requires_hermes"])),
     );
-  return { file, sha256, manifest, diagnostics, ignoredFields };
-}
-
-/** When `kind` is absent, the entry file's markers decide it (memory provider → exclusive, …). */
-export function inferKind(entrySource: string): PluginKind | undefined {
-  const head = entrySource.slice(0, 8192);
-  if (head.includes("register_memory_provider") || head.includes("MemoryProvider")) return "exclusive";
-  if (head.includes("register_provider") && head.includes("ProviderProfile")) return "model-provider";
-  return undefined;
+  return { parse: { file, sha256, manifest, diagnostics, ignoredFields }, quietFields };
 }

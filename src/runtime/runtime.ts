@@ -35,6 +35,8 @@ import {
   type ToolEntry,
 } from "./registries.js";
 import { readSkill } from "./context.js";
+import { loadPythonPlugins, type PythonHost } from "./python/python-plugin.js";
+import { isPythonPlugin } from "./python/environment.js";
 import type { PluginRecord } from "../contracts/plugin-record.js";
 
 export type PluginRunState = "loaded" | "failed" | "timeout" | "skipped" | "deferred";
@@ -75,11 +77,13 @@ const MAX_ISSUES = 20;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+export { isPythonPlugin };
+
 /**
  * The runtime: one home, one lock. It imports only what the lock enables, registers plugins in
  * lock order, and owns every registry the plugins write to.
  */
-export class Runtime implements RuntimeHost {
+export class Runtime implements RuntimeHost, PythonHost {
   readonly paths: HomePaths;
   readonly log: Logger;
   readonly reporter: FailureReporter;
@@ -268,8 +272,11 @@ export class Runtime implements RuntimeHost {
         });
     }
     const list = this.loadable();
-    const imports = new Map<string, Promise<{ register?: unknown }>>();
+    const imports = new Map<string, Promise<{ register?: unknown }>>(
+      loadPythonPlugins(this, list.filter(isPythonPlugin)),
+    );
     for (const p of list) {
+      if (isPythonPlugin(p)) continue;
       const url = pluginEntryUrl(p.target, p.entry, p.integrity, this.instance, gen);
       const promise = import(url) as Promise<{ register?: unknown; default?: { register?: unknown } }>;
       // The import may settle late or never; a rejection here must not be unhandled.
@@ -436,6 +443,22 @@ export class Runtime implements RuntimeHost {
     }
   }
 
+  hookTimeoutMs(): number {
+    return this.hooks.timeoutSeconds * 1000;
+  }
+
+  /** A loaded Python plugin's process went away: what it registered is disposed, and the agent goes on. */
+  pythonPluginDied(key: string, message: string): void {
+    const s = this.status.get(key);
+    if (!s || s.state !== "loaded") return;
+    this.ledger.disposePlugin(key);
+    this.contexts.delete(key);
+    s.state = "failed";
+    s.error = message;
+    this.statusDirty = true;
+    this.log.warn({ plugin: key, code: "E_PYBRIDGE_DIED" }, `plugin ${key} is disabled: ${message}`);
+  }
+
   private rollback(key: string, error: string): void {
     this.ledger.disposePlugin(key);
     for (let i = this.orderIssues.length - 1; i >= 0; i--)
@@ -449,7 +472,8 @@ export class Runtime implements RuntimeHost {
     const p = this.byKey.get(key);
     if (!p || p.action !== "defer") return false;
     const url = pluginEntryUrl(p.target, p.entry, p.integrity, this.instance, this.reloadGeneration);
-    return this.loadOne(p, import(url), this.lock.settings.load_timeout_seconds * 1000);
+    const mod = isPythonPlugin(p) ? loadPythonPlugins(this, [p]).get(p.key)! : import(url);
+    return this.loadOne(p, mod, this.lock.settings.load_timeout_seconds * 1000);
   }
 
   /** Dispose one plugin's registrations (reverse order) and forget it. */

@@ -241,14 +241,20 @@ describe("scanRoot: symlinks", () => {
 });
 
 describe("scanRoot: status of a folder", () => {
-  it("a python plugin (__init__.py, no index.js) has status 'python' with a warning", async () => {
+  it("a python plugin (__init__.py, no index.js) is a plugin with entry __init__.py, without problems", async () => {
     const root = tempDir();
-    const dir = await writePlugin(root, "py", { entry: "__init__.py", entrySource: "def register(ctx):\n    pass\n" });
+    await writePlugin(root, "py", { entry: "__init__.py", entrySource: "def register(ctx):\n    pass\n" });
     const { candidates } = await scanRoot(root, "user");
-    expect(candidates[0]).toMatchObject({ key: "py", status: "python", entry: undefined });
-    expect(candidates[0]!.diagnostics).toMatchObject([
-      { code: "W_DISCOVERY_PYTHON_PLUGIN", severity: "warning", file: join(dir, "__init__.py") },
-    ]);
+    expect(candidates[0]).toMatchObject({ key: "py", status: "ok", entry: "__init__.py" });
+    expect(candidates[0]!.diagnostics).toEqual([]);
+  });
+
+  it("a JavaScript entry wins over __init__.py", async () => {
+    const root = tempDir();
+    const dir = await writePlugin(root, "both");
+    await fsp.writeFile(join(dir, "__init__.py"), "def register(ctx):\n    pass\n");
+    const { candidates } = await scanRoot(root, "user");
+    expect(candidates[0]).toMatchObject({ key: "both", status: "ok", entry: "index.js" });
   });
 
   it("a plugin with both index.js and __init__.py is a JS plugin", async () => {

@@ -127,12 +127,8 @@ describe.concurrent("hermes plugins list", () => {
       version: "1.1.1",
       path: join(home, "plugins", "linked"),
     });
-    // python plugin: shown, never loads
-    expect(by.pyplug).toMatchObject({
-      status: "enabled",
-      loads: false,
-      reason: "python plugin: not loadable by this runtime",
-    });
+    // python plugin of the original: loads through the Python bridge
+    expect(by.pyplug).toMatchObject({ status: "enabled", loads: true, reason: "enabled in config" });
     // dangling link: listed, cannot load, and the reason names the missing target
     expect(by.ghost!.loads).toBe(false);
     expect(by.ghost!.reason).toContain(join(ext, "missing-target"));
@@ -149,13 +145,13 @@ describe.concurrent("hermes plugins list", () => {
     expect(r.stderr).not.toMatch(STACK_RE);
     expect(r.stdout).toMatch(/^broken !\s+not enabled/m);
     expect(r.stdout).toMatch(/^ghost !\s+not enabled/m);
-    expect(r.stdout).toMatch(/^pyplug !\s+enabled\s+0\.3/m);
+    expect(r.stdout).toMatch(/^pyplug\s+enabled\s+0\.3/m);
     expect(r.stdout).toMatch(/^flat\s+enabled\s+0\.1\.0\s+local\s+a flat plugin$/m);
     expect(r.stdout).toMatch(/^linked\s+enabled\s+1\.1\.1/m);
     expect(r.stdout).toMatch(/^image_gen\/openai\s+not enabled\s+2\.0\.0\s+local\s+image generation$/m);
     expect(r.stdout).toMatch(/^hello-world\s+not enabled\s+1\.0\s+bundled/m);
-    expect(r.stdout).not.toMatch(/^(flat|linked|hello-world|image_gen\/openai) !/m);
-    expect(r.stdout).toMatch(/3 plugin\(s\) cannot load: hermes plugins why broken/);
+    expect(r.stdout).not.toMatch(/^(flat|linked|hello-world|image_gen\/openai|pyplug) !/m);
+    expect(r.stdout).toMatch(/2 plugin\(s\) cannot load: hermes plugins why broken/);
   });
 
   it("--enabled keeps only enabled plugins (plain and json)", async () => {
@@ -221,10 +217,16 @@ describe.concurrent("hermes plugins list", () => {
     expect(r.stdout).toContain("E_DISCOVERY_DANGLING_LINK");
   });
 
-  it("a python plugin is explained by `why` as not loadable by this runtime", async () => {
-    const r = await runCli(["plugins", "why", "pyplug"], { home, env: env() });
+  it("a python plugin is explained by `why` with its entry and the interpreter the bridge uses", async () => {
+    const r = await runCli(["plugins", "why", "pyplug"], {
+      home,
+      env: { ...env(), HERMES_PYTHON: "/nonexistent/python3" },
+    });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^\s+why:\s+python plugin: not loadable by this runtime$/m);
+    expect(r.stdout).toMatch(/^\s+entry:\s+__init__\.py$/m);
+    expect(r.stdout).toMatch(
+      /^\s+python:\s+cannot run: no '\/nonexistent\/python3' on PATH \(install Python 3\.10\+ or set HERMES_PYTHON\)/m,
+    );
   });
 
   it("a malformed plugin.yaml is explained by `why` with file:line:col", async () => {

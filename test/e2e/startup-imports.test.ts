@@ -89,8 +89,34 @@ function distFolders(modules: readonly string[]): string[] {
 }
 
 describe.concurrent("what each command loads", () => {
-  it("--version and --help load the command table and nothing behind it", async () => {
-    for (const args of [["--version"], ["--help"], ["plugins", "--help"], ["compile", "--help"]]) {
+  it("--version and -V load neither commander nor any command module", async () => {
+    for (const args of [["--version"], ["-V"]]) {
+      const { run, modules } = await loaded(args);
+      expect(run.code, args.join(" ")).toBe(0);
+      expect(
+        modules.filter((m) => m.startsWith("/dist/") || m.includes("/node_modules/")).sort(),
+        args.join(" "),
+      ).toEqual(["/dist/cli/main.js", "/dist/core/kit-version.js"]);
+    }
+  });
+
+  it("--help declares the plugins, config and hooks subcommands only when the command line names them", async () => {
+    const groups = (modules: readonly string[]) =>
+      modules.filter((m) => /^\/dist\/cli\/commands\/(plugins|config|hooks)\.js$/.test(m)).sort();
+    const help = await loaded(["--help"]);
+    expect(help.run.code).toBe(0);
+    expect(groups(help.modules)).toEqual([]);
+    // What the commands print with (errors, paths, output) loads when an action runs, not to declare it.
+    expect(help.modules.filter((m) => /^\/dist\/(core\/(errors|paths)|cli\/output)\.js$/.test(m))).toEqual([]);
+    expect(groups((await loaded(["compile", "--help"])).modules)).toEqual([]);
+    expect(groups((await loaded(["plugins", "--help"])).modules)).toEqual(["/dist/cli/commands/plugins.js"]);
+    expect(groups((await loaded(["--home", "x", "config", "get", "--help"])).modules)).toEqual([
+      "/dist/cli/commands/config.js",
+    ]);
+  });
+
+  it("--help loads the command table and nothing behind it", async () => {
+    for (const args of [["--help"], ["plugins", "--help"], ["compile", "--help"]]) {
       const { run, modules } = await loaded(args);
       expect(run.code, args.join(" ")).toBe(0);
       // The recorder sees ES modules (ours) and CommonJS ones (commander's files).
@@ -120,6 +146,25 @@ describe.concurrent("what each command loads", () => {
     const { run, modules } = await loaded(["plugins", "list", "--json"], { env: { HERMES_SCHEMA_PRECOMPILED: "0" } });
     expect(run.code).toBe(0);
     expect(heavyIn(modules).filter((h) => h !== "pino")).toEqual(["the Ajv compiler"]);
+  });
+
+  it("on a compiled home, plugins list and a no-op compile load no YAML parser (the parse caches answer)", async () => {
+    const h = s.dir("cached");
+    writePlugin(join(h, "plugins", "memo"), "name: memo\nversion: 1.0.0\ndescription: a note\n");
+    writeText(join(h, "config.yaml"), "plugins:\n  enabled: [memo]\n");
+    expect((await runCli(["compile"], { home: h })).code).toBe(0);
+    const yaml = (modules: readonly string[]) => modules.filter((m) => m.includes("/node_modules/yaml/"));
+    for (const args of [["plugins", "list", "--json"], ["compile"], ["compile", "--check"]]) {
+      const { run, modules } = await loaded(args, { home: h });
+      expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(0);
+      expect(yaml(modules), args.join(" ")).toEqual([]);
+      expect(heavyIn(modules), args.join(" ")).not.toContain("the Ajv compiler");
+    }
+    // The control: an edited manifest is parsed again, and the recorder sees the parser load.
+    writePlugin(join(h, "plugins", "memo"), "name: memo\nversion: 1.0.1\ndescription: a note\n");
+    const edited = await loaded(["plugins", "list", "--json"], { home: h });
+    expect(edited.run.code).toBe(0);
+    expect(yaml(edited.modules)).not.toEqual([]);
   });
 
   it("compile and compile --check load no server, store, git, tar or agent", async () => {

@@ -230,3 +230,57 @@ describe("search through the word indexes equals searching every entry's text", 
     for (const t of terms) expect(show(searchIndex(fast, t)), t).toEqual(show(searchIndex(plain, t)));
   });
 });
+
+describe("the whole-name typo rule's bounds skip only names under the cutoff", () => {
+  // Single-word names (no word or tag typos, empty description and author), so a name either
+  // contains the term or scores ratio·60 when ratio ≥ 0.6, as the original. Long shared prefixes,
+  // names of 3–90 code points (one-word, two-word and longer position masks), terms of 2–80
+  // (per-name LCS for short terms, the prefix-sharing walk for long ones), and an index whose
+  // names hold more than 255 distinct code points (merged columns): the typo hits must be exactly
+  // those of computing every ratio.
+  let seed = 7;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const letters = (alphabet: string, n: number) =>
+    Array.from({ length: n }, () => [...alphabet][Math.floor(rnd() * [...alphabet].length)]).join("");
+  const swap = (w: string) => {
+    const k = Math.floor(rnd() * (w.length - 1));
+    return w.slice(0, k) + w[k + 1] + w[k] + w.slice(k + 2);
+  };
+  const cjk = Array.from({ length: 300 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join("");
+  const indexes = {
+    "small alphabet": (alphabet = "abcdeé") =>
+      Array.from({ length: 400 }, (_, i) => {
+        const prefix = ["hermesplugin", "hermes", "plugin", ""][i % 4]!;
+        return `${prefix}${letters(alphabet, 3 + Math.floor(rnd() * (i % 7 === 0 ? 80 : 40)))}`;
+      }),
+    "over 255 code points": () =>
+      Array.from({ length: 300 }, () => `abc${letters(`abcd${cjk}`, 3 + Math.floor(rnd() * 70))}`),
+  };
+
+  for (const [label, names] of Object.entries(indexes)) {
+    it(`${label}: every term's typo hits and scores equal the ratio computed for every name`, () => {
+      const list = [...new Set(names())];
+      const index = prepareIndex(list.map((n) => indexEntry(n)));
+      const terms: string[] = ["ab", "abcab", letters("abcdeé", 80)];
+      for (let k = 0; k < 40; k++) {
+        const n = list[Math.floor(rnd() * list.length)]!;
+        terms.push(swap(n), swap(swap(n)), n.slice(0, Math.max(2, n.length - 1 - Math.floor(rnd() * 6))), `x${n}`);
+      }
+      for (const t of terms) {
+        const got = searchIndex(index, t)
+          .filter((h) => h.match === "typo")
+          .map((h) => `${h.entry.name} ${h.score}`);
+        const want = list
+          .filter((n) => !n.includes(t))
+          .map((n) => ({ n, s: Math.round(ratio(t, n) * 6000) }))
+          .filter(({ s }) => s >= 3600)
+          .sort((a, b) => b.s - a.s || (a.n < b.n ? -1 : 1))
+          .map(({ n, s }) => `${n} ${s / 100}`);
+        expect(got, t).toEqual(want);
+      }
+    });
+  }
+});

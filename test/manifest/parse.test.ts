@@ -168,7 +168,7 @@ describe("kind", () => {
       entrySource: "from x import MemoryProvider\n",
     });
     const c = await candidateFromFolder(py, "user");
-    expect(c?.status).toBe("python");
+    expect(c?.entry).toBe("__init__.py");
     expect(c?.manifest?.kind).toBe("exclusive");
   });
 
@@ -308,6 +308,13 @@ describe("other fields", () => {
     const r = parse("python_dependencies: [' requests ', '', 5, {x: 1}]\n");
     expect(r.manifest!.python_dependencies).toEqual(["requests"]);
     expect(r.diagnostics.filter((d) => d.path?.startsWith("python_dependencies")).length).toBe(3);
+  });
+
+  it("pip_dependencies follows the same rules, apart from python_dependencies", () => {
+    const r = parse("pip_dependencies: [' httpx>=0.27 ', '', 5]\npython_dependencies: [requests]\n");
+    expect(r.manifest!.pip_dependencies).toEqual(["httpx>=0.27"]);
+    expect(r.manifest!.python_dependencies).toEqual(["requests"]);
+    expect(r.diagnostics.filter((d) => d.path?.startsWith("pip_dependencies")).length).toBe(2);
   });
 });
 

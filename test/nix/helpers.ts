@@ -5,6 +5,8 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { ROOT } from "../support/cli.js";
+import { writeText } from "../support/home.js";
 import { hasShared, SHARED_DIR } from "../shared-dir.js";
 
 /** Single-user, offline: never ask a substituter, never sandbox (Debian's Nix cannot). */
@@ -73,4 +75,19 @@ export function vendoredNixpkgsLib(dir: string, what: string): string | undefine
   const r = spawnSync("tar", ["-xzf", NIXPKGS_LIB_TARBALL, "-C", dir], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`cannot unpack ${NIXPKGS_LIB_TARBALL}: ${r.stderr}`);
   return join(dir, "lib");
+}
+
+/**
+ * nix/tests/eval-modules.nix over `configurations` (Nix text of `{ pkgs, drv }: { <name> = { kind; config; }; }`),
+ * with nixpkgs' lib from `libDir` and optional further harness arguments (Nix text, e.g. `hostPython = "…";`).
+ */
+export function moduleHarness(libDir: string, configurations: string, args = ""): string {
+  const harness = join(ROOT, "nix", "tests", "eval-modules.nix");
+  return `import ${harness} { lib = import ${libDir}; ${args} configurations = ${configurations}; }`;
+}
+
+/** Write a harness expression to `file` and evaluate it strictly to JSON (read-write: sources go to the store). */
+export function evalModuleFile(file: string, text: string, userHome: string): NixResult {
+  writeText(file, text);
+  return nixRun("nix-instantiate", ["--eval", "--strict", "--json", "--read-write-mode", file], userHome);
 }

@@ -13,9 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateSchema } from "../../src/core/schema.js";
 import { CLI, ROOT, runCli } from "../support/cli.js";
 import { Scratch, writePlugin, writeText } from "../support/home.js";
-import { checkNix, nixEnv, nixRun, vendoredNixpkgsLib } from "./helpers.js";
+import { checkNix, evalModuleFile, moduleHarness, nixEnv, vendoredNixpkgsLib } from "./helpers.js";
 
-const HARNESS = join(ROOT, "nix", "tests", "eval-modules.nix");
 const ACTIVATE = join(ROOT, "nix", "activate.sh");
 
 const scratch = new Scratch("hermes-nix-modules-");
@@ -75,25 +74,24 @@ interface Report {
 
 /** The harness over `configurations` (Nix text of `{ pkgs, drv }: { <name> = { kind; config; }; }`). */
 function harness(configurations: string): string {
-  return `import ${HARNESS} { lib = import ${libDir}; configurations = ${configurations}; }`;
+  return moduleHarness(libDir!, configurations);
 }
 
 function evalReports(configurations: string): Record<string, Report> {
-  const file = writeText(join(scratch.dir("eval"), "configs.nix"), harness(configurations));
-  const r = nixRun("nix-instantiate", ["--eval", "--strict", "--json", "--read-write-mode", file], userHome);
+  const r = evalModuleFile(join(scratch.dir("eval"), "configs.nix"), harness(configurations), userHome);
   if (r.code !== 0) throw new Error(`nix-instantiate failed:\n${r.stderr}`);
   return JSON.parse(r.stdout) as Record<string, Report>;
 }
 
 /** The error text of one configuration that must not evaluate. */
 function evalError(kind: "nixos" | "home-manager", config: string, strict = false): string {
-  const file = writeText(
+  const r = evalModuleFile(
     join(scratch.dir("bad"), "config.nix"),
     harness(
       `{ pkgs, drv }: { bad = { kind = "${kind}"; strict = ${strict}; config = { pkgs, lib, ... }: ${config}; }; }`,
     ),
+    userHome,
   );
-  const r = nixRun("nix-instantiate", ["--eval", "--strict", "--json", "--read-write-mode", file], userHome);
   expect(r.code, `expected an evaluation error, got ${r.stdout}`).not.toBe(0);
   return r.stderr.replace(/\s+/g, " ");
 }

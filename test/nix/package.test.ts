@@ -6,6 +6,9 @@
  * - nix/package.nix, called with stub build functions, builds every npm package with an install
  *   script (native addons: better-sqlite3) from source against the Node it runs on, offline, and
  *   its install check loads each addon (the check's Node expression is run here too);
+ * - the package ships the Python plugin bridge (python/hermes_kit_bridge), its `hermes` defaults
+ *   HERMES_PYTHON to the `python` it exposes, and its install check imports the bridge with it
+ *   (the check's Python expression is run here too);
  * - flake.lock is a version-7 lock whose root inputs are flake.nix's, and the flake exports
  *   homeModules beside homeManagerModules.
  */
@@ -71,6 +74,12 @@ withLib("Nix package: its files are npm's", () => {
     expect(missing, "add these to nix/source.nix").toEqual([]);
     const noInput = npmFiles.filter((f) => f.startsWith("dist/") && !inSet.has(buildInputOf(f)));
     expect(noInput, "dist/ files whose source is not in nix/source.nix").toEqual([]);
+    // The Python plugin bridge ships with both, without bytecode.
+    for (const f of ["python/hermes_kit_bridge/__init__.py", "python/hermes_kit_bridge/__main__.py"]) {
+      expect(npmFiles, f).toContain(f);
+      expect(inSet.has(f), f).toBe(true);
+    }
+    expect([...npmFiles, ...fileset].filter((f) => f.endsWith(".pyc"))).toEqual([]);
     for (const f of [
       "tsconfig.json",
       "tsconfig.types.json",
@@ -103,7 +112,10 @@ interface PackageAttrs {
   npmRebuildFlags: string[];
   preBuild: string;
   installCheckPhase: string;
+  postInstall: string;
   nativeAddons: Record<string, string>;
+  bridgeCheck: string;
+  python: string;
 }
 
 /** nix/package.nix with buildNpmPackage returning its arguments, Node 20 beside a default Node 22. */
@@ -128,8 +140,9 @@ function packageAttrs(): PackageAttrs {
     in {
       nodejs = attrs.nodejs.name;
       nativeBuildInputs = map (d: d.name) attrs.nativeBuildInputs;
-      inherit (attrs) npm_config_build_from_source npmRebuildFlags preBuild installCheckPhase;
-      inherit (attrs.passthru) nativeAddons;
+      inherit (attrs) npm_config_build_from_source npmRebuildFlags preBuild installCheckPhase postInstall;
+      inherit (attrs.passthru) nativeAddons bridgeCheck;
+      python = attrs.passthru.python.name;
     }`);
 }
 
@@ -223,4 +236,35 @@ describe.skipIf(noNix)("flake.lock and the flake's outputs", () => {
       expect(existsSync(join(ROOT, "flake.lock"))).toBe(true);
     },
   );
+});
+
+withLib("Nix package: the Python plugin bridge and the interpreter `hermes` defaults to", () => {
+  const PY = "/nix/store/00000000000000000000000000000000-python3-3.13.2";
+
+  it("`hermes` defaults HERMES_PYTHON to the package's `python`; the install check imports the bridge with it", () => {
+    const p = packageAttrs();
+    expect(p.python).toBe("python3-3.13.2");
+    // --set-default: the modules' HERMES_PYTHON (service environment, CLI wrapper) and the user's win.
+    expect(p.postInstall.trim()).toBe(`wrapProgram $out/bin/hermes --set-default HERMES_PYTHON ${PY}/bin/python3`);
+    expect(p.installCheckPhase).toContain(
+      "test -f $out/lib/node_modules/hermes-kit/python/hermes_kit_bridge/__main__.py",
+    );
+    expect(p.installCheckPhase).toContain(`PYTHONPATH=$out/lib/node_modules/hermes-kit/python ${PY}/bin/python3 -c '`);
+    expect(p.installCheckPhase).toContain("the Python bridge does not import");
+  });
+
+  it("the install check's Python imports this checkout's bridge, and fails where the bridge is missing", () => {
+    const { bridgeCheck } = packageAttrs();
+    const probe = spawnSync("python3", ["-c", "import sys; print(sys.version_info >= (3, 10))"], { encoding: "utf8" });
+    if (probe.error || probe.stdout.trim() !== "True") {
+      console.warn("python3 3.10+ is missing: the bridge check is not run here");
+      return;
+    }
+    const env = (pythonPath: string) => ({ ...process.env, PYTHONPATH: pythonPath, PYTHONDONTWRITEBYTECODE: "1" });
+    const ok = spawnSync("python3", ["-c", bridgeCheck], { env: env(join(ROOT, "python")), encoding: "utf8" });
+    expect(ok.status, ok.stderr).toBe(0);
+    const bare = spawnSync("python3", ["-c", bridgeCheck], { env: env(scratch.dir("no-bridge")), encoding: "utf8" });
+    expect(bare.status).not.toBe(0);
+    expect(bare.stderr).toContain("No module named 'hermes_kit_bridge'");
+  });
 });

@@ -1,7 +1,5 @@
 import { Command, InvalidArgumentError } from "commander";
-import { resolveHome } from "../../core/paths.js";
 import type { GlobalOptions } from "../context.js";
-import { err } from "../output.js";
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -51,7 +49,11 @@ export function chatCommand(): Command {
     .option("--json", "with --query: print one JSON document (answer, tool calls, outcome)")
     .action(async (o: ChatFlags, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
-      const { chatInHome } = await import("../../app/chat-home.js");
+      const [{ chatInHome }, { resolveHome }, { err }] = await Promise.all([
+        import("../../app/chat-home.js"),
+        import("../../core/paths.js"),
+        import("../output.js"),
+      ]);
       process.exitCode = await chatInHome({
         home: resolveHome({ home: g.home, profile: g.profile }),
         warn: err,

@@ -1,8 +1,9 @@
 import { Command } from "commander";
-import { formatDiagnostic, HermesError } from "../../core/errors.js";
-import { homePaths, resolveHome } from "../../core/paths.js";
 import type { GlobalOptions } from "../context.js";
-import { err, json, out, style } from "../output.js";
+
+// What the actions use is imported when one runs: declaring the commands (for --help) loads only commander.
+const support = () =>
+  Promise.all([import("../../core/errors.js"), import("../../core/paths.js"), import("../output.js")]);
 
 interface CompileFlags {
   spec?: string;
@@ -28,6 +29,7 @@ export function compileCommand(): Command {
     .option("--full-hash", "hash every plugin tree, also immutable store paths")
     .action(async (o: CompileFlags, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
+      const [{ formatDiagnostic, HermesError }, { homePaths }, { err, json, out, style }] = await support();
       const { compileHome, compileHomeDir, rollbackHome } = await import("../../app/compile-home.js");
       const home = await compileHomeDir({ home: g.home, profile: g.profile, spec: o.spec });
       if (o.listGenerations) {
@@ -97,6 +99,7 @@ export function lockCommand(): Command {
     .option("--json", "print the report as JSON")
     .action(async (o: { full?: boolean; all?: boolean; json?: boolean }, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
+      const [{ formatDiagnostic }, { homePaths, resolveHome }, { err, json, out, style }] = await support();
       const { verifyLock } = await import("../../compile/verify.js");
       const report = await verifyLock(homePaths(resolveHome({ home: g.home, profile: g.profile })), {
         full: o.full,

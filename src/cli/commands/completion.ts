@@ -90,12 +90,13 @@ function fish(nodes: Node[]): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** `hermes completion bash|zsh|fish`: a completion script for the whole command tree. */
-export function completionCommand(program: Command): Command {
+/** `hermes completion bash|zsh|fish`: a completion script for the whole command tree (`loadAll` declares it). */
+export function completionCommand(program: Command, loadAll: () => Promise<void>): Command {
   return new Command("completion")
     .description("print a shell completion script (bash, zsh or fish)")
     .addArgument(new Argument("<shell>", "the shell").choices(["bash", "zsh", "fish"]))
-    .action((shell: "bash" | "zsh" | "fish") => {
+    .action(async (shell: "bash" | "zsh" | "fish") => {
+      await loadAll();
       const root = program.options
         .filter((o) => !o.hidden && o.long !== "--version")
         .map((o) => ({ long: o.long, short: o.short, description: o.description }));

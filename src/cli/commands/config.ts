@@ -1,9 +1,9 @@
-import { Command } from "commander";
+import type { Command } from "commander";
 import { homeOf } from "../context.js";
 import { finishValidation, json, out, resultJson, style, validatorOptions, type ValidatorOptions } from "../output.js";
 
-export function configCommand(): Command {
-  const config = new Command("config").description("inspect, validate and edit config.yaml");
+/** Every `config` subcommand (program.ts declares the command itself, loading this on use). */
+export function addConfigCommands(config: Command): void {
   const validate = config
     .command("validate [file]")
     .description(
@@ -17,7 +17,6 @@ export function configCommand(): Command {
     });
   validatorOptions(validate);
   addKeyCommands(config);
-  return config;
 }
 
 /** A value as a person reads it: strings bare, everything else as YAML. */

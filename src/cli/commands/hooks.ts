@@ -1,10 +1,9 @@
-import { Command } from "commander";
+import type { Command } from "commander";
 import { homeOf } from "../context.js";
 import { err, json, out, style } from "../output.js";
 
 /** `hermes hooks list`: shell hooks of config.yaml and gateway event hooks (hooks/<name>/, the deploy spec). */
-export function hooksCommand(): Command {
-  const hooks = new Command("hooks").description("shell hooks (config.yaml hooks:) and gateway event hooks");
+export function addHooksCommands(hooks: Command): void {
   hooks
     .command("list")
     .description("list the shell hooks config.yaml declares and the gateway event hooks with their lock state")
@@ -28,5 +27,4 @@ export function hooksCommand(): Command {
         out(`  ${e.name} [${state}] ${e.events.join(", ")}  ${e.path}${e.description ? `  — ${e.description}` : ""}`);
       }
     });
-  return hooks;
 }

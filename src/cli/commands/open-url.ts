@@ -1,8 +1,4 @@
 import { Command } from "commander";
-import { HermesError } from "../../core/errors.js";
-import { homeOf } from "../context.js";
-import { terminalIo } from "../io.js";
-import { out } from "../output.js";
 
 /** `hermes open-url <link>`: what a desktop's hermes:// scheme registration runs. */
 export function openUrlCommand(): Command {
@@ -13,6 +9,7 @@ export function openUrlCommand(): Command {
     .option("--unregister", "remove the desktop handler written by --register")
     .action(async (url: string | undefined, o: { register?: boolean; unregister?: boolean }, cmd: Command) => {
       const modes = [url !== undefined, Boolean(o.register), Boolean(o.unregister)].filter(Boolean).length;
+      const [{ HermesError }, { out }] = await Promise.all([import("../../core/errors.js"), import("../output.js")]);
       if (modes !== 1) {
         throw new HermesError("E_USAGE", { message: "give exactly one of <url>, --register or --unregister" });
       }
@@ -29,7 +26,11 @@ export function openUrlCommand(): Command {
         } else out(r.changed ? `Removed ${r.desktopFile}` : "No hermes:// handler was registered");
         return;
       }
-      const { openLink } = await import("../../app/open-link.js");
+      const [{ openLink }, { homeOf }, { terminalIo }] = await Promise.all([
+        import("../../app/open-link.js"),
+        import("../context.js"),
+        import("../io.js"),
+      ]);
       await openLink({ paths: homeOf(cmd), link: url!, io: terminalIo() });
     });
 }

@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import type { Command } from "commander";
 import { formatDiagnostic } from "../../core/errors.js";
 import type { Explanation } from "../../discovery/explain.js";
 import type { PluginView } from "../../discovery/plugin-set.js";
@@ -264,9 +264,19 @@ function addWhyCommand(parent: Command): void {
     .option("--json", "print as JSON")
     .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
       const { explainPlugin } = await import("../../app/inspect-plugins.js");
-      const { explanation: x, runtime: rt, provider } = await explainPlugin({ ...inspectOptions(cmd), name });
-      if (o.json) return json({ ...x, runtime: rt ?? null, provider });
+      const { explanation: x, runtime: rt, provider, python } = await explainPlugin({ ...inspectOptions(cmd), name });
+      if (o.json) return json({ ...x, runtime: rt ?? null, provider, ...(python ? { python } : {}) });
       printExplanation(x);
+      if (python)
+        out(
+          `  python:    ${
+            python.problem ? style.red(`cannot run: ${python.problem}`) : `${python.executable} ` + `${python.version}`
+          } (${python.command}); environment: ${
+            python.environment_error
+              ? style.red(`not built — ${python.environment_error}`)
+              : (python.environment ?? "none (no pip_dependencies)")
+          }`,
+        );
       if (provider) {
         const status = roleText(provider, x.action !== "skip");
         out(`  provider:  ${provider.kind}, selected by ${selectKey(provider)}: ${status}`);
@@ -285,10 +295,9 @@ async function pluginsRoot(o: Record<string, never>, cmd: Command): Promise<void
   await openPluginsScreen(homeOf(cmd));
 }
 
-export function pluginsCommand(): Command {
-  const plugins = new Command("plugins")
-    .description("open the interactive plugins screen (on a terminal; else as `list`), or run a subcommand")
-    .action(pluginsRoot);
+/** Everything `plugins` does besides its name and description (program.ts declares those, loading this on use). */
+export function addPluginsCommands(plugins: Command): void {
+  plugins.action(pluginsRoot);
 
   addListCommand(plugins);
   addToggleCommands(plugins);
@@ -312,5 +321,4 @@ export function pluginsCommand(): Command {
   plugins.addCommand(packCommand());
   // Set last: subcommands made with .command() copy this setting, and they must keep refusing extra arguments.
   plugins.allowExcessArguments(true);
-  return plugins;
 }

@@ -1,7 +1,5 @@
 import { Command, InvalidArgumentError } from "commander";
-import { resolveHome } from "../../core/paths.js";
 import type { GlobalOptions } from "../context.js";
-import { err } from "../output.js";
 
 function port(v: string): number {
   const n = Number(v);
@@ -40,7 +38,11 @@ export function serveCommand(): Command {
     )
     .action(async (o: ServeFlags, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
-      const { startServe } = await import("../../app/serve.js");
+      const [{ startServe }, { resolveHome }, { err }] = await Promise.all([
+        import("../../app/serve.js"),
+        import("../../core/paths.js"),
+        import("../output.js"),
+      ]);
       const h = await startServe({
         home: resolveHome({ home: g.home, profile: g.profile }),
         ...(o.host !== undefined ? { host: o.host } : {}),

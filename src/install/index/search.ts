@@ -1,10 +1,11 @@
+import { lcsOfAll, type NameWalk, nameWalk } from "./name-walk.js";
 import type { IndexEntry } from "./parse.js";
 import {
   codePoints,
   lcsLength,
   matchingSizeMasks,
-  popcount,
   matchingSizeQ,
+  popcount,
   prepareQuery,
   type CodePoints,
   type PreparedQuery,
@@ -67,11 +68,13 @@ import {
  * every entry's text, and a phrase only in the entries that have its longest word; authors are
  * scanned whole. The typo ratios of name words and tags are computed once per distinct word of
  * the whole index, then handed to the entries that use the word. The whole-name ratio is bounded
- * first by lengths, then by which characters the name has (two words of bits), then by character
- * counts (one flat table row per name), then by the longest common subsequence (bit-parallel over
- * per-name position masks), and a typo ratio that cannot beat the entry's word or tag typo is
- * not computed; the Ratcliff/Obershelp work itself reads positions from the same masks. All the
- * bounds are exact: the results are the same as computing every ratio.
+ * first by lengths, then by which characters the name has (two words of bits), then by the longest
+ * common subsequence: for a long term, of every name in one walk over the names in sorted order
+ * that steps through a shared prefix once (name-walk.ts); for a term that rules most names out
+ * before, one name at a time over per-name position masks. A typo ratio that cannot beat the
+ * entry's word or tag typo is not computed, and the Ratcliff/Obershelp work itself reads positions
+ * from the masks and stops once the blocks left cannot reach the cutoff. All the bounds are upper
+ * bounds: the results are the same as computing every ratio.
  */
 
 export type MatchKind = "exact" | "prefix" | "word" | "name" | "tag" | "description" | "author" | "typo";
@@ -115,11 +118,9 @@ export interface PreparedIndex {
   readonly words: { names: WordIndex; tags: WordIndex; descriptions: WordIndex } | null;
   /** Distinct name words (of multi-word names) and tags. */
   readonly vocab: readonly VocabWord[];
-  /** Code point → column of `nameCounts`; the last column counts every other code point. */
+  /** Code point → column of `nameMasks`; the last column stands for every other code point. */
   readonly columns: ReadonlyMap<number, number>;
   readonly width: number;
-  /** Row i = character counts of entry i's lowercased name (saturating at 255). */
-  readonly nameCounts: Uint8Array;
   /**
    * Names of at most 64 code points: row i, column c = bit mask of the positions of c's code point
    * in entry i's lowercased name, positions 0–31 here and 32–63 in `nameMasksHi` (the "other"
@@ -129,6 +130,10 @@ export interface PreparedIndex {
   readonly nameMasksHi: Int32Array;
   /** Row i (two words) = bit (column mod 64) set for each column in entry i's name. */
   readonly nameBits: Int32Array;
+  /** Code points in entry i's name (a typed array: the per-entry loops read no entry objects). */
+  readonly nameLengths: Int32Array;
+  /** The names in sorted order with their shared prefixes, for the LCS bound of every name at once. */
+  readonly walk: NameWalk;
   /** Position of entry i when all are sorted by name, then repo (the tie order of results). */
   readonly rank: Int32Array;
   /** The inverse of `rank`: the entry at each position of that order. */
@@ -152,26 +157,41 @@ function byNameOrder(a: IndexEntry, b: IndexEntry): number {
   return a.repo < b.repo ? -1 : a.repo > b.repo ? 1 : 0;
 }
 
-/** The per-name character tables of the whole-name ratio's bounds (see PreparedIndex). */
+/** The per-name character tables of the whole-name ratio: its first bound and its exact value (see PreparedIndex). */
 function nameTables(prepared: readonly PreparedEntry[], columns: ReadonlyMap<number, number>) {
   const width = columns.size + 1;
-  const nameCounts = new Uint8Array(prepared.length * width);
   const nameMasks = new Int32Array(prepared.length * width);
   const nameMasksHi = new Int32Array(prepared.length * width);
   const nameBits = new Int32Array(prepared.length * 2);
   prepared.forEach((p, i) => {
-    const row = i * width;
     const masked = p.nameCps.length <= 64;
     p.nameCps.forEach((c, j) => {
       const col = columns.get(c) ?? width - 1;
       nameBits[2 * i + ((col >> 5) & 1)]! |= 1 << (col & 31);
-      const k = row + col;
-      if (nameCounts[k]! < 255) nameCounts[k]!++;
+      const k = i * width + col;
       if (masked && j < 32) nameMasks[k]! |= 1 << j;
       else if (masked) nameMasksHi[k]! |= 1 << (j - 32);
     });
   });
-  return { width, nameCounts, nameMasks, nameMasksHi, nameBits };
+  return { width, nameMasks, nameMasksHi, nameBits };
+}
+
+/** The entries in name order, the walk over their names in that order, and each entry's rank in it. */
+function sortedNames(
+  entries: readonly IndexEntry[],
+  prepared: readonly PreparedEntry[],
+  columns: ReadonlyMap<number, number>,
+  width: number,
+) {
+  const order = Int32Array.from(prepared.map((_, i) => i).sort((x, y) => byNameOrder(entries[x]!, entries[y]!)));
+  const walk = nameWalk(
+    prepared.map((p) => p.nameCps),
+    order,
+    (c) => columns.get(c) ?? width - 1,
+  );
+  const rank = new Int32Array(prepared.length);
+  order.forEach((i, k) => (rank[i] = k));
+  return { order, walk, rank };
 }
 
 /** Lowercase, normalize and index every entry once; search many times. */
@@ -226,10 +246,8 @@ export function prepareIndex(entries: readonly IndexEntry[]): PreparedIndex {
     for (const t of new Set(tagsLower)) word(t).tagOf.push(i);
     for (const c of nameCps) if (!columns.has(c) && columns.size < MAX_COLUMNS) columns.set(c, columns.size);
   });
-  const { width, nameCounts, nameMasks, nameMasksHi, nameBits } = nameTables(prepared, columns);
-  const order = Int32Array.from(prepared.map((_, i) => i).sort((x, y) => byNameOrder(entries[x]!, entries[y]!)));
-  const rank = new Int32Array(prepared.length);
-  order.forEach((i, k) => (rank[i] = k));
+  const { width, nameMasks, nameMasksHi, nameBits } = nameTables(prepared, columns);
+  const { order, walk, rank } = sortedNames(entries, prepared, columns, width);
   return {
     entries: prepared,
     byName,
@@ -242,10 +260,11 @@ export function prepareIndex(entries: readonly IndexEntry[]): PreparedIndex {
     vocab: [...vocabMap.values()],
     columns,
     width,
-    nameCounts,
     nameMasks,
     nameMasksHi,
     nameBits,
+    nameLengths: Int32Array.from(prepared, (p) => p.nameCps.length),
+    walk,
     rank,
     order,
   };
@@ -271,21 +290,25 @@ interface QueryBuffers {
   /** Best typo score per entry from name words (r·58, r ≥ 0.75) and from tags (r·50, r ≥ 0.75). */
   wordTypo: Float32Array;
   tagTypo: Float32Array;
+  /** LCS of the term and each entry's name (filled on first use: see `lcsReady`). */
+  lcs: Int32Array;
 }
 
 interface Query extends QueryBuffers {
   text: string;
   cps: CodePoints;
   pq: PreparedQuery;
-  /** (column, count) pairs of the query's code points, for the name bound. */
-  qcols: Int32Array;
-  /** The column of each of the query's code points, in order (for the LCS over `nameMasks`). */
+  /** The column of each of the query's code points, in order (for `nameMasks` and the name walk). */
   colSeq: Int32Array;
   /** The query's columns as `nameBits` sets them, and how many code points repeat an earlier bit. */
   bits0: number;
   bits1: number;
   repeats: number;
-  qcounts: Int32Array;
+  /**
+   * How the LCS bound is taken: 0 = not decided yet (a term whose names all fail the length bound
+   * never decides), 1 = `lcs` holds it for every name (one walk), 2 = one name at a time.
+   */
+  lcsMode: number;
 }
 
 /** One set of buffers per term of a search (searches are synchronous, so they can be shared). */
@@ -300,6 +323,7 @@ function buffers(k: number, n: number): QueryBuffers {
       strKind: new Uint8Array(n),
       wordTypo: new Float32Array(n),
       tagTypo: new Float32Array(n),
+      lcs: new Int32Array(n),
     };
     pool[k] = b;
     return b;
@@ -403,20 +427,16 @@ function record(
 function query(text: string, index: PreparedIndex, slot: number): Query {
   const cps = codePoints(text);
   const pq = prepareQuery(cps);
-  const byCol = new Map<number, number>();
-  const colSeq = new Int32Array(cps.length);
+  const colSeq = Int32Array.from(cps, (c) => index.columns.get(c) ?? index.width - 1);
   let bits0 = 0;
   let bits1 = 0;
-  cps.forEach((c, k) => {
-    const col = index.columns.get(c) ?? index.width - 1;
-    byCol.set(col, (byCol.get(col) ?? 0) + 1);
-    colSeq[k] = col;
+  for (const col of colSeq) {
     if (col & 32) bits1 |= 1 << (col & 31);
     else bits0 |= 1 << (col & 31);
-  });
+  }
   const n = index.entries.length;
   const buf = buffers(slot, n);
-  const { strScore, strKind, wordTypo, tagTypo } = buf;
+  const { strScore, strKind, wordTypo, tagTypo, lcs } = buf;
   const norm = normalizeText(text);
   // Exact names: raw (100), then normalized (98).
   for (const i of index.byNorm.get(norm) ?? []) {
@@ -450,15 +470,46 @@ function query(text: string, index: PreparedIndex, slot: number): Query {
     text,
     cps,
     pq,
-    qcols: Int32Array.from(byCol.keys()),
-    qcounts: Int32Array.from(byCol.values()),
     colSeq,
     bits0,
     bits1,
     // Columns 64 apart share a bit: count repeats per bit, so the bound stays an upper bound.
     repeats: cps.length - popcount(bits0) - popcount(bits1),
-    ...buf,
+    lcsMode: 0,
+    // Named, not spread: a spread makes a slow-property object that the per-entry loops read.
+    strScore,
+    strKind,
+    wordTypo,
+    tagTypo,
+    lcs,
   };
+}
+
+/** How many of the query's columns entry i's name has (columns 64 apart share a bit: only overcounts). */
+function columnsShared(index: PreparedIndex, i: number, q: Query): number {
+  const bits = index.nameBits;
+  return popcount(bits[2 * i]! & q.bits0) + popcount(bits[2 * i + 1]! & q.bits1);
+}
+
+/**
+ * How many names pass the length and column bounds at the lowest cutoff, 0.6. One LCS per such
+ * name takes a step per query code point (maskLcs); one walk over every name (name-walk.ts) takes
+ * `walk.cols.length` cheaper steps. A short or unusual term rules out most names before the LCS.
+ */
+function namesPassingColumns(index: PreparedIndex, q: Query): number {
+  const la = q.cps.length;
+  const lengths = index.nameLengths;
+  let count = 0;
+  for (let i = 0; i < lengths.length; i++) {
+    const lb = lengths[i]!;
+    const total = la + lb;
+    // No branch on the bounds: a branch first taken after the loop was optimized would throw the
+    // optimized loop away at every call.
+    const byLength = (2 * (la < lb ? la : lb)) / total >= 0.6 ? 1 : 0;
+    const byColumns = (2 * (columnsShared(index, i, q) + q.repeats)) / total >= 0.6 ? 1 : 0;
+    count += byLength * byColumns;
+  }
+  return count;
 }
 
 /**
@@ -499,44 +550,46 @@ function maskLcs2(index: PreparedIndex, row: number, colSeq: Int32Array, lb: num
   return lb - popcount(v0) - popcount(v1);
 }
 
+/** LCS of the query and entry i's name: from the walk, or one name at a time (see `lcsMode`). */
+function nameLcs(index: PreparedIndex, i: number, q: Query): number {
+  if (!q.lcsMode) {
+    // A walk step costs about a third of a maskLcs step (measured on the bench's index).
+    q.lcsMode = 3 * namesPassingColumns(index, q) * q.cps.length > index.walk.cols.length ? 1 : 2;
+    if (q.lcsMode === 1) lcsOfAll(index.walk, q.colSeq, index.width, q.lcs);
+  }
+  if (q.lcsMode === 1) return q.lcs[i]!;
+  const lb = index.nameLengths[i]!;
+  if (lb <= 32) return maskLcs(index.nameMasks, i * index.width, q.colSeq, lb);
+  if (lb <= 64) return maskLcs2(index, i * index.width, q.colSeq, lb);
+  return lcsLength(q.pq, index.entries[i]!.nameCps);
+}
+
+/** The least x with (2 * x) / total ≥ min, by the same float expression as the ratio's own check. */
+function leastPassing(total: number, min: number): number {
+  let x = Math.ceil((min * total) / 2);
+  while ((2 * x) / total < min) x++;
+  while (x > 0 && (2 * (x - 1)) / total >= min) x--;
+  return x;
+}
+
 /**
  * Whole-name ratio of entry `i` when it is at least `min`, else 0. The bounds skip the exact ratio
  * when it is under `prune` (≥ min): the caller knows a ratio under it cannot change the result.
  */
 function nameRatio(index: PreparedIndex, i: number, q: Query, min: number, prune: number): number {
-  const p = index.entries[i]!;
   const la = q.cps.length;
-  const lb = p.nameCps.length;
+  const lb = index.nameLengths[i]!;
   const total = la + lb;
   if (!total) return 1;
   if ((2 * (la < lb ? la : lb)) / total < prune) return 0;
-  // Quick bound: the query's columns present in the name (merged bits only overcount), plus
-  // every repeat of a column, bound the common characters.
-  const bits = index.nameBits;
-  const present = popcount(bits[2 * i]! & q.bits0) + popcount(bits[2 * i + 1]! & q.bits1);
-  if ((2 * (present + q.repeats)) / total < prune) return 0;
-  // Multiset bound from the flat count table (merged "other" column keeps it an upper bound).
+  if ((2 * (columnsShared(index, i, q) + q.repeats)) / total < prune) return 0;
+  if ((2 * nameLcs(index, i, q)) / total < prune) return 0;
   const row = i * index.width;
-  const counts = index.nameCounts;
-  let inter = 0;
-  for (let k = 0; k < q.qcols.length; k++) {
-    const have = counts[row + q.qcols[k]!]!;
-    const want = q.qcounts[k]!;
-    inter += have < want ? have : want;
-  }
-  if ((2 * inter) / total < prune) return 0;
-  const lcs =
-    lb <= 32
-      ? maskLcs(index.nameMasks, row, q.colSeq, lb)
-      : lb <= 64
-        ? maskLcs2(index, row, q.colSeq, lb)
-        : lcsLength(q.pq, p.nameCps);
-  if ((2 * lcs) / total < prune) return 0;
   // The masks give exact positions unless the columns ran out (then "other" merges code points).
   const exact = lb <= 64 && index.columns.size < MAX_COLUMNS;
   const m = exact
-    ? matchingSizeMasks(q.colSeq, index.nameMasks, index.nameMasksHi, row, lb)
-    : matchingSizeQ(q.pq, p.nameCps);
+    ? matchingSizeMasks(q.colSeq, index.nameMasks, index.nameMasksHi, row, lb, leastPassing(total, min))
+    : matchingSizeQ(q.pq, index.entries[i]!.nameCps);
   const r = (2 * m) / total;
   return r >= min ? r : 0;
 }
@@ -605,6 +658,9 @@ function scoreEntry(index: PreparedIndex, i: number, whole: Query, parts: Query[
   }
 }
 
+/** The sort keys of a search, reused (searches are synchronous; hits are built from them before returning). */
+let keyPool = new Float64Array(0);
+
 export interface SearchOptions {
   /** Keep entries with this index capability label (exact, case-insensitive). */
   capability?: string;
@@ -640,7 +696,8 @@ export function searchIndex(
   // keys are distinct integers, so a plain numeric sort of a typed array orders the results.
   const n = all.length;
   const { rank, order } = prepared;
-  const keys = new Float64Array(n);
+  if (keyPool.length < n) keyPool = new Float64Array(n);
+  const keys = keyPool;
   const kinds = whole.strKind;
   let found = 0;
   for (let i = 0; i < n; i++) {

@@ -184,20 +184,30 @@ function rangeWord(lo: number, hi: number, w: number): number {
   return l <= 0 ? upto : l >= 32 ? 0 : upto & ~((1 << l) - 1);
 }
 
+/** Run length of the match ending at each position of `b` (matchingSizeMasks; runs of 2 or more). */
+const runLen = new Int32Array(64);
+
 /**
  * matchingSize for a `b` of at most 64 elements given as position masks: `lo[at + cols[i]]` and
  * `hi[at + cols[i]]` are the positions (0–31, 32–63) in b of the element a[i] (exactly: no two
- * elements may share a column). The same loops as `core`, with each row's positions taken from
- * the masks, already cut to the range; there is no junk, so a longest block cannot be extended.
+ * elements may share a column). The same search as `core` (rows i ascending; a strictly longer
+ * block replaces the best, so ties go to the earliest in a, then in b) with each row's matches
+ * taken from the masks, already cut to the range. A match continues a run of the row before when
+ * that row matched one position to the left (`mask & prev << 1`), so the run lengths need no
+ * per-row stamps; there is no junk, so a longest block cannot be extended.
+ *
+ * With `need`, a caller that only wants totals of at least `need` gets, as soon as the blocks found
+ * plus the smaller side of every range left are under it, that bound instead (it is under `need`).
  */
-export function matchingSizeMasks(cols: Int32Array, lo: Int32Array, hi: Int32Array, at: number, lb: number): number {
+export function matchingSizeMasks(
+  cols: Int32Array,
+  lo: Int32Array,
+  hi: Int32Array,
+  at: number,
+  lb: number,
+  need = 0,
+): number {
   const la = cols.length;
-  ensureRows(lb + 2);
-  if (rowClock > 2_000_000_000) {
-    rowClock = 0;
-    stampA.fill(-2);
-    stampB.fill(-2);
-  }
   if (stack.length < 4 * (la + 2)) stack = new Int32Array(8 * (la + 2));
   let sp = 0;
   stack[sp++] = 0;
@@ -205,65 +215,123 @@ export function matchingSizeMasks(cols: Int32Array, lo: Int32Array, hi: Int32Arr
   stack[sp++] = 0;
   stack[sp++] = lb;
   let total = 0;
+  // The blocks found plus, for each range still on the stack, the smaller of its two sides.
+  let cap = la < lb ? la : lb;
   while (sp) {
     const bhi = stack[--sp]!;
     const blo = stack[--sp]!;
     const ahi = stack[--sp]!;
     const alo = stack[--sp]!;
-    const r0 = rangeWord(blo, bhi, 0);
-    const r1 = rangeWord(blo, bhi, 32);
-    let besti = alo;
-    let bestj = blo;
-    let bestsize = 0;
-    let prevLen = lenA;
-    let prevStamp = stampA;
-    let curLen = lenB;
-    let curStamp = stampB;
-    let prevRow = -1;
-    for (let i = alo; i < ahi; i++) {
-      const row = ++rowClock;
-      const c = at + cols[i]!;
-      for (let w = 0; w < 64; w += 32) {
-        let m = w ? hi[c]! & r1 : lo[c]! & r0;
-        while (m) {
-          const bit = m & -m;
-          m ^= bit;
-          const j = w + 31 - Math.clz32(bit);
-          const k = (prevStamp[j] === prevRow ? prevLen[j]! : 0) + 1;
-          curLen[j + 1] = k;
-          curStamp[j + 1] = row;
-          if (k > bestsize) {
-            besti = i - k + 1;
-            bestj = j - k + 1;
-            bestsize = k;
-          }
-        }
-      }
-      prevRow = row;
-      const tl = prevLen;
-      prevLen = curLen;
-      curLen = tl;
-      const ts = prevStamp;
-      prevStamp = curStamp;
-      curStamp = ts;
+    cap -= Math.min(ahi - alo, bhi - blo);
+    const size = longestInMasks(cols, lo, hi, at, alo, ahi, blo, bhi);
+    total += size;
+    cap += size;
+    if (!size) {
+      if (cap < need) return cap;
+      continue;
     }
-    if (bestsize) {
-      total += bestsize;
-      if (alo < besti && blo < bestj) {
-        stack[sp++] = alo;
-        stack[sp++] = besti;
-        stack[sp++] = blo;
-        stack[sp++] = bestj;
-      }
-      if (besti + bestsize < ahi && bestj + bestsize < bhi) {
-        stack[sp++] = besti + bestsize;
-        stack[sp++] = ahi;
-        stack[sp++] = bestj + bestsize;
-        stack[sp++] = bhi;
-      }
+    const besti = bestI;
+    const bestj = bestJ;
+    if (alo < besti && blo < bestj) {
+      stack[sp++] = alo;
+      stack[sp++] = besti;
+      stack[sp++] = blo;
+      stack[sp++] = bestj;
+      cap += Math.min(besti - alo, bestj - blo);
     }
+    if (besti + size < ahi && bestj + size < bhi) {
+      stack[sp++] = besti + size;
+      stack[sp++] = ahi;
+      stack[sp++] = bestj + size;
+      stack[sp++] = bhi;
+      cap += Math.min(ahi - besti - size, bhi - bestj - size);
+    }
+    if (cap < need) return cap;
   }
   return total;
+}
+
+/** Where longestInMasks' block starts (a and b); module state, so the hot loop allocates nothing. */
+let bestI = 0;
+let bestJ = 0;
+
+/**
+ * find_longest_match over a[alo, ahi) and b[blo, bhi): the block's size, its start in bestI/bestJ.
+ * Only a match that continues a run of the row before can be longer than 1, so a row visits just
+ * those, highest position first (runLen[j - 1] still holds the row before's run when j reads it;
+ * a match there that started a run has length 1 and is not stored). The row's best is its lowest
+ * position of the longest run, which is the one CPython's ascending loop keeps. The rows stop once
+ * no block can be longer than the best: the longest run of the row before plus the rows left.
+ */
+function longestInMasks(
+  cols: Int32Array,
+  lo: Int32Array,
+  hi: Int32Array,
+  at: number,
+  alo: number,
+  ahi: number,
+  blo: number,
+  bhi: number,
+): number {
+  const r0 = rangeWord(blo, bhi, 0);
+  const r1 = rangeWord(blo, bhi, 32);
+  const widest = bhi - blo;
+  let bestsize = 0;
+  // The row before: its matches and which of them continued a run.
+  let p0 = 0;
+  let p1 = 0;
+  let q0 = 0;
+  let q1 = 0;
+  let prevBest = 0;
+  for (let i = alo; i < ahi; i++) {
+    if (prevBest + ahi - i <= bestsize || bestsize === widest) break;
+    const c = at + cols[i]!;
+    const m0 = lo[c]! & r0;
+    const m1 = r1 ? hi[c]! & r1 : 0;
+    const c0 = m0 & (p0 << 1);
+    const c1 = m1 & ((p1 << 1) | (p0 >>> 31));
+    let rowBest = 0;
+    let rowJ = 0;
+    if (c0 | c1) {
+      let x = c1;
+      while (x) {
+        const b = 31 - Math.clz32(x);
+        x ^= 1 << b;
+        const stored = b ? (q1 >>> (b - 1)) & 1 : q0 >>> 31;
+        const k = (stored ? runLen[b + 31]! : 1) + 1;
+        runLen[b + 32] = k;
+        if (k >= rowBest) {
+          rowBest = k;
+          rowJ = b + 32;
+        }
+      }
+      x = c0;
+      while (x) {
+        const j = 31 - Math.clz32(x);
+        x ^= 1 << j;
+        const k = ((q0 >>> (j - 1)) & 1 ? runLen[j - 1]! : 1) + 1;
+        runLen[j] = k;
+        if (k >= rowBest) {
+          rowBest = k;
+          rowJ = j;
+        }
+      }
+    } else if (m0 | m1) {
+      rowBest = 1;
+      rowJ = m0 ? 31 - Math.clz32(m0 & -m0) : 63 - Math.clz32(m1 & -m1);
+    }
+    if (rowBest > bestsize) {
+      bestsize = rowBest;
+      bestI = i - rowBest + 1;
+      bestJ = rowJ - rowBest + 1;
+    }
+    p0 = m0;
+    p1 = m1;
+    q0 = c0;
+    q1 = c1;
+    prevBest = rowBest;
+  }
+  return bestsize;
 }
 
 /** Total size of the matching blocks (what `sum(m.size for m in get_matching_blocks())` gives). */

@@ -1,0 +1,34 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { CompileResult } from "../compile/compile.js";
+
+/*
+ * The Python plugins' virtual environments follow each compile that writes or keeps a lock
+ * (`hermes compile`, `plugins install`, `plugins enable`), never a start. This module is the light
+ * door: a lock with no Python plugin and a home with no environments load nothing more.
+ */
+
+export interface PythonEnvOptions {
+  home: string;
+  /** The environment pip runs with (PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX …); default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Re-probe the interpreter and re-check every environment (`compile --full-hash`). */
+  full?: boolean;
+  /** Progress and failures, one line each (stderr). */
+  note: (line: string) => void;
+}
+
+/** A lock entry of a Python plugin (`"entry": "__init__.py"`), found without parsing the lock. */
+const PYTHON_ENTRY_RE = /"entry": "[^"]*\.py"/;
+
+/** After a compile: build what its lock's Python plugins need. Returns the compile result unchanged. */
+export async function withPythonEnvs(
+  o: PythonEnvOptions & { dryRun?: boolean; check?: boolean },
+  res: CompileResult,
+): Promise<CompileResult> {
+  if (o.dryRun || o.check || !res.plan.ok) return res;
+  if (!PYTHON_ENTRY_RE.test(res.plan.lockText) && !existsSync(join(o.home, "python-envs"))) return res;
+  const { syncPythonEnvs } = await import("./python-env-sync.js");
+  await syncPythonEnvs({ ...o, lock: res.plan.lock });
+  return res;
+}
