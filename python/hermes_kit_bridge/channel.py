@@ -28,6 +28,27 @@ class RemoteError(Exception):
         return f"{self.code}: {text}" if self.code else text
 
 
+_ERROR_CLASSES = {}
+
+
+def remote_error(type_name, message, code=None, js=None):
+    """A RemoteError that is also the builtin exception it names (PermissionError, ValueError, …), so a plugin's
+    ``except PermissionError`` catches what the runtime raised as one."""
+    import builtins
+
+    base = getattr(builtins, type_name or "", None)
+    if not (isinstance(base, type) and issubclass(base, Exception)) or base is Exception:
+        return RemoteError(type_name, message, code, js)
+    cls = _ERROR_CLASSES.get(type_name)
+    if cls is None:
+        try:
+            cls = type(type_name, (RemoteError, base), {})
+        except TypeError:
+            cls = RemoteError
+        _ERROR_CLASSES[type_name] = cls
+    return cls(type_name, message, code, js)
+
+
 def describe_error(exc):
     """The wire form of a Python exception (type, message, traceback)."""
     import traceback  # only on the error path: a plain start never pays for it
@@ -83,7 +104,7 @@ class Channel:
         msg = slot[1]
         if "e" in msg:
             e = msg["e"] or {}
-            raise RemoteError(e.get("type", "Error"), e.get("message", ""), e.get("code"), e.get("js"))
+            raise remote_error(e.get("type", "Error"), e.get("message", ""), e.get("code"), e.get("js"))
         return msg.get("r")
 
     # ---- reading ----

@@ -199,6 +199,77 @@ def register(ctx):
 `,
 };
 
+/** One tool that walks the rest of the ctx API from Python: the host model, state, events, skills, messages, MCP. */
+const PYAPI = {
+  "plugin.yaml": "name: pyapi\n",
+  "skills/tips/SKILL.md": "---\nname: tips\n---\nAlways water the plants.\n",
+  "__init__.py": `import json
+import os
+
+
+def register(ctx):
+    out = ctx.get_config("out")
+    ctx.register_skill("tips", os.path.join(os.path.dirname(__file__), "skills", "tips"), "tips")
+    ctx.subscribe("pyapi:ping", lambda **kw: open(out, "a").write(json.dumps(kw) + "\\n"))
+
+    def probe(args, **kw):
+        r = {}
+        reply = ctx.llm.complete([{"role": "user", "content": "summarise"}], temperature=0)
+        r["llm"] = reply.get("text")
+        ctx.state.set("n", 41)
+        r["state"] = ctx.state.get("n", 0) + 1
+        r["emitted"] = ctx.emit("ping", {"x": 1})
+        r["skill"] = ctx.skill_view("pyapi:tips")
+        r["has_plugin"] = [ctx.has_plugin("tracer"), ctx.has_plugin("nope")]
+        r["injected"] = ctx.inject_message("and then?")
+        try:
+            ctx.call_mcp("nowhere", "tool", {})
+        except PermissionError as exc:
+            r["mcp"] = "PermissionError: " + str(exc)[:40]
+        r["config"] = ctx.get_config("missing", "fallback")
+        r["manifest"] = ctx.manifest.name
+        r["args"] = args
+        r["task"] = sorted(k for k in kw if k in ("session_id", "tool_call_id"))
+        return json.dumps(r)
+
+    schema = {"name": "probe", "description": "walk the API", "parameters": {"type": "object"}}
+    ctx.register_tool("probe", "pyapi", schema, probe)
+`,
+};
+
+/** A chat platform adapter in Python: connect() delivers a message through the host's function; send() writes. */
+const pyPlatform = (out: string) => ({
+  "plugin.yaml": "name: pyplat\n",
+  "__init__.py": `import json
+import threading
+
+
+class Adapter:
+    def __init__(self, host):
+        self.host = host
+        self.connected = False
+
+    def connect(self):
+        self.connected = True
+        message = {"platform": "pyplat", "chat_id": "c1", "chat_type": "dm", "sender_id": "u1",
+                   "message_id": "m1", "text": "hello from python"}
+        threading.Timer(0.2, lambda: self.host["deliver"](message)).start()
+        return True
+
+    def disconnect(self):
+        self.connected = False
+
+    def send(self, chat_id, text, opts=None):
+        with open(${JSON.stringify(out)}, "a") as f:
+            f.write(json.dumps({"chat_id": chat_id, "text": text, "connected": self.connected}) + "\\n")
+        return {"ok": True, "message_id": "r1"}
+
+
+def register(ctx):
+    ctx.register_platform("pyplat", "Python platform", lambda host: Adapter(host))
+`,
+});
+
 /** A tool and an on_unload that leaves a mark: for hermes serve's generations. */
 const pyServe = (name: string, marks: string) => ({
   "plugin.yaml": `name: ${name}\n`,
@@ -425,6 +496,57 @@ describe.skipIf(!hasPython).concurrent("Python plugins through the bridge", () =
     expect(readFileSync(join(h.home, "pymem.json.turns"), "utf8").trim().split("\n")).toHaveLength(2);
   });
 
+  it("the rest of ctx from Python: llm.complete, state, emit/subscribe, skills, inject_message, call_mcp", async () => {
+    const root = scratch.dir("api");
+    const out = join(root, "events.jsonl");
+    const h = agentHome(root, { enabled: ["pyapi"] });
+    writePlugin(h.home, "pyapi", PYAPI);
+    writeText(
+      join(h.home, "config.yaml"),
+      readFileSync(join(h.home, "config.yaml"), "utf8").replace(
+        "  entries:\n",
+        `  entries:\n    pyapi:\n      settings:\n        out: ${JSON.stringify(out)}\n`,
+      ),
+    );
+    const server = await fakeOpenAI([
+      { tools: [{ name: "probe", arguments: '{"k": 1}' }] },
+      { say: "a summary" },
+      { say: "done" },
+      { say: "more" },
+    ]);
+    try {
+      const r = await runCli(
+        ["--home", h.home, "chat", "--base-url", server.url, "--model", "m", "-q", "go", "--json"],
+        {
+          env: { HERMES_BUNDLED_PLUGINS: h.bundled },
+        },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const out1 = JSON.parse(r.stdout) as ChatJson & { turns?: ChatJson[] };
+      const probe = (out1.turns?.[0] ?? out1).tool_calls[0]!;
+      expect(probe.status, probe.result).toBe("success");
+      expect(JSON.parse(probe.result)).toEqual({
+        llm: "a summary",
+        state: 42,
+        emitted: 1,
+        skill: "---\nname: tips\n---\nAlways water the plants.\n",
+        has_plugin: [true, false],
+        injected: true,
+        mcp: expect.stringMatching(/^PermissionError: /),
+        config: "fallback",
+        manifest: "pyapi",
+        args: { k: 1 },
+        task: ["session_id", "tool_call_id"],
+      });
+      // The subscriber got the event's payload as keyword arguments; the injected message ran as the next turn.
+      await waitFor(() => existsSync(out), 5_000, "the event");
+      expect(JSON.parse(readFileSync(out, "utf8").trim())).toEqual({ x: 1 });
+      expect(JSON.stringify(server.requests.at(-1))).toContain("and then?");
+    } finally {
+      await server.close();
+    }
+  });
+
   it("hermes plugins install scans a Python plugin like any other and asks consent for its capabilities", async () => {
     const root = scratch.dir("install");
     const repos = join(root, "repos");
@@ -498,6 +620,31 @@ describe.skipIf(!hasPython).concurrent("Python plugins through the bridge", () =
         "on_unload",
       );
       await waitFor(() => !running(before.pid), 10_000, "the old process to exit");
+    } finally {
+      await s.stop("SIGTERM");
+      await model.close();
+    }
+    expect(await leftOver(home)).toEqual([]);
+  });
+
+  it("hermes serve runs a chat platform adapter in Python: inbound through deliver, answers through send", async () => {
+    const root = scratch.dir("platform");
+    const home = join(root, "home");
+    const out = join(root, "sent.jsonl");
+    const model = await echoModel();
+    writePlugin(home, "pyplat", pyPlatform(out));
+    writeServeConfig(
+      home,
+      model.url,
+      "plugins:\n  enabled: [pyplat]\ngateway:\n  platforms:\n    pyplat:\n      enabled: true\n" +
+        '      allowed_users: ["u1"]\n',
+    );
+    const s = await serve(home, [], { HERMES_BUNDLED_PLUGINS: scratch.dir("bundled-empty") });
+    try {
+      await waitFor(() => existsSync(out), 20_000, "the adapter's send");
+      const sent = JSON.parse(readFileSync(out, "utf8").trim().split("\n")[0]!) as Record<string, unknown>;
+      expect(sent).toMatchObject({ chat_id: "c1", connected: true });
+      expect(String(sent.text)).toContain("echo: hello from python");
     } finally {
       await s.stop("SIGTERM");
       await model.close();
