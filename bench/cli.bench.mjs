@@ -18,7 +18,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { closeMeter, measureProcess, meterResolution, processPairs } from "./lib/process-pairs.mjs";
-import { below, emitRow, formatTable, processRow, ratio } from "./lib/rows.mjs";
+import { below, formatTable, processRow, ratio, rowCollector } from "./lib/rows.mjs";
 import { makeTemplateHome, pkey } from "./lib/synthetic-home.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -41,13 +41,7 @@ function env(home) {
 const hermes = (home, args, extra = {}) => ({ argv: [process.execPath, CLI, ...args], env: env(home), ...extra });
 const nodeE0 = { argv: [process.execPath, "-e", "0"], env: env() };
 
-const rows = [];
-function add(row) {
-  rows.push(row);
-  emitRow(row);
-  const r = row.ratio === null ? "" : ` ${row.ratio.toFixed(2)}×`;
-  console.log(`  ${row.name}:${r} ${row.result || "info"}`);
-}
+const { rows, add } = rowCollector();
 const started = Date.now();
 const step = (what) => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${what}…`);
 

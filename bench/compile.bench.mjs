@@ -22,7 +22,7 @@ import { compile } from "../dist/compile/compile.js";
 import { verifyLock } from "../dist/compile/verify.js";
 import { homePaths } from "../dist/core/paths.js";
 import { closeMeter, processPairs, spread } from "./lib/process-pairs.mjs";
-import { emitRow, formatTable, processRow, ratio, valueRow } from "./lib/rows.mjs";
+import { formatTable, processRow, ratio, rowCollector, valueRow } from "./lib/rows.mjs";
 import { freshCopy, makeTemplateHome } from "./lib/synthetic-home.mjs";
 
 const SIZES = [1, 100, 1000];
@@ -44,14 +44,7 @@ function stats(samples) {
   return { wall: spread(samples.map((s) => s.ms)), cpu: cpu.length ? spread(cpu) : undefined };
 }
 
-const rows = [];
-/** Emit a row for bench/run.mjs and keep it for this file's own table. */
-function add(row) {
-  rows.push(row);
-  emitRow(row);
-  const r = row.ratio === null ? "" : ` ${row.ratio.toFixed(2)}×`;
-  console.log(`  ${row.name}:${r} ${row.result || "info"}`);
-}
+const { rows, add } = rowCollector();
 
 /** An in-process row without a goal: wall ms, with the CPU median in the note. */
 const infoRow = (name, st, { peerName, peer, note } = {}) =>

@@ -17,7 +17,7 @@ import compose from "koa-compose";
 import { createHooks } from "hookable";
 import { pino } from "pino";
 import { spread } from "./lib/process-pairs.mjs";
-import { emitRow, formatTable, ratio, valueRow } from "./lib/rows.mjs";
+import { formatTable, ratio, rowCollector, valueRow } from "./lib/rows.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const { MiddlewareEngine } = await import(join(root, "dist/runtime/middleware.js"));
@@ -78,14 +78,7 @@ async function interleaved(ours, peer, n, per = 1, rounds = 31) {
   return { ours: spread(xs), peer: spread(ys), ratio: spread(pairRatios).median };
 }
 
-const rows = [];
-/** Emit a row for bench/run.mjs and keep it for this file's own table. */
-function add(row) {
-  rows.push(row);
-  emitRow(row);
-  const r = row.ratio === null ? "" : ` ${row.ratio.toFixed(2)}×`;
-  console.log(`  ${row.name}:${r} ${row.result || "info"}`);
-}
+const { rows, add } = rowCollector();
 
 // ---- execution middleware vs koa-compose (CPU time, interleaved) ----
 for (const layers of [1, 10, 100]) {

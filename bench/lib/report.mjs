@@ -1,8 +1,8 @@
 // The benchmark report: a markdown table of every collected row (PASS/MISS against its threshold)
 // and a hand-written SVG bar chart of kit ÷ peer with each row's goal line, so misses show at a
 // glance. Rows with an absolute budget (e.g. "< 1 s wall") are drawn as value ÷ budget.
-import { writeFileSync } from "node:fs";
-import { basename } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import { rowCells } from "./rows.mjs";
 
 const COLORS = { PASS: "#2e7d32", MISS: "#c62828", info: "#9e9e9e" };
@@ -128,6 +128,8 @@ export function reportMarkdown(rows, { svgName, meta, failures }) {
 /** Write `file` (markdown) and the chart next to it (same name, .svg). Returns the SVG path. */
 export function writeReport(file, rows, { meta, failures }) {
   const svgFile = `${file.replace(/\.md$/i, "")}.svg`;
+  // A report asked for in a folder that does not exist yet gets it, not an ENOENT after minutes of benching.
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(svgFile, chartSvg(rows, `hermes-kit benchmarks, ${meta.date}`));
   writeFileSync(file, reportMarkdown(rows, { svgName: basename(svgFile), meta, failures }));
   return svgFile;

@@ -151,3 +151,18 @@ export function formatTable(rows) {
       .trimEnd();
   return [line(head), ...body.map(line)].join("\n");
 }
+
+/**
+ * The rows of one bench file: `add(row)` emits it for bench/run.mjs, keeps it in `rows` for the file's own
+ * table, and prints a one-line progress note.
+ */
+export function rowCollector() {
+  const rows = [];
+  const add = (row) => {
+    rows.push(row);
+    emitRow(row);
+    const r = row.ratio === null ? "" : ` ${row.ratio.toFixed(2)}×`;
+    console.log(`  ${row.name}:${r} ${row.result || "info"}`);
+  };
+  return { rows, add };
+}

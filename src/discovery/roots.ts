@@ -17,7 +17,7 @@ export interface SourceRoot {
   dir: string;
 }
 
-/** The roots in scan order; later directory sources take precedence. Its own module: the no-op compile needs no scanner. */
+/** The roots in scan order; later directory sources take precedence; apart, so the no-op compile needs no scanner. */
 export function sourceRoots(opts: RootOptions): SourceRoot[] {
   const env = opts.env ?? process.env;
   const roots: SourceRoot[] = [];

@@ -6,7 +6,7 @@ import { sha256Hex } from "../core/hash.js";
 import { readTextCappedSync, SIZE_LIMITS } from "../core/size-limit.js";
 import type { PluginKind } from "../contracts/plugin-record.js";
 
-// Finding and reading a plugin's manifest, apart from parse.ts: a scan answered by the parse cache loads no YAML parser.
+// Finding and reading a plugin's manifest apart from parse.ts: a scan the parse cache answers loads no YAML parser.
 
 /** Version-control folders: their content is the VCS's, not the plugin's, so nothing may load from them. */
 export const VCS_DIRS: ReadonlySet<string> = new Set([".git", ".hg", ".svn"]);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, STACK_RE } from "../support/cli.js";
 import { Scratch, writeText } from "../support/home.js";
+import { processRunning } from "../support/util.js";
 import { agentHome, fakeOpenAI, readTrace, waitFor, type ChatJson } from "./agent-helpers.js";
 import { api, echoModel, serve, writeServeConfig } from "./serve-helpers.js";
 import { Repo } from "../install/helpers.js";
@@ -315,15 +316,6 @@ async function leftOver(home: string): Promise<string[]> {
   return bridgeProcesses(home);
 }
 
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 function bridgeProcesses(home: string): string[] {
   try {
     return execFileSync("pgrep", ["-af", "hermes_kit_bridge"], { encoding: "utf8" })
@@ -619,7 +611,7 @@ describe.skipIf(!hasPython).concurrent("Python plugins through the bridge", () =
         10_000,
         "on_unload",
       );
-      await waitFor(() => !running(before.pid), 10_000, "the old process to exit");
+      await waitFor(() => !processRunning(before.pid), 10_000, "the old process to exit");
     } finally {
       await s.stop("SIGTERM");
       await model.close();

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, STACK_RE } from "../support/cli.js";
 import { Scratch, writeText } from "../support/home.js";
+import { processRunning } from "../support/util.js";
 import { agentHome, readTrace } from "./agent-helpers.js";
 
 /**
@@ -18,16 +19,6 @@ function script(path: string, body: string): string {
   writeText(path, `#!/bin/sh\n${body}\n`);
   chmodSync(path, 0o755);
   return path;
-}
-
-/** Gone, or a zombie nobody reaped yet: either way nothing of it runs. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 interface ChatOut {
@@ -109,7 +100,7 @@ describe("shell hooks", () => {
     expect(r.json!.tool_calls[0]!.result).toMatch(/timed out after 1s/);
     const pid = Number(readFileSync(pidFile, "utf8").trim());
     expect(pid).toBeGreaterThan(0);
-    expect(running(pid)).toBe(false);
+    expect(processRunning(pid)).toBe(false);
     expect(r.stderr).not.toMatch(STACK_RE);
   });
 

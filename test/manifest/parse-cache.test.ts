@@ -40,7 +40,7 @@ describe("ManifestCache", () => {
     expect(served).not.toBe(fresh);
   });
 
-  it("hands out a fresh copy per hit: a caller's change (discovery infers kind) never reaches the next one", async () => {
+  it("hands out a fresh copy per hit: a caller's change (discovery infers kind) never reaches the next", async () => {
     const t = setup("name: memo\nversion: '1'\n");
     await roundTrip(t.cacheDir, t.file, "name: memo\nversion: '1'\n");
     const c = ManifestCache.open(t.cacheDir);
@@ -50,7 +50,7 @@ describe("ManifestCache", () => {
     expect(b.manifest!.kind).toBe("standalone");
   });
 
-  it("an edit is parsed again and replaces the entry; a deleted manifest's entry is dropped at the next save", async () => {
+  it("an edit is parsed again and replaces the entry; a deleted manifest's entry goes at the next save", async () => {
     const t = setup();
     await roundTrip(t.cacheDir, t.file, WARNS);
     const edited = "name: memo\nversion: '2'\n";

@@ -1,4 +1,5 @@
 /** Small helpers for tests of errors and timing, shared by every folder. */
+import { readFileSync } from "node:fs";
 
 /** A small seeded generator (mulberry32), so that a failing random run can be replayed from its seed. */
 export function seededRandom(seed: number): () => number {
@@ -31,4 +32,14 @@ export function thrown(fn: () => unknown): Error & Record<string, unknown> {
     return e as Error & Record<string, unknown>;
   }
   throw new Error("expected a throw, but the call returned");
+}
+
+/** Whether a process runs: gone, or a zombie nobody reaped yet, is not running (Linux /proc). */
+export function processRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
 }
