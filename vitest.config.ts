@@ -39,6 +39,10 @@ export const SLOW_TESTS = [
   // plugin folder scanned per case), local-path installs, home hardening.
   "test/install/scanner.test.ts",
   "test/install/local-source.test.ts",
+  // Many CLI runs each: config get/set/unset (comments, schema, managed homes, concurrent writers), and the
+  // interactive plugins screen driven through a pseudo-terminal (15–20 s each).
+  "test/e2e/config-keys.test.ts",
+  "test/e2e/plugins-screen.test.ts",
   // Real git: update and remove of installed plugins against bare repos and a git daemon (15–20 s each).
   "test/install/update.test.ts",
   "test/install/remove.test.ts",

@@ -4,13 +4,18 @@ A request is ``{"id", "m", "p"}``, a notification has no ``id``, a reply is ``{"
 ``{"id", "e"}``.  Requests from Node run inline on the thread that reads the socket.  When that thread
 must wait for Node (a ctx call, next_call) it goes on reading until its answer comes: answers are
 delivered, and a request from Node arriving meanwhile is served on a new thread, so the common case
-needs no thread at all.  An ``async def`` callback hands reading to a new thread while it runs.
+needs no thread at all.  An ``async def`` callback hands reading to a new thread while it runs, and so
+does a request served inline for longer than ``SLOW_SECONDS`` (a slow tool must not hold up the
+plugin's hooks): a watcher thread looks ten times a second.
 """
+
+SLOW_SECONDS = 0.1
 
 import itertools
 import json
 import os
 import threading
+import time
 
 
 class RemoteError(Exception):
@@ -75,6 +80,9 @@ class Channel:
         self._waiting = {}
         self._handler = handler
         self._reader = None
+        # Who reads, and what it serves inline since when: changed only under _role.
+        self._role = threading.Lock()
+        self._serving = None
         self._active = 0
         self._idle = threading.Condition()
 
@@ -96,9 +104,18 @@ class Channel:
         slot = [threading.Event(), None]
         self._waiting[rid] = slot
         self.send({"id": rid, "m": method, "p": params})
-        if self._reader == threading.get_ident():
+        me = threading.get_ident()
+        serving = None
+        with self._role:
+            reading = self._reader == me
+            if reading:
+                serving, self._serving = self._serving, None
+        if reading:
+            # Reading for the answer is not serving: the watcher must not hand reading away meanwhile.
             while slot[1] is None:
                 self._read_one(nested=True)
+            with self._role:
+                self._serving = serving and (me, time.monotonic())
         else:
             slot[0].wait()
         msg = slot[1]
@@ -112,22 +129,39 @@ class Channel:
     def run(self):
         """Serve on the calling thread; returns never (the process exits when Node closes the socket)."""
         self._reader = threading.get_ident()
+        threading.Thread(target=self._watch, daemon=True, name="hermes-bridge-watch").start()
         self._read_loop()
         threading.Event().wait()
 
     def yield_reader(self):
         """Before the reading thread blocks, another thread takes over reading."""
-        if self._reader == threading.get_ident():
-            self._reader = None
-            threading.Thread(target=self._take_reader, daemon=True).start()
+        with self._role:
+            if self._reader == threading.get_ident():
+                self._hand_off()
 
-    def _take_reader(self):
-        self._reader = threading.get_ident()
-        self._read_loop()
+    def _hand_off(self):
+        # Called under _role: the new thread owns reading from now on; the old one stops after its request.
+        self._serving = None
+        thread = threading.Thread(target=self._read_loop, daemon=True)
+        self._reader = "handing-off"
+        thread.start()
+
+    def _watch(self):
+        while True:
+            time.sleep(SLOW_SECONDS)
+            with self._role:
+                if self._serving and time.monotonic() - self._serving[1] > SLOW_SECONDS:
+                    self._hand_off()
 
     def _read_loop(self):
         me = threading.get_ident()
-        while self._reader == me:
+        with self._role:
+            if self._reader == "handing-off":
+                self._reader = me
+        while True:
+            with self._role:
+                if self._reader != me:
+                    return
             self._read_one(nested=False)
 
     def _read_one(self, nested):
@@ -144,7 +178,15 @@ class Channel:
             # This thread waits for its own answer: a new request must not wait behind it.
             threading.Thread(target=self._serve, args=(msg,), daemon=True).start()
         else:
-            self._serve(msg)
+            me = threading.get_ident()
+            with self._role:
+                self._serving = (me, time.monotonic())
+            try:
+                self._serve(msg)
+            finally:
+                with self._role:
+                    if self._serving and self._serving[0] == me:
+                        self._serving = None
 
     def _serve(self, msg):
         rid = msg.get("id")

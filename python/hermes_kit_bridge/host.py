@@ -226,7 +226,8 @@ def serve(plugin):
     sys.stderr = _LogWriter(bridge, "warn")
     _route_logging(bridge)
     version = ".".join(str(v) for v in sys.version_info[:3])
-    bridge.channel.notify("ready", {"pid": os.getpid(), "python": sys.executable, "version": version, "protocol": PROTOCOL})
+    ready = {"pid": os.getpid(), "python": sys.executable, "version": version, "protocol": PROTOCOL}
+    bridge.channel.notify("ready", ready)
     bridge.channel.run()
 
 

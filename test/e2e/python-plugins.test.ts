@@ -619,6 +619,42 @@ describe.skipIf(!hasPython).concurrent("Python plugins through the bridge", () =
     expect(await leftOver(home)).toEqual([]);
   });
 
+  it("hermes serve: a slow Python tool does not hold up the same plugin's calls in another session", async () => {
+    const root = scratch.dir("slow");
+    const home = join(root, "home");
+    const model = await echoModel();
+    writePlugin(home, "pyslow", {
+      "plugin.yaml": "name: pyslow\n",
+      "__init__.py":
+        "import json, time\n\ndef register(ctx):\n" +
+        "    ctx.register_tool('slow_tool', 's', {'name': 'slow_tool'}, lambda a, **k: time.sleep(4) or '\"slow\"')\n" +
+        "    ctx.register_tool('fast_tool', 's', {'name': 'fast_tool'}, lambda a, **k: '\"fast\"')\n",
+    });
+    writeServeConfig(home, model.url, "plugins:\n  enabled: [pyslow]\n");
+    const s = await serve(home, [], { HERMES_BUNDLED_PLUGINS: scratch.dir("bundled-empty") });
+    try {
+      const done: string[] = [];
+      // Two conversations (no session header: each request starts its own).
+      const ask = (text: string) =>
+        api<{ choices: Array<{ message: { content: string } }> }>(s.url, "/v1/chat/completions", {
+          model: "hermes",
+          messages: [{ role: "user", content: text }],
+        }).then((r) => {
+          done.push(r.body.choices?.[0]?.message.content ?? `${r.status} ${JSON.stringify(r.body)}`);
+          return r;
+        });
+      const slow = ask("tool:slow_tool {}");
+      await new Promise((r) => setTimeout(r, 1000));
+      await ask("tool:fast_tool {}");
+      await slow;
+      // The fast call was answered while the slow one still ran in the same plugin process.
+      expect(done).toEqual(['done: "fast"', 'done: "slow"']);
+    } finally {
+      await s.stop("SIGTERM");
+      await model.close();
+    }
+  });
+
   it("hermes serve runs a chat platform adapter in Python: inbound through deliver, answers through send", async () => {
     const root = scratch.dir("platform");
     const home = join(root, "home");
