@@ -1,3 +1,4 @@
+import { isPythonPlugin } from "../contracts/plugin-record.js";
 import type { PythonProbe } from "../runtime/python/environment.js";
 import type { ConfigRead } from "../config/config-cache.js";
 import type { HomePaths } from "../core/paths.js";
@@ -54,7 +55,7 @@ export async function explainPlugin(o: InspectOptions & { name: string }): Promi
   // Only `why` reads the last run: the other queries never load the runtime's modules.
   const { readRuntimeStatus } = await import("../runtime/runtime.js");
   const runtime = readRuntimeStatus(paths.home)?.plugins[explanation.key];
-  const python = explanation.entry === "__init__.py" ? await pythonInfo(paths.home, explanation.key) : undefined;
+  const python = isPythonPlugin(explanation) ? await pythonInfo(paths.home, explanation.key) : undefined;
   return {
     explanation,
     ...(runtime ? { runtime } : {}),

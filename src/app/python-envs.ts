@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { CompileResult } from "../compile/compile.js";
+import { isPythonPlugin } from "../contracts/plugin-record.js";
 
 /*
  * The Python plugins' virtual environments follow each compile that writes or keeps a lock
@@ -18,16 +19,13 @@ export interface PythonEnvOptions {
   note: (line: string) => void;
 }
 
-/** A lock entry of a Python plugin (`"entry": "__init__.py"`), found without parsing the lock. */
-const PYTHON_ENTRY_RE = /"entry": "[^"]*\.py"/;
-
 /** After a compile: build what its lock's Python plugins need. Returns the compile result unchanged. */
 export async function withPythonEnvs(
   o: PythonEnvOptions & { dryRun?: boolean; check?: boolean },
   res: CompileResult,
 ): Promise<CompileResult> {
   if (o.dryRun || o.check || !res.plan.ok) return res;
-  if (!PYTHON_ENTRY_RE.test(res.plan.lockText) && !existsSync(join(o.home, "python-envs"))) return res;
+  if (!res.plan.lock.plugins.some(isPythonPlugin) && !existsSync(join(o.home, "python-envs"))) return res;
   const { syncPythonEnvs } = await import("./python-env-sync.js");
   await syncPythonEnvs({ ...o, lock: res.plan.lock });
   return res;

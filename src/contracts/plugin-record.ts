@@ -13,6 +13,11 @@ export type PluginOrigin = (typeof PLUGIN_ORIGINS)[number];
 /** Deployment links in the user plugins folder carry this prefix; nothing else may. */
 export const NIX_LINK_PREFIX = "nix-managed-";
 
+/** The entry of a plugin of the original Hermes (Python, no JavaScript entry): it runs through the Python bridge. */
+export const PYTHON_ENTRY = "__init__.py";
+
+export const isPythonPlugin = (p: { entry?: string | null }): boolean => p.entry === PYTHON_ENTRY;
+
 /**
  * One plugin as every stage names it: discovery finds it, compile locks it, the runtime loads it and
  * install places it. Each stage's record extends this one, so the identity fields mean one thing.

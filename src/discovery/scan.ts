@@ -19,6 +19,7 @@ import type { ManifestCache } from "../manifest/parse-cache.js";
 import { EXCLUSIVE_CATEGORIES } from "./exclusive.js";
 import {
   NIX_LINK_PREFIX,
+  PYTHON_ENTRY,
   type PluginOrigin,
   type PluginRecord,
   type PluginSource,
@@ -199,8 +200,8 @@ function resolveEntry(
   }
   if (!entry && status === "ok") {
     // A plugin of the original (Python): it runs through the Python bridge (src/runtime/python).
-    if (exists(join(folder, "__init__.py"))) {
-      entry = "__init__.py";
+    if (exists(join(folder, PYTHON_ENTRY))) {
+      entry = PYTHON_ENTRY;
     } else {
       status = "invalid";
       diagnostics.push(

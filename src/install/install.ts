@@ -8,7 +8,7 @@ import { knownCapabilities, type CapabilityId } from "../contracts/capabilities.
 import { parseGrantFlag, runConsent, type Io } from "../consent/flow.js";
 import { HermesError, type Diagnostic } from "../core/errors.js";
 import type { HomePaths } from "../core/paths.js";
-import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
+import { isPythonPlugin, NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
 import { candidateFromFolder, type Candidate } from "../discovery/scan.js";
 import { findManifestFile, isPluginFolder, SUPPORTED_MANIFEST_VERSION } from "../manifest/parse.js";
 import { cloneInto, resolveSubdir, resolveTreePath, snapshotSubdir } from "./checkout.js";
@@ -364,7 +364,7 @@ function warnStaged(io: Io, cand: Candidate, stage: Stage, name: string): void {
 
 /** Say how a placed plugin that is not a JavaScript one runs (Python) or that it does not load (portable). */
 function warnNotLoadable(io: Io, name: string, cand: Candidate | undefined): void {
-  if (cand?.entry === "__init__.py")
+  if (cand && isPythonPlugin(cand))
     io.warn(
       `note: ${name} is a Python plugin of the original Hermes: it runs through the Python bridge (Python 3.10+)`,
     );

@@ -36,7 +36,7 @@ import {
 } from "./registries.js";
 import { readSkill } from "./context.js";
 import { loadPythonPlugins, type PythonHost } from "./python/python-plugin.js";
-import { isPythonPlugin } from "./python/environment.js";
+import { isPythonPlugin } from "../contracts/plugin-record.js";
 import type { PluginRecord } from "../contracts/plugin-record.js";
 
 export type PluginRunState = "loaded" | "failed" | "timeout" | "skipped" | "deferred";
@@ -76,8 +76,6 @@ export const BUILTIN_CLI_COMMANDS = new Set([
 const MAX_ISSUES = 20;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-export { isPythonPlugin };
 
 /**
  * The runtime: one home, one lock. It imports only what the lock enables, registers plugins in

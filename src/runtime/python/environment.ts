@@ -1,11 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import type { LockPlugin } from "../../contracts/lock.js";
 import { pythonCommand } from "./bridge-process.js";
-
-/** A Python plugin of the original: its entry is `__init__.py`, and it runs through the Python bridge. */
-export const isPythonPlugin = (p: Pick<LockPlugin, "entry">): boolean => p.entry?.endsWith(".py") === true;
 
 /** A plugin's virtual environment (its pip_dependencies), under the home: never inside the plugin folder. */
 export function pluginVenvDir(home: string, key: string): string {
