@@ -101,103 +101,109 @@ async function chatTool(home: string, env: Record<string, string>, tool: string)
 
 const stampOf = (home: string, key: string) => join(home, "python-envs", key, "hermes-env.json");
 
-describe.runIf(process.platform !== "win32")("Python plugin environments (pip_dependencies, requirements.txt)", () => {
-  it("install builds the environment; the tool imports it through hermes chat; compiles after run no pip", async () => {
-    if (skip) return;
-    const root = scratch.dir("install");
-    const h = agentHome(root);
-    const env = pipEnv(h.bundled);
-    const src = join(root, "src", "greeter");
-    pyPlugin(src, GREETER);
-    const inst = await runCli(["--home", h.home, "plugins", "install", src, "--enable"], { env });
-    expect(inst.code, inst.stderr).toBe(0);
-    expect(inst.stderr).toContain("python env greeter: installing hkgreet, -r ");
-    expect(inst.stderr).toContain("python env greeter: ready");
-    const venv = join(h.home, "python-envs", "greeter");
-    const why = await runCli(["--home", h.home, "plugins", "why", "greeter"], { env });
-    expect(why.stdout).toContain(`environment: ${venv}`);
-    // Nothing was written into the plugin folder (it is hashed into the lock).
-    expect(existsSync(join(h.home, "plugins", "greeter", "lib"))).toBe(false);
+// Several real pip runs per test: in CI they share two cores with the kill matrices, hence the long timeout.
+const PIP_TESTS = { timeout: 240_000 };
+describe.runIf(process.platform !== "win32")(
+  "Python plugin environments (pip_dependencies, requirements.txt)",
+  PIP_TESTS,
+  () => {
+    it("install builds the environment; the tool imports it through hermes chat; compiles after run no pip", async () => {
+      if (skip) return;
+      const root = scratch.dir("install");
+      const h = agentHome(root);
+      const env = pipEnv(h.bundled);
+      const src = join(root, "src", "greeter");
+      pyPlugin(src, GREETER);
+      const inst = await runCli(["--home", h.home, "plugins", "install", src, "--enable"], { env });
+      expect(inst.code, inst.stderr).toBe(0);
+      expect(inst.stderr).toContain("python env greeter: installing hkgreet, -r ");
+      expect(inst.stderr).toContain("python env greeter: ready");
+      const venv = join(h.home, "python-envs", "greeter");
+      const why = await runCli(["--home", h.home, "plugins", "why", "greeter"], { env });
+      expect(why.stdout).toContain(`environment: ${venv}`);
+      // Nothing was written into the plugin folder (it is hashed into the lock).
+      expect(existsSync(join(h.home, "plugins", "greeter", "lib"))).toBe(false);
 
-    const chat = await chatTool(h.home, env, "greet");
-    expect(chat.out.tool_calls[0]).toMatchObject({ tool_name: "greet", status: "success" });
-    expect(JSON.parse(chat.out.tool_calls[0]!.result)).toEqual({ text: "HI ADA FROM HKGREET" });
+      const chat = await chatTool(h.home, env, "greet");
+      expect(chat.out.tool_calls[0]).toMatchObject({ tool_name: "greet", status: "success" });
+      expect(JSON.parse(chat.out.tool_calls[0]!.result)).toEqual({ text: "HI ADA FROM HKGREET" });
 
-    // A no-op compile reads the record and stops: pip does not run, the stamp is not rewritten.
-    const stamp = statSync(stampOf(h.home, "greeter")).mtimeMs;
-    const target = readlinkSync(venv);
-    const again = await runCli(["--home", h.home, "compile"], { env });
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).not.toContain("python env");
-    // A changed plugin with the same requirements reuses its environment (the stamp's hash matches).
-    writeText(
-      join(h.home, "plugins", "greeter", "__init__.py"),
-      `${readFileSync(join(h.home, "plugins", "greeter", "__init__.py"), "utf8")}# edited\n`,
-    );
-    for (const args of [["compile"], ["compile", "--full-hash"]]) {
-      const r = await runCli(["--home", h.home, ...args], { env });
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).not.toContain("installing");
-    }
-    expect(statSync(stampOf(h.home, "greeter")).mtimeMs).toBe(stamp);
-    expect(readlinkSync(venv)).toBe(target);
-  });
+      // A no-op compile reads the record and stops: pip does not run, the stamp is not rewritten.
+      const stamp = statSync(stampOf(h.home, "greeter")).mtimeMs;
+      const target = readlinkSync(venv);
+      const again = await runCli(["--home", h.home, "compile"], { env });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).not.toContain("python env");
+      // A changed plugin with the same requirements reuses its environment (the stamp's hash matches).
+      writeText(
+        join(h.home, "plugins", "greeter", "__init__.py"),
+        `${readFileSync(join(h.home, "plugins", "greeter", "__init__.py"), "utf8")}# edited\n`,
+      );
+      for (const args of [["compile"], ["compile", "--full-hash"]]) {
+        const r = await runCli(["--home", h.home, ...args], { env });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).not.toContain("installing");
+      }
+      expect(statSync(stampOf(h.home, "greeter")).mtimeMs).toBe(stamp);
+      expect(readlinkSync(venv)).toBe(target);
+    });
 
-  it("a missing package is named; the lock is written; the plugin fails at load; the old env stays", async () => {
-    if (skip) return;
-    const root = scratch.dir("missing");
-    const h = agentHome(root, { enabled: ["greeter"] });
-    const env = pipEnv(h.bundled);
-    pyPlugin(join(h.home, "plugins", "greeter"), GREETER);
-    const needy = {
-      name: "needy",
-      tool: "need",
-      pip: ["hkgreet", "hknothere>=2"],
-      body: "        import hknothere\n        return json.dumps({'v': hknothere.VALUE})",
-    };
-    pyPlugin(join(h.home, "plugins", "needy"), needy);
-    const first = await runCli(["--home", h.home, "compile"], { env });
-    expect(first.code, first.stderr).toBe(0);
-    const en = await runCli(["--home", h.home, "plugins", "enable", "needy"], { env });
-    expect(en.code, en.stderr).toBe(0);
-    expect(en.stderr).toContain("E_PYENV_PACKAGE_NOT_FOUND");
-    expect(en.stderr).toContain("pip found no distribution of 'hknothere' (hknothere>=2), which plugin needy needs");
-    expect(en.stderr).toContain("PIP_FIND_LINKS");
-    expect(en.stderr).not.toMatch(STACK_RE);
-    const lock = JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as { load_order: string[] };
-    expect(lock.load_order).toContain("needy");
-    const why = await runCli(["--home", h.home, "plugins", "why", "needy"], { env });
-    expect(why.stdout).toMatch(/environment: not built — pip found no distribution of 'hknothere'/);
+    it("a missing package is named; the lock is written; the plugin fails at load; the old env stays", async () => {
+      if (skip) return;
+      const root = scratch.dir("missing");
+      const h = agentHome(root, { enabled: ["greeter"] });
+      const env = pipEnv(h.bundled);
+      pyPlugin(join(h.home, "plugins", "greeter"), GREETER);
+      const needy = {
+        name: "needy",
+        tool: "need",
+        pip: ["hkgreet", "hknothere>=2"],
+        body: "        import hknothere\n        return json.dumps({'v': hknothere.VALUE})",
+      };
+      pyPlugin(join(h.home, "plugins", "needy"), needy);
+      const first = await runCli(["--home", h.home, "compile"], { env });
+      expect(first.code, first.stderr).toBe(0);
+      const en = await runCli(["--home", h.home, "plugins", "enable", "needy"], { env });
+      expect(en.code, en.stderr).toBe(0);
+      expect(en.stderr).toContain("E_PYENV_PACKAGE_NOT_FOUND");
+      expect(en.stderr).toContain("pip found no distribution of 'hknothere' (hknothere>=2), which plugin needy needs");
+      expect(en.stderr).toContain("PIP_FIND_LINKS");
+      expect(en.stderr).not.toMatch(STACK_RE);
+      const lock = JSON.parse(readFileSync(join(h.home, "hermes.lock.json"), "utf8")) as { load_order: string[] };
+      expect(lock.load_order).toContain("needy");
+      const why = await runCli(["--home", h.home, "plugins", "why", "needy"], { env });
+      expect(why.stdout).toMatch(/environment: not built — pip found no distribution of 'hknothere'/);
 
-    const chat = await chatTool(h.home, env, "greet");
-    expect(chat.out.tool_calls[0]).toMatchObject({ tool_name: "greet", status: "success" });
-    expect(chat.stderr).toContain("Failed to load plugin 'needy': pip found no distribution of 'hknothere'");
-    const lastRun = await runCli(["--home", h.home, "plugins", "why", "needy"], { env });
-    expect(lastRun.stdout).toContain("last run:  failed — pip found no distribution of 'hknothere'");
+      const chat = await chatTool(h.home, env, "greet");
+      expect(chat.out.tool_calls[0]).toMatchObject({ tool_name: "greet", status: "success" });
+      expect(chat.stderr).toContain("Failed to load plugin 'needy': pip found no distribution of 'hknothere'");
+      const lastRun = await runCli(["--home", h.home, "plugins", "why", "needy"], { env });
+      expect(lastRun.stdout).toContain("last run:  failed — pip found no distribution of 'hknothere'");
 
-    // A failed rebuild leaves the environment that was there.
-    const venv = join(h.home, "python-envs", "greeter");
-    const before = readlinkSync(venv);
-    pyPlugin(join(h.home, "plugins", "greeter"), { ...GREETER, pip: ["hkgreet", "hknothere"] });
-    const broke = await runCli(["--home", h.home, "compile"], { env });
-    expect(broke.code, broke.stderr).toBe(0);
-    expect(broke.stderr).toContain("which plugin greeter needs");
-    expect(readlinkSync(venv)).toBe(before);
-    expect(existsSync(join(venv, "hermes-requirements.txt"))).toBe(true);
-    expect(readFileSync(join(venv, "hermes-requirements.txt"), "utf8")).not.toContain("hknothere");
+      // A failed rebuild leaves the environment that was there.
+      const venv = join(h.home, "python-envs", "greeter");
+      const before = readlinkSync(venv);
+      pyPlugin(join(h.home, "plugins", "greeter"), { ...GREETER, pip: ["hkgreet", "hknothere"] });
+      const broke = await runCli(["--home", h.home, "compile"], { env });
+      expect(broke.code, broke.stderr).toBe(0);
+      expect(broke.stderr).toContain("which plugin greeter needs");
+      expect(readlinkSync(venv)).toBe(before);
+      expect(existsSync(join(venv, "hermes-requirements.txt"))).toBe(true);
+      expect(readFileSync(join(venv, "hermes-requirements.txt"), "utf8")).not.toContain("hknothere");
 
-    // The wheel arrives: the next compile builds both, and the plugin loads.
-    wheel("hknothere", "2.0", "VALUE = 42\n");
-    const fixed = await runCli(["--home", h.home, "compile"], { env });
-    expect(fixed.code, fixed.stderr).toBe(0);
-    expect(fixed.stderr).toContain("python env needy: ready");
-    expect(fixed.stderr).toContain("python env greeter: ready");
-    // The environment greeter had before is removed once the new one is in place.
-    expect(readdirSync(join(h.home, "python-envs", ".store")).sort()).toEqual(
-      [readlinkSync(venv), readlinkSync(join(h.home, "python-envs", "needy"))].map((l) => basename(l)).sort(),
-    );
-    const works = await chatTool(h.home, env, "need");
-    expect(works.out.tool_calls[0]).toMatchObject({ tool_name: "need", status: "success" });
-    expect(JSON.parse(works.out.tool_calls[0]!.result)).toEqual({ v: 42 });
-  });
-});
+      // The wheel arrives: the next compile builds both, and the plugin loads.
+      wheel("hknothere", "2.0", "VALUE = 42\n");
+      const fixed = await runCli(["--home", h.home, "compile"], { env });
+      expect(fixed.code, fixed.stderr).toBe(0);
+      expect(fixed.stderr).toContain("python env needy: ready");
+      expect(fixed.stderr).toContain("python env greeter: ready");
+      // The environment greeter had before is removed once the new one is in place.
+      expect(readdirSync(join(h.home, "python-envs", ".store")).sort()).toEqual(
+        [readlinkSync(venv), readlinkSync(join(h.home, "python-envs", "needy"))].map((l) => basename(l)).sort(),
+      );
+      const works = await chatTool(h.home, env, "need");
+      expect(works.out.tool_calls[0]).toMatchObject({ tool_name: "need", status: "success" });
+      expect(JSON.parse(works.out.tool_calls[0]!.result)).toEqual({ v: 42 });
+    });
+  },
+);
