@@ -4,12 +4,10 @@ import { HermesError } from "../core/errors.js";
 import { logger } from "../core/log.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { readManaged, type ManagedMarker } from "../config/managed.js";
-import { compile, compileBase, inputBytes } from "../compile/compile.js";
+import { compileBase, inputBytes } from "../compile/noop.js";
 import { quickUpToDate, recordQuick } from "../compile/quick-check.js";
-import { gatherInputs } from "../compile/gather.js";
-import { readPendingRecord } from "../compile/generations.js";
 import { lockCatalogProblem, parseTrustedLockText, readLock, serializeLock, type Lock } from "../contracts/lock.js";
-import { planCompile, type CompilePlan, type PluginChange } from "../compile/plan.js";
+import type { CompilePlan, PluginChange } from "../compile/plan.js";
 import { Runtime } from "../runtime/runtime.js";
 
 /**
@@ -66,6 +64,12 @@ async function checkManagedLock(
   opts: StartOptions,
   verify: VerifyMode,
 ): Promise<Lock> {
+  // The compiler is loaded only when the quick check could not vouch for the lock.
+  const [{ gatherInputs }, { planCompile }, { readPendingRecord }] = await Promise.all([
+    import("../compile/gather.js"),
+    import("../compile/plan.js"),
+    import("../compile/generations.js"),
+  ]);
   const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
   const plan = planCompile(inputs);
   if (lock && wasEdited(lock, plan)) {
@@ -122,6 +126,7 @@ async function compileUnmanaged(
   verify: VerifyMode,
   log: Logger,
 ): Promise<Lock> {
+  const { compile } = await import("../compile/compile.js");
   const res = await compile({
     home: paths.home,
     cwd: opts.cwd,

@@ -60,6 +60,18 @@ export class ConfigCache {
     return { file, exists: text !== undefined, text: text ?? "", value, diagnostics };
   }
 
+  /**
+   * The config's values only (the runtime's read): from the cache when these bytes were seen,
+   * else parsed without the schema check and not stored (the runtime reports nothing from it).
+   */
+  async readValue(file: string): Promise<ConfigValue> {
+    const text = await readTextCappedIfExists(file, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE");
+    const hit = this.store.get(file, text === undefined ? "absent" : sha256Hex(text));
+    if (hit && typeof hit.value === "object" && hit.value !== null) return hit.value;
+    const { parseConfigText } = await import("./config-file.js");
+    return parseConfigText(text ?? "", file, { schema: false }).value;
+  }
+
   save(): Promise<void> {
     return this.store.save();
   }

@@ -64,15 +64,54 @@ export function setLogLevel(level: LogLevel): void {
   if (root) root.level = level;
 }
 
-export function logger(): Logger {
-  if (root) return root;
+const LEVEL_VALUES: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+
+function rootLevel(): string {
   // An unknown level is refused by the CLI before any command runs; code running outside it falls back.
-  const valid = envLogLevel() || "warn";
-  // Loaded on first log use: commands that never log (--help, list, …) do not pay for pino.
+  return root?.level ?? (envLogLevel() || "warn");
+}
+
+function realRoot(): Logger {
+  if (root) return root;
   const { pino } = require("pino") as typeof import("pino");
   const dest = redacting(process.stderr.isTTY ? prettyStream(process.stderr) : pino.destination({ fd: 2, sync: true }));
-  root = pino({ level: valid, base: undefined }, dest);
+  root = pino({ level: rootLevel(), base: undefined }, dest);
   return root;
+}
+
+const noop = () => undefined;
+const enabled = (level: string) => (LEVEL_VALUES[level] ?? Infinity) >= (LEVEL_VALUES[rootLevel()] ?? Infinity);
+
+/**
+ * A pino logger made on first real use: a line at a disabled level, or a child, costs no pino load
+ * (a runtime gives every plugin a child logger and most never write a line at the default level).
+ */
+function lazyLogger(make: () => Logger): Logger {
+  let real: Logger | undefined;
+  const get = () => (real ??= make());
+  return new Proxy({} as Logger, {
+    get(_t, prop) {
+      if (!real && typeof prop === "string") {
+        if (Object.hasOwn(LEVEL_VALUES, prop) && !enabled(prop)) return noop;
+        if (prop === "level") return rootLevel();
+        if (prop === "isLevelEnabled") return enabled;
+        if (prop === "child")
+          return (bindings: Record<string, unknown>, opts?: Record<string, unknown>) =>
+            opts ? get().child(bindings, opts) : lazyLogger(() => get().child(bindings));
+      }
+      const v: unknown = Reflect.get(get(), prop);
+      return typeof v === "function" ? v.bind(real) : v;
+    },
+    set: (_t, prop, value) => Reflect.set(get(), prop, value),
+    has: (_t, prop) => Reflect.has(get(), prop),
+  });
+}
+
+const lazyRoot = lazyLogger(realRoot);
+
+/** The process's logger; pino is loaded on first use: commands that never log do not pay for it. */
+export function logger(): Logger {
+  return lazyRoot;
 }
 
 /** Per-plugin child logger: every line names the plugin key. */

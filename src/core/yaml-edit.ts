@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
-import { isMap, isPair, isScalar, isSeq, parseDocument, stringify, type Document, type Node, type Pair } from "yaml";
+import type { Document, Node, Pair } from "yaml";
+import { isMap, isPair, isScalar, isSeq, parseDocument, stringify } from "./yaml-lib.js";
 import type { JsonPath } from "./yaml-source.js";
 
 /**

@@ -1,4 +1,5 @@
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import type { Document, Node } from "yaml";
+import { isMap, isPair, isScalar, isSeq, newLineCounter, parseDocument } from "./yaml-lib.js";
 import { diagnostic, type Diagnostic } from "./errors.js";
 import { formatJsonPath, type JsonPath } from "./json-path.js";
 
@@ -14,7 +15,7 @@ export interface Position {
  * so a schema error on `plugins.enabled[2]` can say `config.yaml:14:5`.
  */
 export class SourceDoc {
-  readonly lineCounter = new LineCounter();
+  readonly lineCounter = newLineCounter();
   readonly doc: Document.Parsed;
   readonly value: unknown;
   readonly errors: Diagnostic[] = [];

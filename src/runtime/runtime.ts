@@ -5,7 +5,8 @@ import { writeFileAtomic } from "../core/atomic-fs.js";
 import { HermesError } from "../core/errors.js";
 import { logger } from "../core/log.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
-import { loadConfig, type ConfigValue } from "../config/config-file.js";
+import type { ConfigValue } from "../config/config-file.js";
+import { ConfigCache } from "../config/config-cache.js";
 import { ownershipOf, readManaged, type Ownership } from "../config/managed.js";
 import { enableStateOf, pluginEntry, readPluginLists } from "../config/plugin-lists.js";
 import { consentHash, knownCapabilities } from "../contracts/capabilities.js";
@@ -35,7 +36,7 @@ import {
   type ToolEntry,
 } from "./registries.js";
 import { readSkill } from "./context.js";
-import { loadPythonPlugins, type PythonHost } from "./python/python-plugin.js";
+import type { PythonHost } from "./python/python-plugin.js";
 import { isPythonPlugin } from "../contracts/plugin-record.js";
 import type { PluginRecord } from "../contracts/plugin-record.js";
 
@@ -142,7 +143,7 @@ export class Runtime implements RuntimeHost, PythonHost {
   }
 
   async refreshConfig(): Promise<void> {
-    this.config = (await loadConfig(this.paths.config, { schema: false })).value;
+    this.config = await ConfigCache.open(this.paths.cache).readValue(this.paths.config);
     const marker = await readManaged(this.paths);
     this.managed = marker ? { kind: marker.kind, owned: ownershipOf(this.lock.deployment) } : undefined;
   }
@@ -270,8 +271,9 @@ export class Runtime implements RuntimeHost, PythonHost {
         });
     }
     const list = this.loadable();
+    const python = list.filter(isPythonPlugin);
     const imports = new Map<string, Promise<{ register?: unknown }>>(
-      loadPythonPlugins(this, list.filter(isPythonPlugin)),
+      python.length ? (await import("./python/python-plugin.js")).loadPythonPlugins(this, python) : [],
     );
     for (const p of list) {
       if (isPythonPlugin(p)) continue;
@@ -470,7 +472,9 @@ export class Runtime implements RuntimeHost, PythonHost {
     const p = this.byKey.get(key);
     if (!p || p.action !== "defer") return false;
     const url = pluginEntryUrl(p.target, p.entry, p.integrity, this.instance, this.reloadGeneration);
-    const mod = isPythonPlugin(p) ? loadPythonPlugins(this, [p]).get(p.key)! : import(url);
+    const mod = isPythonPlugin(p)
+      ? (await import("./python/python-plugin.js")).loadPythonPlugins(this, [p]).get(p.key)!
+      : import(url);
     return this.loadOne(p, mod, this.lock.settings.load_timeout_seconds * 1000);
   }
 

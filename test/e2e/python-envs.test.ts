@@ -107,7 +107,7 @@ describe.runIf(process.platform !== "win32")(
   "Python plugin environments (pip_dependencies, requirements.txt)",
   PIP_TESTS,
   () => {
-    it("install builds the environment; the tool imports it through hermes chat; compiles after run no pip", async () => {
+    it("install builds the environment; a tool imports it in hermes chat; later compiles run no pip", async () => {
       if (skip) return;
       const root = scratch.dir("install");
       const h = agentHome(root);

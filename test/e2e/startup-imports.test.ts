@@ -167,6 +167,35 @@ describe.concurrent("what each command loads", () => {
     expect(yaml(edited.modules)).not.toEqual([]);
   });
 
+  it("a start on a compiled home (plugins chain) loads no YAML parser, compiler, Python bridge or pino", async () => {
+    const h = s.dir("start");
+    const log = (level: string) => `export function register(ctx) {
+  ctx.log.${level}("memo says hello");
+  ctx.log.child({ part: "x" }).debug("not shown");
+  ctx.register_hook("post_tool_call", () => undefined);
+}
+`;
+    writePlugin(join(h, "plugins", "memo"), "name: memo\nversion: 1.0.0\nhooks: [post_tool_call]\n");
+    writeText(join(h, "plugins", "memo", "index.js"), log("info"));
+    writeText(join(h, "config.yaml"), "plugins:\n  enabled: [memo]\n");
+    expect((await runCli(["compile"], { home: h })).code).toBe(0);
+    const quiet = await loaded(["plugins", "chain"], { home: h });
+    expect(quiet.run.code, quiet.run.stderr).toBe(0);
+    expect(quiet.run.stdout).toContain("post_tool_call: memo");
+    expect(quiet.modules.filter((m) => m.includes("/node_modules/yaml/"))).toEqual([]);
+    expect(heavyIn(quiet.modules)).toEqual([]);
+    for (const folder of ["compile/compile.js", "compile/gather.js", "compile/plan.js", "runtime/python/"])
+      expect(quiet.modules.filter((m) => m.startsWith(`/dist/${folder}`))).toEqual([]);
+    expect(quiet.run.stderr).not.toContain("memo says hello");
+    // The control: a line at an enabled level loads pino and is written with the plugin's key.
+    writeText(join(h, "plugins", "memo", "index.js"), log("warn"));
+    const loud = await loaded(["plugins", "chain"], { home: h, env: { HERMES_LOG_LEVEL: "info" } });
+    expect(loud.run.code, loud.run.stderr).toBe(0);
+    expect(heavyIn(loud.modules)).toEqual(["pino"]);
+    expect(loud.run.stderr).toMatch(/"plugin":"memo".*"msg":"memo says hello"/);
+    expect(loud.run.stderr).not.toContain("not shown");
+  });
+
   it("compile and compile --check load no server, store, git, tar or agent", async () => {
     for (const args of [["compile"], ["compile", "--check"]]) {
       const { run, modules } = await loaded(args, { home: compiled });
