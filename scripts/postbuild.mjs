@@ -12,3 +12,17 @@ if (existsSync(dist)) {
 }
 
 await import("./precompile-schemas.mjs");
+
+// `hermes --help` printed from this text skips loading commander and the command table (src/cli/main.ts);
+// it is written by the same build, from the same command table, so it cannot be out of date.
+{
+  const { execFileSync } = await import("node:child_process");
+  const helpFile = fileURLToPath(new URL("../dist/cli/root-help.txt", import.meta.url));
+  rmSync(helpFile, { force: true });
+  const text = execFileSync(process.execPath, [fileURLToPath(entry), "help"], {
+    encoding: "utf8",
+    env: { ...process.env, HERMES_LOG_LEVEL: "" },
+  });
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(helpFile, text);
+}

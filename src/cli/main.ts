@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 import type { HermesError } from "../core/errors.js";
 import { kitVersion } from "../core/kit-version.js";
 
@@ -28,7 +29,7 @@ function printVersion(): number {
 export async function main(argv: string[] = process.argv): Promise<number> {
   // Loaded here, not at the top: `hermes --version` below answers without them.
   const [{ CommanderError }, { buildProgram, configureTree, prepareCommand }, { addPluginCliCommands }] =
-    await Promise.all([import("commander"), import("./program.js"), import("./plugin-commands.js")]);
+    await Promise.all([import("./commander.js"), import("./program.js"), import("./plugin-commands.js")]);
   const program = buildProgram();
   await prepareCommand(program, argv.slice(2));
   await addPluginCliCommands(program, argv.slice(2));
@@ -59,9 +60,29 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   }
 }
 
+/**
+ * `hermes --help` as the build wrote it (scripts/postbuild.mjs runs `hermes help`), or undefined.
+ * Commander wraps at 80 columns unless stdout is a terminal, so the text holds only then or at 80.
+ */
+function builtRootHelp(): string | undefined {
+  if (process.stdout.isTTY && process.stdout.columns !== 80) return undefined;
+  try {
+    return readFileSync(new URL("./root-help.txt", import.meta.url), "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function printText(text: string): number {
+  process.stdout.write(text);
+  return 0;
+}
+
 const args = process.argv.slice(2);
-// `hermes --version` alone prints what commander would, before commander or any command module loads.
-const code = args.length === 1 && (args[0] === "--version" || args[0] === "-V") ? printVersion() : await main();
+const only = args.length === 1 ? args[0] : undefined;
+// `--version` and `--help` alone print what commander would, before commander or any command module loads.
+const help = only === "--help" || only === "-h" ? builtRootHelp() : undefined;
+const code = only === "--version" || only === "-V" ? printVersion() : help ? printText(help) : await main();
 process.exitCode = code;
 // A plugin whose register() timed out may still hold a timer or socket; the command is done, so
 // leave once everything written has been flushed instead of waiting for it.

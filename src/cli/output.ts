@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import { Option, type Command } from "./commander.js";
 import { formatDiagnostic, formatGithub, type Diagnostic } from "../core/errors.js";
 
 const useColor = (stream: NodeJS.WriteStream) =>

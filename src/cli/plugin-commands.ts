@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "./commander.js";
 
 /** The command word of an argv, skipping the global options (and their values). */
 export function commandWord(args: readonly string[]): { word?: string; home?: string; profile?: string } {

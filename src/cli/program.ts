@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "./commander.js";
 import { kitVersion } from "../core/kit-version.js";
 import { chatCommand, demoCommand } from "./commands/chat.js";
 import { serveCommand } from "./commands/serve.js";

@@ -63,13 +63,14 @@ afterAll(() => s.cleanup());
 /** Run the CLI with the recorder; the modules it loaded, as paths relative to the repository where they are in it. */
 async function loaded(
   args: string[],
-  o: { env?: Record<string, string>; home?: string } = {},
+  o: { env?: Record<string, string>; home?: string; preload?: string } = {},
 ): Promise<{ run: RunResult; modules: string[] }> {
   const log = join(s.root, `modules-${++n}.log`);
   writeText(log, "");
+  const imports = [recorder, ...(o.preload ? [o.preload] : [])].map((f) => `--import=${pathToFileURL(f).href}`);
   const run = await runCli(args, {
     home: o.home ?? home,
-    env: { ...o.env, HK_MODULE_LOG: log, NODE_OPTIONS: `--import=${pathToFileURL(recorder).href}` },
+    env: { ...o.env, HK_MODULE_LOG: log, NODE_OPTIONS: imports.join(" ") },
   });
   const modules = readFileSync(log, "utf8")
     .split("\n")
@@ -115,8 +116,33 @@ describe.concurrent("what each command loads", () => {
     ]);
   });
 
-  it("--help loads the command table and nothing behind it", async () => {
-    for (const args of [["--help"], ["plugins", "--help"], ["compile", "--help"]]) {
+  it("--help alone prints the build's text without commander: what `hermes help` prints, byte for byte", async () => {
+    const viaCommander = await loaded(["help"]);
+    expect(viaCommander.modules).toContain("/node_modules/commander/lib/command.js");
+    for (const args of [["--help"], ["-h"]]) {
+      const { run, modules } = await loaded(args);
+      expect(run.code, args.join(" ")).toBe(0);
+      expect(run.stdout, args.join(" ")).toBe(viaCommander.run.stdout);
+      expect(modules.filter((m) => m.startsWith("/dist/") || m.includes("/node_modules/")).sort()).toEqual([
+        "/dist/cli/main.js",
+        "/dist/core/kit-version.js",
+      ]);
+    }
+    // A terminal of another width: commander lays the help out for it (the build's text is for 80 columns).
+    const tty = writeText(
+      join(s.root, "tty-120.mjs"),
+      'Object.defineProperty(process.stdout, "isTTY", { value: true });\nprocess.stdout.columns = 120;\n',
+    );
+    const wide = await loaded(["--help"], { preload: tty });
+    expect(wide.run.code).toBe(0);
+    expect(wide.modules).toContain("/node_modules/commander/lib/command.js");
+    expect(wide.run.stdout).toBe((await loaded(["help"], { preload: tty })).run.stdout);
+    expect(wide.run.stdout).not.toBe(viaCommander.run.stdout);
+    expect(Math.max(...wide.run.stdout.split("\n").map((l) => l.length))).toBeGreaterThan(80);
+  });
+
+  it("--help of a command loads the command table and nothing behind it", async () => {
+    for (const args of [["help"], ["plugins", "--help"], ["compile", "--help"]]) {
       const { run, modules } = await loaded(args);
       expect(run.code, args.join(" ")).toBe(0);
       // The recorder sees ES modules (ours) and CommonJS ones (commander's files).

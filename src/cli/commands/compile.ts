@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import type { GlobalOptions } from "../context.js";
 
 // What the actions use is imported when one runs: declaring the commands (for --help) loads only commander.

@@ -1,4 +1,4 @@
-import { Argument, Command } from "commander";
+import { Argument, Command } from "../commander.js";
 
 interface Node {
   /** Subcommand names from the root, space-separated ("" for the root). */

@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import type { CapabilityId } from "../../contracts/capabilities.js";
 import type { CapabilityRow } from "../../consent/flow.js";
 import { homeOf, inspectOptions } from "../context.js";

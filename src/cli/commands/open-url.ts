@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 
 /** `hermes open-url <link>`: what a desktop's hermes:// scheme registration runs. */
 export function openUrlCommand(): Command {

@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import type { showPack } from "../../pack/install.js";
 import { homeOf } from "../context.js";
 import { terminalIo } from "../io.js";

@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command, Option } from "../commander.js";
 import { resolveHome } from "../../core/paths.js";
 import type { VerifyMode } from "../../app/start-runtime.js";
 import type { GlobalOptions } from "../context.js";

@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command, Option } from "../commander.js";
 import { formatDiagnostic, HermesError } from "../../core/errors.js";
 import { homeOf } from "../context.js";
 import { err, style } from "../output.js";

@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from "commander";
+import { Command, InvalidArgumentError } from "../commander.js";
 import type { GlobalOptions } from "../context.js";
 
 function port(v: string): number {
