@@ -23,6 +23,7 @@ import { makeTemplateHome, pkey } from "./lib/synthetic-home.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(root, "dist", "cli", "main.js");
+const FLOOR = join(root, "bench", "lib", "floor.mjs");
 const PAIRS = { quick: 13, list: 9, noop: 7, cold: 5, chain: 11 };
 
 const scratch = mkdtempSync(join(tmpdir(), "hermes-bench-cli-"));
@@ -98,6 +99,28 @@ for (const [name, args] of [
   step(name);
   const result = await processPairs({ kit: hermes(home1000, args), peer: nodeE0, pairs: PAIRS.noop });
   add(processRow({ name, peerName: "node -e 0", result, target: ratio(2) }));
+}
+// Floor (no goal): a Node process that only stats what the no-op check stats (the quick record's paths).
+{
+  const record = JSON.parse(readFileSync(join(home1000, "cache", "quick-check.json"), "utf8"));
+  const paths = [];
+  for (const entry of Object.values(record.entries))
+    for (const [dir, rec] of Object.entries(entry.tree)) {
+      paths.push(dir);
+      for (let i = 1; i < rec.length; i += 5) paths.push(join(dir, rec[i]));
+    }
+  const list = join(scratch, "noop-paths.txt");
+  writeFileSync(list, paths.map((p) => `${p}\0`).join(""));
+  step("floor: node stat'ing what a no-op compile checks");
+  const floor = { argv: [process.execPath, FLOOR, "stat", list], env: env() };
+  const result = await processPairs({ kit: floor, peer: nodeE0, pairs: PAIRS.noop });
+  add(
+    processRow({
+      name: `floor: node doing only the ${paths.length} lstats of a no-op check`,
+      peerName: "node -e 0",
+      result,
+    }),
+  );
 }
 if (!readFileSync(lockOf(home1000)).equals(lockBefore) || statSync(lockOf(home1000)).mtimeMs !== lockMtime)
   throw new Error("bench: a no-op `hermes compile` rewrote hermes.lock.json");

@@ -28,6 +28,7 @@ import { freshCopy, makeTemplateHome } from "./lib/synthetic-home.mjs";
 const SIZES = [1, 100, 1000];
 const REPS = { cold: { 1: 7, 100: 7, 1000: 5 }, noop: 7, verify: 7 };
 const CLI_PAIRS = 9;
+const FLOOR = fileURLToPath(new URL("./lib/floor.mjs", import.meta.url));
 const TARGET_CLI_VERIFY = 2.5; // hermes lock verify (and --full), 1000 small plugins: x sha256sum CPU
 const TARGET_CLI_FULL_BIG = 1.25; // hermes lock verify --full, 50 plugins of 4 MiB: x sha256sum CPU
 const BIG = { n: 50, bytes: 4 * 1024 * 1024 };
@@ -123,6 +124,21 @@ async function cliVerifyRows(home, env, files, cases) {
     const kit = { argv: [process.execPath, CLI, "--home", home, "lock", "verify", ...c.flags], env };
     const result = await processPairs({ kit, peer, pairs: CLI_PAIRS });
     add(processRow({ name: c.name, peerName: `sha256sum, ${files.length} files`, result, target: ratio(c.target) }));
+  }
+  // Floors (no goal): a Node process that only stats, or only reads and hashes, the same files.
+  for (const [mode, what] of [
+    ["stat", "lstat of each file"],
+    ["hash", "read + sha256 of each file"],
+  ]) {
+    const floor = { argv: [process.execPath, FLOOR, mode, list], env };
+    const result = await processPairs({ kit: floor, peer, pairs: CLI_PAIRS });
+    add(
+      processRow({
+        name: `floor: node doing only the ${what}, ${files.length} files`,
+        peerName: `sha256sum, ${files.length} files`,
+        result,
+      }),
+    );
   }
 }
 
