@@ -70,6 +70,7 @@ async function checkManagedLock(
     import("../compile/plan.js"),
     import("../compile/generations.js"),
   ]);
+  const since = Date.now();
   const inputs = await gatherInputs({ home: paths.home, cwd: opts.cwd, env: opts.env, fullHash: verify === "full" });
   const plan = planCompile(inputs);
   if (lock && wasEdited(lock, plan)) {
@@ -111,6 +112,7 @@ async function checkManagedLock(
     paths,
     compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }, inputBytes(inputs)),
     inputs.watch,
+    since,
   ).catch(() => undefined);
   return lock;
 }

@@ -144,6 +144,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
         if (m.grandfathers) (opts.announce ?? ((line: string) => logger().warn(line)))(migrationNotice(m.names, true));
       }
     }
+    const since = Date.now();
     const inputs = await gatherInputs({ ...opts, home, configText });
     faultHold("compile-gathered");
     const plan = planCompile(inputs);
@@ -159,7 +160,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     await ConfigCache.open(paths.cache)
       .keep(paths.config)
       .catch(() => undefined);
-    await recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch).catch(() => undefined);
+    await recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch, since).catch(() => undefined);
     return { plan, applied: plan.changed, generation, home };
   };
   if (opts.dryRun) return run();

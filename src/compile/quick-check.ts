@@ -120,13 +120,18 @@ export function quickUpToDate(paths: HomePaths, base: string): boolean {
   return true;
 }
 
-/** A folder's mtime; -1 when it cannot be stat'ed (absent, or not a folder one can reach). */
-function dirMtime(dir: string): number {
+/** A folder's stat; undefined when it cannot be stat'ed (absent, or not a folder one can reach). */
+function dirStat(dir: string): { mtimeMs: number; ctimeMs: number } | undefined {
   try {
-    return statSync(dir, NO_THROW)?.mtimeMs ?? -1;
+    return statSync(dir, NO_THROW);
   } catch {
-    return -1;
+    return undefined;
   }
+}
+
+/** A folder's mtime; -1 when it cannot be stat'ed. */
+function dirMtime(dir: string): number {
+  return dirStat(dir)?.mtimeMs ?? -1;
 }
 
 /** One folder of the record: its own mtime when watched, then each file's size, mtime, ctime and inode. */
@@ -148,11 +153,30 @@ function folderUnchanged(dir: string, rec: ReadonlyArray<string | number | null>
   return true;
 }
 
-export async function recordQuick(paths: HomePaths, base: string, watch: Watch): Promise<void> {
+/**
+ * Whether a stat may describe a change made after `since` (when the compile began reading): the
+ * kernel stamps ctime from a clock that lags by up to a tick, and some file systems keep whole seconds.
+ */
+function changedSince(st: { ctimeMs: number } | undefined, since: number | undefined): boolean {
+  if (!st || since === undefined) return false;
+  return st.ctimeMs >= since - (st.ctimeMs % 1000 === 0 ? 2000 : 50);
+}
+
+/**
+ * Remember what a compile read. `since` is when it began reading: a file or plugin folder changed
+ * after that may differ from what the lock holds, so then nothing is recorded and the next check is
+ * a full one. The plugins folder is exempt: the compile itself writes its links there.
+ */
+export async function recordQuick(paths: HomePaths, base: string, watch: Watch, since?: number): Promise<void> {
   const tree: QuickEntry["tree"] = {};
-  for (const d of watch.dirs) tree[d] = [dirMtime(d)];
+  for (const d of watch.dirs) {
+    const st = dirStat(d);
+    if (d !== paths.plugins && d !== paths.home && changedSince(st, since)) return;
+    tree[d] = [st?.mtimeMs ?? -1];
+  }
   for (const f of watch.files) {
     const st = lstatSync(f, NO_THROW);
+    if (changedSince(st, since)) return;
     // Vanished between compile and now: left out, so the next check fails on its folder.
     if (!st) continue;
     const dir = dirname(f);

@@ -93,6 +93,46 @@ describe("the no-op record of a compile", () => {
   );
 });
 
+describe("the no-op record of a compile (plugin files)", () => {
+  // The lock holds the hashes read while gathering; stats taken after that must not vouch for a newer file.
+  for (const [what, edit] of [
+    [
+      "a plugin file rewritten",
+      (h: string) =>
+        writeText(join(h, "plugins", "cap", "index.js"), "export function register(ctx) { /* later */ }\n"),
+    ],
+    [
+      "a file added to a plugin",
+      (h: string) => writeText(join(h, "plugins", "cap", "extra.js"), "export const x = 1;\n"),
+    ],
+  ] as const) {
+    it(`${what} while the compile runs: compile --check and the next start say stale, never up to date`, async () => {
+      const t = home("plugins:\n  enabled: [cap]\n");
+      // Older than the compile by more than the clock's step, as an untouched tree is.
+      await new Promise((r) => setTimeout(r, 100));
+      const hold = writeText(join(t.root, "hold"), "");
+      const child = spawnCli(["--home", t.h, "compile"], {
+        env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
+        ignoreOutput: true,
+      });
+      const done = child.done.then((r) => r.code);
+      const { existsSync, rmSync } = await import("node:fs");
+      for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(existsSync(`${hold}.reached`), "compile never reached the point after gathering its inputs").toBe(true);
+      edit(t.h);
+      rmSync(hold);
+      expect(await done).toBe(0);
+      const check = await t.cli(["compile", "--check"]);
+      expect(check.code, `${check.stdout}\n${check.stderr}`).toBe(1);
+      const start = await t.cli(["plugins", "chain"]);
+      expect(start.code, start.stderr).toBe(0);
+      expect(start.stderr).toContain("lock is stale: plugin(s) changed since the last compile: ~ cap (files ");
+      // Recompiled by that start: now the record stands.
+      expect((await t.cli(["compile", "--check"])).code).toBe(0);
+    });
+  }
+});
+
 describe("imperative edits that would break the home are refused before writing", () => {
   it(
     "a managed home: disabling a plugin the spec marks " + "required is refused, naming the deployment and its spec",
