@@ -158,7 +158,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     await inputs.manifests.save().catch(() => undefined);
     // config.yaml as this compile left it, for the plugins commands (they only read this cache).
     await ConfigCache.open(paths.cache)
-      .keep(paths.config)
+      .keep(paths.config, plan.configRead)
       .catch(() => undefined);
     await recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch, since).catch(() => undefined);
     return { plan, applied: plan.changed, generation, home };

@@ -58,6 +58,8 @@ export interface CompilePlan {
   changed: boolean;
   /** Per-plugin file hashes for the generation's drift record. */
   files: Record<string, Record<string, string>>;
+  /** The planner's parse of `configText` (schema-checked), for the config cache; absent on a no-op. */
+  configRead?: { text: string; value: ConfigValue; diagnostics: Diagnostic[] };
 }
 
 // Kept in their own module so that readers of generations (lock verify) do not load the planner.
@@ -517,5 +519,6 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     managedKind: inputs.managedKind,
     files: integrityFiles(inputs, plugins),
     changed: lockChanged || configChanged || repair || linkChanges.length > 0,
+    configRead: { text: configText, value: after.value, diagnostics: after.diagnostics },
   };
 }

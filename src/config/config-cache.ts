@@ -76,9 +76,17 @@ export class ConfigCache {
     return this.store.save();
   }
 
-  /** Make sure the config as it is now is in the cache file (compile calls it after applying). */
-  async keep(file: string): Promise<void> {
-    await this.read(file);
+  /**
+   * Make sure the config as it is now is in the cache file (compile calls it after applying);
+   * `parsed` is the compile's own parse of `text`, stored as is when the file still holds those bytes.
+   */
+  async keep(file: string, parsed?: { text: string; value: ConfigValue; diagnostics: Diagnostic[] }): Promise<void> {
+    const now = parsed && (await readTextCappedIfExists(file, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE"));
+    if (parsed && now === parsed.text) {
+      const hash = sha256Hex(now);
+      if (!this.store.get(file, hash))
+        this.store.set(file, hash, { value: parsed.value, diagnostics: parsed.diagnostics });
+    } else await this.read(file);
     await this.save();
   }
 }

@@ -46,6 +46,7 @@ const importLib = () => `(import ${join(ROOT, "nix", "tests", "nixpkgs-lib.nix")
 function buildInputOf(dist: string): string {
   const m = /^dist\/core\/schema-validators\/([\w-]+\.schema\.json)[^/]*\.cjs$/.exec(dist);
   if (m) return `schemas/${m[1]}`; // scripts/precompile-schemas.mjs
+  if (dist === "dist/cli/root-help.txt") return "src/cli/program.ts"; // scripts/postbuild.mjs runs `hermes help`
   return `src/${dist.slice("dist/".length).replace(/(\.d\.ts\.map|\.d\.ts|\.js\.map|\.js)$/, "")}.ts`;
 }
 
