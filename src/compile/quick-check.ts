@@ -110,8 +110,21 @@ export function hasQuickRecord(paths: HomePaths): boolean {
 
 export function quickUpToDate(paths: HomePaths, base: string): boolean {
   const q = readQuick(paths).entries[base];
-  if (!q || !q.tree || typeof q.tree !== "object") return false;
-  if (sha256Hex(readOr(paths.lock)) !== q.lockSha) return false;
+  return !!q && sha256Hex(readOr(paths.lock)) === q.lockSha && treeUnchanged(q);
+}
+
+/**
+ * Whether a compile's record (of any base) was written with these lock bytes and every folder and
+ * file it read is unchanged: the plugin trees are then the ones the lock was hashed from
+ * (`hermes lock verify`'s quick path; config and the other inputs do not matter to it).
+ */
+export function quickTreesUnchanged(paths: HomePaths, lockText: string): boolean {
+  const sha = sha256Hex(lockText);
+  return Object.values(readQuick(paths).entries).some((q) => q?.lockSha === sha && treeUnchanged(q));
+}
+
+function treeUnchanged(q: QuickEntry): boolean {
+  if (!q.tree || typeof q.tree !== "object") return false;
   try {
     for (const dir in q.tree) if (!folderUnchanged(dir, q.tree[dir]!)) return false;
   } catch {

@@ -4,7 +4,8 @@ import type { HomePaths } from "../core/paths.js";
 import { currentGeneration } from "./current-generation.js";
 import { LOCK_POINTER, readGenerationFiles } from "./generations.js";
 import { IntegrityCache, isStorePath } from "./integrity-cache.js";
-import { readLock } from "../contracts/lock.js";
+import { parseTrustedLockText, readLock } from "../contracts/lock.js";
+import { quickTreesUnchanged } from "./quick-check.js";
 import { hashTree, listTree, type TreeHash } from "./tree-hash.js";
 import { MANIFEST_FILES, manifestSha256, readManifestFile } from "../manifest/files.js";
 
@@ -39,8 +40,15 @@ function refusal(paths: HomePaths, state: VerifyState, d: Diagnostic): VerifyRep
   return { lock: paths.lock, state, plugins: [], ok: false, diagnostics: [d] };
 }
 
-/** The lock the home's link points at, or the refusal that says why it cannot be trusted. */
-async function openLock(paths: HomePaths): Promise<{ lock: Lock } | { report: VerifyReport }> {
+/**
+ * The lock the home's link points at, or the refusal that says why it cannot be trusted. With
+ * `quick`, lock bytes that the last compile's no-op record names over unchanged trees are parsed
+ * without a second schema pass (`vouched`: those trees are the ones it was hashed from).
+ */
+async function openLock(
+  paths: HomePaths,
+  quick: boolean,
+): Promise<{ lock: Lock; vouched?: boolean } | { report: VerifyReport }> {
   const refuse = (state: VerifyState, d: Diagnostic) => ({ report: refusal(paths, state, d) });
   const home = await fsp.stat(paths.home).catch(() => undefined);
   if (!home?.isDirectory())
@@ -76,6 +84,11 @@ async function openLock(paths: HomePaths): Promise<{ lock: Lock } | { report: Ve
         file: paths.lock,
       }),
     );
+  }
+  if (quick) {
+    const text = await fsp.readFile(paths.lock, "utf8").catch(() => undefined);
+    const lock = text !== undefined && quickTreesUnchanged(paths, text) ? parseTrustedLockText(text) : undefined;
+    if (lock) return { lock, vouched: true };
   }
   let lock: Awaited<ReturnType<typeof readLock>>;
   try {
@@ -185,9 +198,9 @@ export async function verifyLock(
   paths: HomePaths,
   opts: { full?: boolean; all?: boolean } = {},
 ): Promise<VerifyReport> {
-  const opened = await openLock(paths);
+  const opened = await openLock(paths, !opts.full && !opts.all);
   if ("report" in opened) return opened.report;
-  const { lock } = opened;
+  const { lock, vouched } = opened;
   const generation = await currentGeneration(paths);
   // Per-file records are read only when something drifted (they are large and rarely needed).
   let recordedCache: Promise<Record<string, Record<string, string>>> | undefined;
@@ -211,7 +224,9 @@ export async function verifyLock(
     removed: [],
     manifest_changed: false,
   }));
-  let next = 0;
+  // Store paths are trusted by path as below; every other tree is the one the lock was hashed from.
+  if (vouched) for (const [i, p] of todo.entries()) if (isStorePath(p.target)) plugins[i]!.status = "trusted";
+  let next = vouched ? todo.length : 0;
   const worker = async (): Promise<void> => {
     while (next < todo.length) {
       const i = next++;

@@ -1,4 +1,4 @@
-import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fingerprint, listTree } from "../../src/compile/tree-hash.js";
@@ -6,9 +6,10 @@ import { runCli } from "../support/cli.js";
 import { Scratch, writePlugin, writeText } from "../support/home.js";
 
 /**
- * `hermes lock verify` trusts the compile's integrity cache for a tree whose stat fingerprint
- * (names, types, modes, sizes, mtimes, ctimes, inodes, link targets) is unchanged, and hashes
- * everything else; `--full` hashes every file and never reads the cache.
+ * `hermes lock verify` trusts the last compile's no-op record when it names these lock bytes and
+ * every folder and file stat it holds is unchanged, else the compile's integrity cache for a tree
+ * whose stat fingerprint (names, types, modes, sizes, mtimes, ctimes, inodes, link targets) is
+ * unchanged, and hashes everything else; `--full` hashes every file and reads neither.
  */
 const scratch = new Scratch("hermes-e2e-lock-verify-stat-");
 afterAll(() => scratch.cleanup());
@@ -26,6 +27,8 @@ async function compiledHome() {
   utimesSync(join(plugin, "index.js"), STAMP, STAMP);
   writeText(join(home, "config.yaml"), "plugins:\n  enabled: [memo]\n");
   const cli = (...args: string[]) => runCli(["--home", home, ...args], { env: { HERMES_BUNDLED_PLUGINS: bundled } });
+  // Older than the compile by more than a clock step, or its no-op record would not vouch for them.
+  await new Promise((r) => setTimeout(r, 100));
   expect((await cli("compile")).code).toBe(0);
   return { home, plugin, cli };
 }
@@ -68,6 +71,43 @@ describe("hermes lock verify: the stat quick check and --full", () => {
     const full = await t.cli("lock", "verify", "--full");
     expect(full.code).toBe(1);
     expect(full.stderr).toMatch(/E_LOCK_DRIFT .*plugins\/memo: plugin memo changed: changed: index\.js$/m);
+  });
+
+  it("an unchanged home is vouched for by the compile's no-op record: the same report as listing every tree", async () => {
+    const t = await compiledHome();
+    const quick = await t.cli("lock", "verify", "--json");
+    expect(quick.code, quick.stderr).toBe(0);
+    rmSync(join(t.home, "cache", "quick-check.json"));
+    const listed = await t.cli("lock", "verify", "--json");
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(quick.stdout)).toEqual(JSON.parse(listed.stdout));
+    expect(JSON.parse(quick.stdout)).toMatchObject({ ok: true, plugins: [{ key: "memo", status: "ok" }] });
+  });
+
+  it("the record is what answers (trusted as hermes wrote it, as the integrity cache is); --full never reads it", async () => {
+    const t = await compiledHome();
+    const file = join(t.plugin, "index.js");
+    tamperKeepingSizeAndMtime(file);
+    // Forge the record: the tampered file's new ctime, so every stat it holds matches the disk again.
+    const recordFile = join(t.home, "cache", "quick-check.json");
+    const record = JSON.parse(readFileSync(recordFile, "utf8")) as {
+      entries: Record<string, { tree: Record<string, Array<string | number | null>> }>;
+    };
+    expect(Object.keys(record.entries).length).toBeGreaterThan(0);
+    for (const entry of Object.values(record.entries)) {
+      const rec = entry.tree[t.plugin]!;
+      const at = rec.indexOf("index.js");
+      expect(at).toBeGreaterThan(0);
+      rec[at + 3] = statSync(file).ctimeMs;
+    }
+    writeFileSync(recordFile, JSON.stringify(record));
+    expect((await t.cli("lock", "verify")).code).toBe(0);
+    const full = await t.cli("lock", "verify", "--full");
+    expect(full.code).toBe(1);
+    expect(full.stderr).toMatch(/E_LOCK_DRIFT .*plugins\/memo: plugin memo changed: changed: index\.js$/m);
+    // Without the record, the integrity cache's fingerprint (ctime included) no longer matches: caught.
+    rmSync(recordFile);
+    expect((await t.cli("lock", "verify")).code).toBe(1);
   });
 
   it("a touched but unchanged file falls back to hashing and reports no drift", async () => {
