@@ -73,7 +73,7 @@ describe("hermes lock verify: the stat quick check and --full", () => {
     expect(full.stderr).toMatch(/E_LOCK_DRIFT .*plugins\/memo: plugin memo changed: changed: index\.js$/m);
   });
 
-  it("an unchanged home is vouched for by the compile's no-op record: the same report as listing every tree", async () => {
+  it("an unchanged home is vouched for by the no-op record: the same report as listing every tree", async () => {
     const t = await compiledHome();
     const quick = await t.cli("lock", "verify", "--json");
     expect(quick.code, quick.stderr).toBe(0);
@@ -84,7 +84,7 @@ describe("hermes lock verify: the stat quick check and --full", () => {
     expect(JSON.parse(quick.stdout)).toMatchObject({ ok: true, plugins: [{ key: "memo", status: "ok" }] });
   });
 
-  it("the record is what answers (trusted as hermes wrote it, as the integrity cache is); --full never reads it", async () => {
+  it("the record is what answers (trusted as hermes wrote it); --full ignores it", async () => {
     const t = await compiledHome();
     const file = join(t.plugin, "index.js");
     tamperKeepingSizeAndMtime(file);
