@@ -5,7 +5,7 @@ import { diagnostic, formatLocation, HermesError, type Diagnostic } from "../cor
 import { withFileLock } from "../core/file-lock.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { applyYamlEdits } from "../core/yaml-edit.js";
-import { loadConfig, parseConfigText, type EditCheck } from "../config/config-file.js";
+import { loadConfig, parseConfigText, type EditCheck, type LoadedConfig } from "../config/config-file.js";
 import { ConfigCache } from "../config/config-cache.js";
 import { ownershipOf, readManaged, writeManaged } from "../config/managed.js";
 import { migrateEnabledList, migrationNotice, planMigration } from "../discovery/migrate.js";
@@ -124,10 +124,11 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     const unchanged = opts.fullHash ? undefined : await upToDate(paths, opts);
     if (unchanged) return unchanged;
     let configText: string | undefined;
+    let configParsed: LoadedConfig | undefined;
     if (!opts.dryRun) {
       // Temps of a compile that was killed mid-write; their writers are gone.
       for (const dir of [paths.home, paths.plugins, paths.cache, paths.nodeModules]) await sweepStaleTemps(dir);
-      await migrateEnabledList(home, opts.env, opts.announce).catch(() => undefined);
+      configParsed = (await migrateEnabledList(home, opts.env, opts.announce).catch(() => undefined))?.config;
     } else if (
       await fsp.stat(home).then(
         (s) => s.isDirectory(),
@@ -145,7 +146,7 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
       }
     }
     const since = Date.now();
-    const inputs = await gatherInputs({ ...opts, home, configText });
+    const inputs = await gatherInputs({ ...opts, home, configText, configParsed });
     faultHold("compile-gathered");
     const plan = planCompile(inputs);
     if (!plan.ok) refuse(plan);

@@ -1,3 +1,4 @@
+import type { LoadedConfig } from "../config/config-file.js";
 import { promises as fsp } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { readTextIfExists } from "../core/atomic-fs.js";
@@ -31,6 +32,8 @@ export interface CompileInputs {
   paths: HomePaths;
   configText: string;
   configExists: boolean;
+  /** `configText` parsed and schema-checked already, when this process had that parse. */
+  configParsed?: LoadedConfig;
   spec?: DeploySpec;
   specTargets: SpecTarget[];
   previous?: Lock;
@@ -76,6 +79,8 @@ export interface GatherOptions {
   /** Plan against this config.yaml text instead of the file (a dry run of the migration, an edit checked before it is
    * written). */
   configText?: string;
+  /** A parse of config.yaml this process already made (the migration's); used when its text is the one read. */
+  configParsed?: LoadedConfig;
 }
 
 /**
@@ -364,6 +369,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     paths,
     configText: configText ?? "",
     configExists: configText !== undefined,
+    configParsed: opts.configParsed?.text === (configText ?? "") ? opts.configParsed : undefined,
     spec,
     specTargets,
     previous,

@@ -445,7 +445,10 @@ function integrityFiles(inputs: CompileInputs, plugins: readonly LockPlugin[]) {
 /** Pure: validated inputs in, plan and lock out. Nothing here touches the disk. */
 export function planCompile(inputs: CompileInputs): CompilePlan {
   const diagnostics: Diagnostic[] = [...inputs.diagnostics];
-  const before = parseConfigText(inputs.configText, inputs.paths.config);
+  const before =
+    inputs.configParsed?.file === inputs.paths.config
+      ? inputs.configParsed
+      : parseConfigText(inputs.configText, inputs.paths.config);
   diagnostics.push(...before.diagnostics);
   const declared = declaredOverlay(inputs);
   const policy = inputs.spec?.listPolicy ?? inputs.previous?.deployment.list_policy ?? "union";

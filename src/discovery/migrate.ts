@@ -109,7 +109,7 @@ export async function migrateEnabledList(
   home: string,
   env: NodeJS.ProcessEnv = process.env,
   announce: (line: string) => void = (line) => logger().warn(line),
-): Promise<{ migrated: boolean; names: string[] }> {
+): Promise<{ migrated: boolean; names: string[]; config?: LoadedConfig }> {
   let names: string[] = [];
   // A home that does not exist yet has nothing to grandfather; creating it here would be a surprise.
   if (
@@ -130,5 +130,6 @@ export async function migrateEnabledList(
   const migrated = res.changed && grandfathers;
   if (migrated) announce(migrationNotice(names));
   else names = [];
-  return { migrated, names };
+  // The config as it now is, parsed: compile plans from it instead of parsing the same bytes again.
+  return { migrated, names, config: res.after };
 }

@@ -4,7 +4,7 @@
  * without config.yaml is new: it gets the version and nothing is grandfathered. Real homes, real folders.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { existsSync, promises as fsp } from "node:fs";
+import { existsSync, promises as fsp, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { configVersion, grandfatheredNames, migrateEnabledList } from "../../src/discovery/migrate.js";
@@ -35,7 +35,10 @@ describe("migrateEnabledList", () => {
     await writePlugin(sb.userPlugins, "c-yml", { manifest: "name: from-yml\n", manifestFile: "plugin.yml" });
     await writePlugin(sb.userPlugins, "d-broken", { manifest: "name: [oops\n" }); // unparsable → folder name
     const r = await migrateEnabledList(sb.home);
-    expect(r).toEqual({ migrated: true, names: ["a-folder", "zulu", "from-yml", "d-broken"] });
+    expect(r).toMatchObject({ migrated: true, names: ["a-folder", "zulu", "from-yml", "d-broken"] });
+    // The config as the migration left it, parsed: compile plans from this instead of parsing it again.
+    expect(r.config?.text).toBe(readFileSync(join(sb.home, "config.yaml"), "utf8"));
+    expect(r.config?.value).toEqual(await configValue(sb));
     expect(await configValue(sb)).toEqual({
       plugins: { enabled: ["a-folder", "zulu", "from-yml", "d-broken"] },
       _config_version: 21,
@@ -106,7 +109,7 @@ describe("migrateEnabledList", () => {
   it("writes an empty list when there is nothing to grandfather, so later installs stay opt-in", async () => {
     const sb = await olderHome();
     const r = await migrateEnabledList(sb.home);
-    expect(r).toEqual({ migrated: true, names: [] });
+    expect(r).toMatchObject({ migrated: true, names: [] });
     expect(await configValue(sb)).toEqual({ plugins: { enabled: [] }, _config_version: 21 });
   });
 
@@ -117,7 +120,7 @@ describe("migrateEnabledList", () => {
     const before = fileStamp(sb.configFile);
     await writePlugin(sb.userPlugins, "second");
     await sleep(20);
-    expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
+    expect(await migrateEnabledList(sb.home)).toMatchObject({ migrated: false, names: [] });
     expect(fileStamp(sb.configFile)).toEqual(before);
     expect(await configValue(sb)).toEqual({ plugins: { enabled: ["first"] }, _config_version: 21 });
   });
@@ -133,9 +136,9 @@ describe("migrateEnabledList", () => {
       await writePlugin(sb.userPlugins, "would-be-added");
       writeText(sb.configFile, text);
       const before = fileStamp(sb.configFile);
-      expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
+      expect(await migrateEnabledList(sb.home)).toMatchObject({ migrated: false, names: [] });
       expect(await fsp.readFile(sb.configFile, "utf8")).toBe(text);
-      expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
+      expect(await migrateEnabledList(sb.home)).toMatchObject({ migrated: false, names: [] });
       expect(fileStamp(sb.configFile)).toEqual(before);
     },
   );
@@ -175,7 +178,7 @@ describe("migrateEnabledList", () => {
   it("does nothing for a home folder that does not exist, and does not create it", async () => {
     const root = tempDir();
     const home = join(root, "no-such-home");
-    expect(await migrateEnabledList(home)).toEqual({ migrated: false, names: [] });
+    expect(await migrateEnabledList(home)).toMatchObject({ migrated: false, names: [] });
     expect(existsSync(home)).toBe(false);
   });
 
@@ -184,7 +187,7 @@ describe("migrateEnabledList", () => {
     const home = join(root, "home");
     await fsp.mkdir(home);
     writeText(join(home, "config.yaml"), OLDER);
-    expect(await migrateEnabledList(home)).toEqual({ migrated: true, names: [] });
+    expect(await migrateEnabledList(home)).toMatchObject({ migrated: true, names: [] });
     expect(parse(await fsp.readFile(join(home, "config.yaml"), "utf8"))).toEqual({
       plugins: { enabled: [] },
       _config_version: 21,
@@ -194,12 +197,12 @@ describe("migrateEnabledList", () => {
   it("a brand-new home (no config.yaml) gets the current version: a plugin dropped in stays opt-in", async () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "dropped-in");
-    expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
+    expect(await migrateEnabledList(sb.home)).toMatchObject({ migrated: false, names: [] });
     expect(await fsp.readFile(sb.configFile, "utf8")).toBe("_config_version: 21\n");
     const set = await loadPluginSet({ home: sb.home, env: sb.env, config: await configValue(sb) });
     expect(set.views.map((v) => [v.candidate.key, v.verdict.action])).toEqual([["dropped-in", "skip"]]);
     // And it stays so: the next run sees a current config.
-    expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
+    expect(await migrateEnabledList(sb.home)).toMatchObject({ migrated: false, names: [] });
   });
 
   it.each([
@@ -210,7 +213,7 @@ describe("migrateEnabledList", () => {
     await writePlugin(sb.userPlugins, "p");
     writeText(sb.configFile, text);
     const before = fileStamp(sb.configFile);
-    expect(await migrateEnabledList(sb.home)).toEqual({ migrated: false, names: [] });
+    expect(await migrateEnabledList(sb.home)).toMatchObject({ migrated: false, names: [] });
     expect(fileStamp(sb.configFile)).toEqual(before);
   });
 
@@ -230,7 +233,7 @@ describe("migrateEnabledList", () => {
     const sb = await makeSandbox();
     await writePlugin(sb.userPlugins, "old-one");
     writeText(sb.configFile, "_config_version: 20  # set by an older hermes\n");
-    expect(await migrateEnabledList(sb.home)).toEqual({ migrated: true, names: ["old-one"] });
+    expect(await migrateEnabledList(sb.home)).toMatchObject({ migrated: true, names: ["old-one"] });
     const out = await fsp.readFile(sb.configFile, "utf8");
     expect(out).toContain("_config_version: 21  # set by an older hermes\n");
     expect(parse(out)).toEqual({ _config_version: 21, plugins: { enabled: ["old-one"] } });
