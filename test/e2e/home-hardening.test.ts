@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
@@ -63,25 +63,32 @@ describe("runtime start in an unmanaged home", () => {
   });
 });
 
+/** `hermes compile` held right after gathering its inputs while `change` runs; its exit code. */
+async function compileChangedMidway(t: ReturnType<typeof home>, change: () => void): Promise<number | null> {
+  const hold = writeText(join(t.root, "hold"), "");
+  const child = spawnCli(["--home", t.h, "compile"], {
+    env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
+    ignoreOutput: true,
+  });
+  const done = child.done.then((r) => r.code);
+  for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(existsSync(`${hold}.reached`), "compile never reached the point after gathering its inputs").toBe(true);
+  change();
+  rmSync(hold);
+  return done;
+}
+
 describe("the no-op record of a compile", () => {
   it(
     "describes the config the compile read, not one written " + "while it ran (compile --check then says stale)",
     async () => {
       const t = home("plugins:\n  enabled: [cap]\n");
       writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
-      const hold = writeText(join(t.root, "hold"), "");
-      const child = spawnCli(["--home", t.h, "compile"], {
-        env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
-        ignoreOutput: true,
-      });
-      const done = child.done.then((r) => r.code);
-      const { existsSync, rmSync } = await import("node:fs");
-      for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(existsSync(`${hold}.reached`), "compile never reached the point after gathering its inputs").toBe(true);
       // Another process's enable lands after this compile read config.yaml.
-      writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [cap, other]\n");
-      rmSync(hold);
-      expect(await done).toBe(0);
+      const code = await compileChangedMidway(t, () =>
+        writeText(join(t.h, "config.yaml"), "plugins:\n  enabled: [cap, other]\n"),
+      );
+      expect(code).toBe(0);
       const check = await t.cli(["compile", "--check"]);
       expect(check.code, `${check.stdout}\n${check.stderr}`).toBe(1);
       const fixed = await t.cli(["compile"]);
@@ -110,18 +117,7 @@ describe("the no-op record of a compile (plugin files)", () => {
       const t = home("plugins:\n  enabled: [cap]\n");
       // Older than the compile by more than the clock's step, as an untouched tree is.
       await new Promise((r) => setTimeout(r, 100));
-      const hold = writeText(join(t.root, "hold"), "");
-      const child = spawnCli(["--home", t.h, "compile"], {
-        env: { HERMES_BUNDLED_PLUGINS: t.bundled, HERMES_FAULT_HOLD: "compile-gathered", HERMES_FAULT_HOLD_FILE: hold },
-        ignoreOutput: true,
-      });
-      const done = child.done.then((r) => r.code);
-      const { existsSync, rmSync } = await import("node:fs");
-      for (let i = 0; i < 200 && !existsSync(`${hold}.reached`); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(existsSync(`${hold}.reached`), "compile never reached the point after gathering its inputs").toBe(true);
-      edit(t.h);
-      rmSync(hold);
-      expect(await done).toBe(0);
+      expect(await compileChangedMidway(t, () => edit(t.h))).toBe(0);
       const check = await t.cli(["compile", "--check"]);
       expect(check.code, `${check.stdout}\n${check.stderr}`).toBe(1);
       const start = await t.cli(["plugins", "chain"]);
