@@ -112,7 +112,8 @@ async function checkManagedLock(
     paths,
     compileBase(paths, { home: paths.home, cwd: opts.cwd, env: opts.env }, inputBytes(inputs)),
     inputs.watch,
-    since,
+    // The lock bytes this start checked: a compile that replaced the lock meanwhile gets no record of ours.
+    { since, lockText: plan.lockText },
   ).catch(() => undefined);
   return lock;
 }

@@ -161,7 +161,10 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     await ConfigCache.open(paths.cache)
       .keep(paths.config, plan.configRead)
       .catch(() => undefined);
-    await recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch, since).catch(() => undefined);
+    await recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch, {
+      since,
+      lockText: plan.lockText,
+    }).catch(() => undefined);
     return { plan, applied: plan.changed, generation, home };
   };
   if (opts.dryRun) return run();

@@ -299,16 +299,23 @@ function watchList(discovery: Discovery, cache: IntegrityCache, specTargets: Spe
   const roots = discovery.roots.map((r) => r.dir);
   const dirs = new Set<string>(roots);
   const files = new Set<string>();
+  // Folders the compile read: one gone when the record is written was removed meanwhile.
+  const present = new Set<string>();
   for (const c of discovery.candidates) {
     for (let d = dirname(c.path); roots.some((r) => d.startsWith(r)) && !dirs.has(d); d = dirname(d)) dirs.add(d);
     dirs.add(c.path);
+    present.add(c.path);
   }
   for (const [real, entries] of cache.listed) {
     dirs.add(real);
-    for (const e of entries) (e.type === "dir" ? dirs : files).add(join(real, e.rel));
+    present.add(real);
+    for (const e of entries) {
+      (e.type === "dir" ? dirs : files).add(join(real, e.rel));
+      if (e.type === "dir") present.add(join(real, e.rel));
+    }
   }
   for (const t of specTargets) dirs.add(t.entry.path);
-  return { dirs: [...dirs].sort(), files: [...files].sort() };
+  return { dirs: [...dirs].sort(), files: [...files].sort(), present: [...present] };
 }
 
 export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> {
@@ -361,6 +368,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     watch: {
       dirs: [...watch.dirs, ...eventHooks.watch.dirs].sort(),
       files: [...watch.files, ...eventHooks.watch.files].sort(),
+      present: watch.present,
     },
     eventHooks,
     previousText,

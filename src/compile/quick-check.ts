@@ -1,8 +1,10 @@
 import { sha256Hex } from "../core/hash.js";
-import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, join, sep } from "node:path";
 import { writeFileAtomic } from "../core/atomic-fs.js";
+import { kitVersion } from "../core/kit-version.js";
 import type { HomePaths } from "../core/paths.js";
+import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
 
 /**
  * The no-op fast path. A full compile re-parses every manifest; when nothing changed that is
@@ -15,6 +17,8 @@ import type { HomePaths } from "../core/paths.js";
 export interface Watch {
   dirs: string[];
   files: string[];
+  /** Folders of `dirs` the compile read (plugin folders and trees): one missing afterwards was removed. */
+  present?: string[];
 }
 
 /**
@@ -23,6 +27,8 @@ export interface Watch {
  */
 interface QuickEntry {
   lockSha: string;
+  /** The kit version that wrote it: lock verify's quick path reads no record of another version. */
+  kit?: string;
   tree: Record<string, Array<string | number | null>>;
 }
 
@@ -120,7 +126,8 @@ export function quickUpToDate(paths: HomePaths, base: string): boolean {
  */
 export function quickTreesUnchanged(paths: HomePaths, lockText: string): boolean {
   const sha = sha256Hex(lockText);
-  return Object.values(readQuick(paths).entries).some((q) => q?.lockSha === sha && treeUnchanged(q));
+  const kit = kitVersion();
+  return Object.values(readQuick(paths).entries).some((q) => q?.lockSha === sha && q.kit === kit && treeUnchanged(q));
 }
 
 function treeUnchanged(q: QuickEntry): boolean {
@@ -176,27 +183,62 @@ function changedSince(st: { ctimeMs: number } | undefined, since: number | undef
 }
 
 /**
- * Remember what a compile read. `since` is when it began reading: a file or plugin folder changed
- * after that may differ from what the lock holds, so then nothing is recorded and the next check is
- * a full one. The plugins folder is exempt: the compile itself writes its links there.
+ * Whether the plugins folder holds an entry the compile did not write (its `nix-managed-*` links)
+ * that changed after `since`: a plugin folder or link added, replaced or renamed meanwhile.
  */
-export async function recordQuick(paths: HomePaths, base: string, watch: Watch, since?: number): Promise<void> {
+function pluginsFolderChanged(paths: HomePaths, since: number): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(paths.plugins);
+  } catch {
+    return false; // no plugins folder: nothing in it to have changed
+  }
+  return names.some(
+    (n) => !n.startsWith(NIX_LINK_PREFIX) && changedSince(lstatSync(join(paths.plugins, n), NO_THROW), since),
+  );
+}
+
+export interface RecordOptions {
+  /** When the compile began reading (Date.now()): anything changed later writes no record. */
+  since?: number;
+  /** The lock bytes the compile produced or checked (default: read the lock now). */
+  lockText?: string;
+}
+
+/**
+ * Remember what a compile read. A file or folder changed after `since` may differ from what the
+ * lock holds, and so may a watched folder the compile read that is gone: then nothing is recorded
+ * and the next check is a full one. The plugins folder itself changes with the compile's own links,
+ * so its other entries are checked one by one instead.
+ */
+export async function recordQuick(
+  paths: HomePaths,
+  base: string,
+  watch: Watch,
+  opts: RecordOptions = {},
+): Promise<void> {
+  const { since } = opts;
+  const present = new Set(watch.present);
+  if (since !== undefined && pluginsFolderChanged(paths, since)) return;
   const tree: QuickEntry["tree"] = {};
   for (const d of watch.dirs) {
     const st = dirStat(d);
+    if (since !== undefined && !st && present.has(d)) return;
     if (d !== paths.plugins && d !== paths.home && changedSince(st, since)) return;
     tree[d] = [st?.mtimeMs ?? -1];
   }
   for (const f of watch.files) {
     const st = lstatSync(f, NO_THROW);
-    if (changedSince(st, since)) return;
-    // Vanished between compile and now: left out, so the next check fails on its folder.
+    // Gone since the compile read it: no record (without `since`, left out: its folder's check fails).
+    if (!st && since !== undefined) return;
     if (!st) continue;
+    if (changedSince(st, since)) return;
     const dir = dirname(f);
     (tree[dir] ??= [null]).push(basename(f), st.size, st.mtimeMs, st.ctimeMs, st.ino);
   }
   const q = readQuick(paths);
-  q.entries[base] = { lockSha: sha256Hex(readOr(paths.lock)), tree, at: Date.now() };
+  const lockBytes = opts.lockText === undefined ? readOr(paths.lock) : Buffer.from(opts.lockText, "utf8");
+  q.entries[base] = { lockSha: sha256Hex(lockBytes), kit: kitVersion(), tree, at: Date.now() };
   const keep = Object.entries(q.entries)
     .sort((a, b) => b[1].at - a[1].at)
     .slice(0, MAX_ENTRIES);

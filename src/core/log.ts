@@ -80,34 +80,42 @@ function realRoot(): Logger {
 }
 
 const noop = () => undefined;
-const enabled = (level: string) => (LEVEL_VALUES[level] ?? Infinity) >= (LEVEL_VALUES[rootLevel()] ?? Infinity);
+const value = (level: string) => LEVEL_VALUES[level] ?? Infinity;
 
 /**
  * A pino logger made on first real use: a line at a disabled level, or a child, costs no pino load
  * (a runtime gives every plugin a child logger and most never write a line at the default level).
+ * Until then its level is its parent's, as a pino child's is.
  */
-function lazyLogger(make: () => Logger): Logger {
+function lazyLogger(make: () => Logger, levelOf: () => string): Logger {
   let real: Logger | undefined;
   const get = () => (real ??= make());
-  return new Proxy({} as Logger, {
+  const enabled = (level: string) => value(level) >= value(levelOf());
+  const self: Logger = new Proxy({} as Logger, {
     get(_t, prop) {
       if (!real && typeof prop === "string") {
         if (Object.hasOwn(LEVEL_VALUES, prop) && !enabled(prop)) return noop;
-        if (prop === "level") return rootLevel();
+        if (prop === "level") return levelOf();
         if (prop === "isLevelEnabled") return enabled;
         if (prop === "child")
           return (bindings: Record<string, unknown>, opts?: Record<string, unknown>) =>
-            opts ? get().child(bindings, opts) : lazyLogger(() => get().child(bindings));
+            opts
+              ? get().child(bindings, opts)
+              : lazyLogger(
+                  () => get().child(bindings),
+                  () => self.level,
+                );
       }
       const v: unknown = Reflect.get(get(), prop);
       return typeof v === "function" ? v.bind(real) : v;
     },
-    set: (_t, prop, value) => Reflect.set(get(), prop, value),
+    set: (_t, prop, v) => Reflect.set(get(), prop, v),
     has: (_t, prop) => Reflect.has(get(), prop),
   });
+  return self;
 }
 
-const lazyRoot = lazyLogger(realRoot);
+const lazyRoot = lazyLogger(realRoot, rootLevel);
 
 /** The process's logger; pino is loaded on first use: commands that never log do not pay for it. */
 export function logger(): Logger {

@@ -112,9 +112,12 @@ describe("the no-op record of a compile (plugin files)", () => {
       "a file added to a plugin",
       (h: string) => writeText(join(h, "plugins", "cap", "extra.js"), "export const x = 1;\n"),
     ],
+    ["a plugin folder added", (h: string) => writePlugin(join(h, "plugins", "late"), "name: late\nversion: '1'\n")],
+    ["a plugin folder removed", (h: string) => rmSync(join(h, "plugins", "other"), { recursive: true })],
   ] as const) {
     it(`${what} while the compile runs: compile --check and the next start say stale, never up to date`, async () => {
-      const t = home("plugins:\n  enabled: [cap]\n");
+      const t = home("plugins:\n  enabled: [cap, other]\n");
+      writePlugin(join(t.h, "plugins", "other"), "name: other\nversion: '1'\n");
       // Older than the compile by more than the clock's step, as an untouched tree is.
       await new Promise((r) => setTimeout(r, 100));
       expect(await compileChangedMidway(t, () => edit(t.h))).toBe(0);
@@ -122,7 +125,7 @@ describe("the no-op record of a compile (plugin files)", () => {
       expect(check.code, `${check.stdout}\n${check.stderr}`).toBe(1);
       const start = await t.cli(["plugins", "chain"]);
       expect(start.code, start.stderr).toBe(0);
-      expect(start.stderr).toContain("lock is stale: plugin(s) changed since the last compile: ~ cap (files ");
+      expect(start.stderr).toContain("lock is stale: ");
       // Recompiled by that start: now the record stands.
       expect((await t.cli(["compile", "--check"])).code).toBe(0);
     });
