@@ -442,13 +442,16 @@ function integrityFiles(inputs: CompileInputs, plugins: readonly LockPlugin[]) {
   );
 }
 
+/** config.yaml as the plan starts from it: this process's parse of the same bytes when it has one. */
+function configBefore(inputs: CompileInputs): ReturnType<typeof parseConfigText> {
+  const file = inputs.paths.config;
+  return inputs.configParsed?.file === file ? inputs.configParsed : parseConfigText(inputs.configText, file);
+}
+
 /** Pure: validated inputs in, plan and lock out. Nothing here touches the disk. */
 export function planCompile(inputs: CompileInputs): CompilePlan {
   const diagnostics: Diagnostic[] = [...inputs.diagnostics];
-  const before =
-    inputs.configParsed?.file === inputs.paths.config
-      ? inputs.configParsed
-      : parseConfigText(inputs.configText, inputs.paths.config);
+  const before = configBefore(inputs);
   diagnostics.push(...before.diagnostics);
   const declared = declaredOverlay(inputs);
   const policy = inputs.spec?.listPolicy ?? inputs.previous?.deployment.list_policy ?? "union";
