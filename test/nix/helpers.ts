@@ -5,8 +5,9 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { afterAll, describe } from "vitest";
 import { ROOT } from "../support/cli.js";
-import { writeText } from "../support/home.js";
+import { Scratch, writeText } from "../support/home.js";
 import { hasShared, SHARED_DIR } from "../shared-dir.js";
 
 /** Single-user, offline: never ask a substituter, never sandbox (Debian's Nix cannot). */
@@ -90,4 +91,23 @@ export function moduleHarness(libDir: string, configurations: string, args = "")
 export function evalModuleFile(file: string, text: string, userHome: string): NixResult {
   writeText(file, text);
   return nixRun("nix-instantiate", ["--eval", "--strict", "--json", "--read-write-mode", file], userHome);
+}
+
+/**
+ * The set-up of a Nix test file that evaluates with nixpkgs' lib: its scratch folder (removed after
+ * the file), a HOME for nix, why Nix is unavailable (or undefined), the unpacked lib, and `suite`:
+ * describe when the lib is there, describe.skip otherwise (with the reason printed).
+ */
+export function nixTestFile(file: string, purpose: string, prefix: string) {
+  const scratch = new Scratch(prefix);
+  afterAll(() => scratch.cleanup());
+  const noNix = checkNix(file);
+  const libDir = noNix ? undefined : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), `${file} (${purpose})`);
+  return {
+    scratch,
+    userHome: join(scratch.root, ".user-home"),
+    noNix,
+    libDir,
+    suite: libDir ? describe : describe.skip,
+  };
 }

@@ -6,20 +6,17 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { ROOT, runCli } from "../support/cli.js";
-import { Scratch, writeText } from "../support/home.js";
-import { checkNix, nixRun, vendoredNixpkgsLib } from "./helpers.js";
+import { writeText } from "../support/home.js";
+import { nixRun, nixTestFile } from "./helpers.js";
 
 const HARNESS = join(ROOT, "nix", "tests", "eval-modules.nix");
-const scratch = new Scratch("hermes-nix-hooks-");
-afterAll(() => scratch.cleanup());
-const userHome = join(scratch.root, ".user-home");
-const noNix = checkNix("test/nix/hooks-module.test.ts");
-const libDir = noNix
-  ? undefined
-  : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/hooks-module.test.ts (module evaluation)");
-const suite = libDir ? describe : describe.skip;
+const { scratch, userHome, libDir, suite } = nixTestFile(
+  "test/nix/hooks-module.test.ts",
+  "module evaluation",
+  "hermes-nix-hooks-",
+);
 
 interface Report {
   specs: Array<{ name: string; spec: Record<string, unknown>; specPath: string }>;

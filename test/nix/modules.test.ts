@@ -9,23 +9,19 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { validateSchema } from "../../src/core/schema.js";
 import { CLI, ROOT, runCli } from "../support/cli.js";
-import { Scratch, writePlugin, writeText } from "../support/home.js";
-import { checkNix, evalModuleFile, moduleHarness, nixEnv, vendoredNixpkgsLib } from "./helpers.js";
+import { writePlugin, writeText } from "../support/home.js";
+import { evalModuleFile, moduleHarness, nixEnv, nixTestFile } from "./helpers.js";
 
 const ACTIVATE = join(ROOT, "nix", "activate.sh");
 
-const scratch = new Scratch("hermes-nix-modules-");
-afterAll(() => scratch.cleanup());
-const userHome = join(scratch.root, ".user-home");
-
-const noNix = checkNix("test/nix/modules.test.ts");
-const libDir = noNix
-  ? undefined
-  : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/modules.test.ts (module evaluation)");
-const suite = libDir ? describe : describe.skip;
+const { scratch, userHome, libDir, suite } = nixTestFile(
+  "test/nix/modules.test.ts",
+  "module evaluation",
+  "hermes-nix-modules-",
+);
 
 interface Spec {
   version: 1;

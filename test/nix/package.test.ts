@@ -15,20 +15,18 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../support/cli.js";
-import { Scratch, writeText } from "../support/home.js";
-import { checkNix, nixRun, vendoredNixpkgsLib } from "./helpers.js";
+import { writeText } from "../support/home.js";
+import { nixRun, nixTestFile } from "./helpers.js";
 
-const scratch = new Scratch("hermes-nix-package-");
-afterAll(() => scratch.cleanup());
-const userHome = join(scratch.root, ".user-home");
-
-const noNix = checkNix("test/nix/package.test.ts");
-const libDir = noNix
-  ? undefined
-  : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/package.test.ts (lib.fileset, flake outputs)");
-const withLib = libDir ? describe : describe.skip;
+const {
+  scratch,
+  userHome,
+  libDir,
+  noNix,
+  suite: withLib,
+} = nixTestFile("test/nix/package.test.ts", "lib.fileset, flake outputs", "hermes-nix-package-");
 
 /** Shipped by npm and deliberately not by Nix: README.md is what the npm registry page shows. */
 const NPM_ONLY = new Set(["README.md"]);

@@ -10,20 +10,16 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { CLI, ROOT, runCli } from "../support/cli.js";
-import { Scratch, writeText } from "../support/home.js";
-import { checkNix, evalModuleFile, moduleHarness, nixRun, vendoredNixpkgsLib } from "./helpers.js";
+import { writeText } from "../support/home.js";
+import { evalModuleFile, moduleHarness, nixRun, nixTestFile } from "./helpers.js";
 
-const scratch = new Scratch("hermes-nix-python-");
-afterAll(() => scratch.cleanup());
-const userHome = join(scratch.root, ".user-home");
-
-const noNix = checkNix("test/nix/python-packages.test.ts");
-const libDir = noNix
-  ? undefined
-  : vendoredNixpkgsLib(join(scratch.root, "nixpkgs-lib"), "test/nix/python-packages.test.ts (module evaluation)");
-const suite = libDir ? describe : describe.skip;
+const { scratch, userHome, libDir, suite } = nixTestFile(
+  "test/nix/python-packages.test.ts",
+  "module evaluation",
+  "hermes-nix-python-",
+);
 
 /** The host's python3 (3.10+), which the stub environments run; empty when there is none. */
 function hostPython(): string {
