@@ -17,7 +17,10 @@ def main():
     plugins = spec["plugins"]
     # Imported before fork, so every child starts with them loaded (one interpreter start for all plugins).
     from . import host
+    from .context import add_provider_methods
     import gc
+
+    add_provider_methods(spec["provider_methods"])
 
     # Objects made so far are never collected in the children: fewer copy-on-write pages after fork.
     gc.freeze()

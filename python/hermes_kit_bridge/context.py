@@ -213,17 +213,7 @@ def _provider_method(method):
     return register
 
 
-for _m in (
-    "register_provider",
-    "register_model_provider",
-    "register_memory_provider",
-    "register_context_engine",
-    "register_image_gen_provider",
-    "register_video_gen_provider",
-    "register_tts_provider",
-    "register_transcription_provider",
-    "register_terminal_environment_provider",
-    "register_web_search_provider",
-    "register_browser_provider",
-):
-    setattr(PluginContext, _m, _provider_method(_m))
+def add_provider_methods(names):
+    """ctx.register_*_provider for each provider kind the runtime has (the runtime sends the names)."""
+    for name in names:
+        setattr(PluginContext, name, _provider_method(name))

@@ -106,6 +106,8 @@ export class PythonLink {
  */
 export function startPythonBridge(o: {
   plugins: PythonPluginSpec[];
+  /** ctx.register_*_provider methods the Python ctx gets (the runtime's list). */
+  providerMethods: readonly string[];
   home: string;
   log: Logger;
   handlers: (key: string) => { onRequest: RequestHandler; onNotify: NotifyHandler };
@@ -124,7 +126,7 @@ export function startPythonBridge(o: {
   } catch {
     // bytecode is then not cached; the plugin folders are never written either way
   }
-  const spec = { plugins: o.plugins.map((p, i) => ({ ...p, fd: 3 + i })) };
+  const spec = { plugins: o.plugins.map((p, i) => ({ ...p, fd: 3 + i })), provider_methods: o.providerMethods };
   const stdio: StdioOptions = ["ignore", "pipe", "pipe", ...o.plugins.map(() => "pipe" as const)];
   let child: ChildProcess;
   try {

@@ -21,6 +21,21 @@ export interface PythonHost {
 }
 
 /** ctx members a Python plugin may call; dotted ones are methods of ctx.llm, ctx.state, ctx.platform_actions. */
+/** The provider registrations of ctx; the bridge defines the same methods on the Python ctx from this list. */
+const PROVIDER_REGISTRATIONS = [
+  "register_provider",
+  "register_model_provider",
+  "register_memory_provider",
+  "register_context_engine",
+  "register_image_gen_provider",
+  "register_video_gen_provider",
+  "register_tts_provider",
+  "register_transcription_provider",
+  "register_terminal_environment_provider",
+  "register_web_search_provider",
+  "register_browser_provider",
+];
+
 const CTX_CALLS = new Set([
   "has_plugin",
   "has_capability",
@@ -42,17 +57,7 @@ const CTX_CALLS = new Set([
   "register_approval_transport",
   "register_platform",
   "register_system_prompt_section",
-  "register_provider",
-  "register_model_provider",
-  "register_memory_provider",
-  "register_context_engine",
-  "register_image_gen_provider",
-  "register_video_gen_provider",
-  "register_tts_provider",
-  "register_transcription_provider",
-  "register_terminal_environment_provider",
-  "register_web_search_provider",
-  "register_browser_provider",
+  ...PROVIDER_REGISTRATIONS,
   "llm.complete",
   "llm.complete_structured",
   "state.get",
@@ -301,6 +306,7 @@ export function loadPythonPlugins(
   const objects = new Map<string, PythonPlugin>();
   const links = startPythonBridge({
     plugins: specs,
+    providerMethods: PROVIDER_REGISTRATIONS,
     home: host.home,
     log: host.log,
     handlers: (key) => ({
