@@ -1,6 +1,7 @@
-import type { Document, Node } from "yaml";
+import type { Document, LineCounter, Node } from "yaml";
 import { isMap, isPair, isScalar, isSeq, newLineCounter, parseDocument } from "./yaml-lib.js";
 import { diagnostic, type Diagnostic } from "./errors.js";
+import { NOT_SUBSET, parseYamlSubset } from "./yaml-subset.js";
 import { formatJsonPath, type JsonPath } from "./json-path.js";
 
 export { formatJsonPath, parsePointer, type JsonPath } from "./json-path.js";
@@ -15,27 +16,30 @@ export interface Position {
  * so a schema error on `plugins.enabled[2]` can say `config.yaml:14:5`.
  */
 export class SourceDoc {
-  readonly lineCounter = newLineCounter();
-  readonly doc: Document.Parsed;
   readonly value: unknown;
   readonly errors: Diagnostic[] = [];
   readonly warnings: Diagnostic[] = [];
+  private parsed?: { doc: Document.Parsed; lineCounter: LineCounter };
 
   constructor(
     readonly text: string,
     readonly file: string,
   ) {
-    // A UTF-8 BOM is common in files saved by Windows editors and is not content.
-    const clean = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-    this.doc = parseDocument(clean, { lineCounter: this.lineCounter, prettyErrors: false, uniqueKeys: true });
-    for (const e of this.doc.errors) {
-      const pos = this.lineCounter.linePos(e.pos[0]);
+    // The plain subset is read directly; yaml's document (for positions) is then made only when one is asked for.
+    const quick = parseYamlSubset(this.clean);
+    if (quick !== NOT_SUBSET) {
+      this.value = quick;
+      return;
+    }
+    const { doc, lineCounter } = this.full();
+    for (const e of doc.errors) {
+      const pos = lineCounter.linePos(e.pos[0]);
       this.errors.push(
         diagnostic("E_YAML_PARSE", e.message.split("\n")[0] ?? e.message, { file, line: pos.line, col: pos.col }),
       );
     }
-    for (const w of this.doc.warnings) {
-      const pos = this.lineCounter.linePos(w.pos[0]);
+    for (const w of doc.warnings) {
+      const pos = lineCounter.linePos(w.pos[0]);
       this.warnings.push(
         diagnostic("W_SCHEMA_UNKNOWN_FIELD", w.message.split("\n")[0] ?? w.message, {
           file,
@@ -47,7 +51,7 @@ export class SourceDoc {
     let value: unknown;
     if (!this.errors.length) {
       try {
-        value = this.doc.toJS({ maxAliasCount: 100 });
+        value = doc.toJS({ maxAliasCount: 100 });
       } catch (e) {
         // An alias bomb (or another resolution failure) is bad input like a syntax error.
         this.errors.push(
@@ -62,13 +66,29 @@ export class SourceDoc {
     this.value = value;
   }
 
+  /** A UTF-8 BOM is common in files saved by Windows editors and is not content. */
+  private get clean(): string {
+    return this.text.charCodeAt(0) === 0xfeff ? this.text.slice(1) : this.text;
+  }
+
+  /** yaml's document of the text, made once. */
+  private full(): { doc: Document.Parsed; lineCounter: LineCounter } {
+    if (!this.parsed) {
+      const lineCounter = newLineCounter();
+      const doc = parseDocument(this.clean, { lineCounter, prettyErrors: false, uniqueKeys: true });
+      this.parsed = { doc, lineCounter };
+    }
+    return this.parsed;
+  }
+
   get ok(): boolean {
     return this.errors.length === 0;
   }
 
   /** Position of the value at `path`; `key: true` points at the mapping key instead. */
   positionOf(path: JsonPath, opts: { key?: boolean } = {}): Position | undefined {
-    let node: unknown = this.doc.contents;
+    const { doc, lineCounter } = this.full();
+    let node: unknown = doc.contents;
     let last: Node | undefined = node as Node | undefined;
     for (let i = 0; i < path.length; i++) {
       const seg = path[i]!;
@@ -89,7 +109,7 @@ export class SourceDoc {
     }
     const range = (last as { range?: [number, number, number] } | undefined)?.range;
     if (!range) return undefined;
-    return this.lineCounter.linePos(range[0]);
+    return lineCounter.linePos(range[0]);
   }
 
   locate(path: JsonPath, opts: { key?: boolean } = {}): { file: string; line?: number; col?: number; path: string } {
