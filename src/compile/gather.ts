@@ -1,16 +1,18 @@
 import type { LoadedConfig } from "../config/config-file.js";
-import { promises as fsp } from "node:fs";
+import { promises as fsp, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { readTextIfExists } from "../core/atomic-fs.js";
 import { readTextCappedIfExists, SIZE_LIMITS } from "../core/size-limit.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { envFlag } from "../core/env-flag.js";
+import { logger } from "../core/log.js";
 import { homePaths, type HomePaths } from "../core/paths.js";
 import { discover, sourceRoots, type Discovery } from "../discovery/discover.js";
 import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
 import { candidateFromFolder, candidateFromPackage, type Candidate } from "../discovery/scan.js";
 import { loadDeploySpec, type DeploySpec, type SpecPlugin } from "./deploy-spec.js";
 import { IntegrityCache } from "./integrity-cache.js";
+import { POOL_MIN_TREES, TreePool, type TreeJob } from "./tree-hash-pool.js";
 import { scanEventHooks, type EventHookScan } from "./event-hooks.js";
 import { readLock, type Lock } from "../contracts/lock.js";
 import { parseMetadata, type InstallMetadata } from "../contracts/install-metadata.js";
@@ -226,31 +228,55 @@ async function readPreviousLock(paths: HomePaths, diagnostics: Diagnostic[]): Pr
   }
 }
 
-/** Integrity of every winner and conflicting candidate, each real folder hashed once. */
+/** Integrity of every winner and conflicting candidate, each real folder hashed once (many: on two threads). */
 async function hashCandidates(
   discovery: Discovery,
   cache: IntegrityCache,
   fullHash: boolean | undefined,
+  pool: TreePool | undefined,
 ): Promise<CompileInputs["integrity"]> {
   const integrity: CompileInputs["integrity"] = new Map();
-  const hashed = new Set<string>();
   const toHash = [...discovery.resolution.winners, ...[...discovery.resolution.conflicts.values()].flat()];
-  // Bounded concurrency: enough to overlap I/O, few enough not to exhaust file handles.
-  const queue = toHash.filter((c) => c.realPath && !hashed.has(c.realPath) && hashed.add(c.realPath));
-  const workers = Array.from({ length: 8 }, async () => {
-    for (let c = queue.shift(); c; c = queue.shift()) {
-      try {
-        integrity.set(c.realPath!, await cache.integrity(c.realPath!, { full: fullHash }));
-      } catch (e) {
-        const he =
-          e instanceof HermesError
-            ? e
-            : new HermesError("E_FS_READ", { message: `cannot hash ${c.realPath}: ${(e as Error).message}` });
-        integrity.set(c.realPath!, { error: he.toDiagnostic() });
-      }
+  const reals = [...new Set(toHash.flatMap((c) => (c.realPath ? [c.realPath] : [])))];
+  const own = async (real: string): Promise<void> => {
+    try {
+      integrity.set(real, await cache.integrity(real, { full: fullHash }));
+    } catch (e) {
+      const he =
+        e instanceof HermesError
+          ? e
+          : new HermesError("E_FS_READ", { message: `cannot hash ${real}: ${(e as Error).message}` });
+      integrity.set(real, { error: he.toDiagnostic() });
     }
-  });
-  await Promise.all(workers);
+  };
+  if (pool && reals.length >= POOL_MIN_TREES) {
+    const jobs: TreeJob[] = [];
+    for (const real of reals) {
+      const job = cache.job(real, jobs.length, { full: fullHash });
+      if (job) jobs.push(job);
+      else await own(real); // answered by the store record, no listing
+    }
+    const { byWorker } = await pool.run(
+      jobs,
+      (job) => own(job.realPath),
+      async (r) => {
+        const real = jobs[r.index]!.realPath;
+        await cache.adopt(real, r, { full: fullHash }).then(
+          (h) => integrity.set(real, h),
+          () => own(real),
+        );
+      },
+    );
+    logger().debug({ trees: jobs.length, byWorker }, "plugin trees listed and hashed on two threads");
+    return integrity;
+  }
+  // Bounded concurrency: enough to overlap I/O, few enough not to exhaust file handles.
+  const queue = [...reals];
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let real = queue.shift(); real; real = queue.shift()) await own(real);
+    }),
+  );
   return integrity;
 }
 
@@ -326,6 +352,34 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
     opts.configText ?? (await readTextCappedIfExists(paths.config, SIZE_LIMITS.config, "E_CONFIG_TOO_LARGE"));
   const previousText = await readTextIfExists(paths.lock).catch(() => undefined);
   const previous = await readPreviousLock(paths, diagnostics);
+  // Started before discovery so that it is ready when the trees are known; closed whatever happens.
+  const pool = likelyTrees(paths, previous) >= POOL_MIN_TREES ? TreePool.start() : undefined;
+  try {
+    return await gatherWith(opts, paths, diagnostics, { spec, specTargets, configText, previousText, previous }, pool);
+  } finally {
+    pool?.close();
+  }
+}
+
+/** How many trees this compile will likely hash: the lock's plugins, or the entries of plugins/ (a first compile). */
+function likelyTrees(paths: HomePaths, previous: Lock | undefined): number {
+  let entries = 0;
+  try {
+    entries = readdirSync(paths.plugins).length;
+  } catch {
+    // no plugins/ folder
+  }
+  return Math.max(previous?.plugins.length ?? 0, entries);
+}
+
+async function gatherWith(
+  opts: GatherOptions,
+  paths: HomePaths,
+  diagnostics: Diagnostic[],
+  read: { spec?: DeploySpec; specTargets: SpecTarget[]; configText?: string; previousText?: string; previous?: Lock },
+  pool: TreePool | undefined,
+): Promise<CompileInputs> {
+  const { spec, specTargets, configText, previousText, previous } = read;
   const managedKind = opts.managed ?? (await readManaged(paths))?.kind ?? null;
   const previousLinks = new Set((previous?.deployment.links ?? []).map((l) => join(paths.home, l.link)));
   const manifests = ManifestCache.open(paths.cache);
@@ -349,7 +403,7 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
       : undefined,
   });
   const cache = await IntegrityCache.open(paths.cache);
-  const integrity = await hashCandidates(discovery, cache, opts.fullHash);
+  const integrity = await hashCandidates(discovery, cache, opts.fullHash, pool);
   // Without --spec, the deployment's event hooks are the ones the lock in force recorded (as its grants are).
   const specHookDirs =
     spec?.eventHooks ?? (previous?.event_hooks ?? []).filter((h) => h.source === "spec").map((h) => h.path);

@@ -1,7 +1,15 @@
 import { promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic-fs.js";
-import { fingerprint, hashTree, listTree, type TreeEntry } from "./tree-hash.js";
+import { fingerprint, hashTree, listTree, type TreeEntry, type TreeHash } from "./tree-hash.js";
+import type { TreeJob } from "./tree-hash-pool.js";
+
+export interface IntegrityOptions {
+  /** false: hash store paths like any other. */
+  trustStore?: boolean;
+  /** Hash every tree, whatever the cache holds. */
+  full?: boolean;
+}
 
 interface CacheEntry {
   fp: string;
@@ -44,19 +52,53 @@ export class IntegrityCache {
   }
 
   /** Integrity (and per-file hashes) of the tree at `realPath`; store paths are trusted by path. */
-  async integrity(
-    realPath: string,
-    opts: { trustStore?: boolean; full?: boolean } = {},
-  ): Promise<{ integrity: string; files: Record<string, string> }> {
+  async integrity(realPath: string, opts: IntegrityOptions = {}): Promise<TreeHash> {
     this.used.add(realPath);
+    const stored = this.storeHit(realPath, opts);
+    if (stored) return stored;
+    // `realPath` is real already (callers resolve it): no second realpath per tree.
+    const entries = await listTree(realPath, realPath);
+    return this.settle(realPath, entries, fingerprint(entries), opts, () => hashTree(realPath, entries, realPath));
+  }
+
+  /** The pool job for a tree (tree-hash-pool.ts), or undefined when the store answers without a listing. */
+  job(realPath: string, index: number, opts: IntegrityOptions = {}): TreeJob | undefined {
+    this.used.add(realPath);
+    if (this.storeHit(realPath, opts)) return undefined;
     const cached = this.data.entries[realPath];
-    if (!opts.full && opts.trustStore !== false && isStorePath(realPath) && cached?.fp === "store" && cached.files)
-      return cached;
-    const entries = await listTree(realPath);
+    return { index, realPath, knownFp: !opts.full && cached?.files ? cached.fp : undefined };
+  }
+
+  /** A listing (and the hash, when one was made) done by the pool's worker, taken as `integrity()` takes its own. */
+  adopt(
+    realPath: string,
+    r: { entries: TreeEntry[]; fp: string; integrity?: string; files?: Record<string, string> },
+    opts: IntegrityOptions = {},
+  ): Promise<TreeHash> {
+    const hashed = r.integrity !== undefined && r.files ? { integrity: r.integrity, files: r.files } : undefined;
+    return this.settle(realPath, r.entries, r.fp, opts, async () => hashed ?? hashTree(realPath, r.entries, realPath));
+  }
+
+  private storeHit(realPath: string, opts: IntegrityOptions): TreeHash | undefined {
+    const cached = this.data.entries[realPath];
+    return !opts.full && opts.trustStore !== false && isStorePath(realPath) && cached?.fp === "store" && cached.files
+      ? cached
+      : undefined;
+  }
+
+  /** The cached hashes when the listing's fingerprint still matches them, else `hash()`'s, recorded. */
+  private async settle(
+    realPath: string,
+    entries: TreeEntry[],
+    listingFp: string,
+    opts: IntegrityOptions,
+    hash: () => Promise<TreeHash>,
+  ): Promise<TreeHash> {
     this.listed.set(realPath, entries);
-    const fp = isStorePath(realPath) && opts.trustStore !== false ? "store" : fingerprint(entries);
+    const cached = this.data.entries[realPath];
+    const fp = isStorePath(realPath) && opts.trustStore !== false ? "store" : listingFp;
     if (!opts.full && cached && cached.fp === fp && cached.files) return cached;
-    const { integrity, files } = await hashTree(realPath, entries);
+    const { integrity, files } = await hash();
     if (!cached || cached.fp !== fp || cached.integrity !== integrity) {
       this.data.entries[realPath] = { fp, integrity, files };
       this.dirty = true;
@@ -68,10 +110,7 @@ export class IntegrityCache {
    * The hashes recorded for `realPath` when its stat fingerprint (`entries`) still matches the one
    * they were computed under; `undefined` means "hash it". Read-only: `lock verify`'s quick check.
    */
-  recorded(
-    realPath: string,
-    entries: readonly TreeEntry[],
-  ): { integrity: string; files: Record<string, string> } | undefined {
+  recorded(realPath: string, entries: readonly TreeEntry[]): TreeHash | undefined {
     const cached = this.data.entries[realPath];
     return cached?.files && cached.fp === fingerprint(entries) ? cached : undefined;
   }

@@ -78,13 +78,15 @@ function skipName(name: string): boolean {
   return name.startsWith(".") || (name.startsWith("__") && name.endsWith("__"));
 }
 
+/** One buffer for every sniff: discovery reads the head of up to thousands of entry files. */
+const SNIFF = Buffer.allocUnsafe(8192);
+
 function readEntrySource(dir: string, entry: string): string {
   try {
     const fd = openSync(join(dir, entry), "r");
     try {
-      const buf = Buffer.alloc(8192);
-      const n = readSync(fd, buf, 0, 8192, 0);
-      return buf.subarray(0, n).toString("utf8");
+      const n = readSync(fd, SNIFF, 0, SNIFF.length, 0);
+      return SNIFF.toString("utf8", 0, n);
     } finally {
       closeSync(fd);
     }
