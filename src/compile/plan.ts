@@ -9,8 +9,7 @@ import { buildPluginSet, type PluginView } from "../discovery/plugin-set.js";
 import { HOOK_CATALOG_VERSION, isHookName, isMiddlewareKind, suggestHook } from "../contracts/hook-catalog.js";
 import type { CompileInputs, SpecTarget } from "./gather.js";
 import {
-  lockChecksum,
-  serializeLock,
+  sealLock,
   LOCK_SCHEMA,
   type Lock,
   type LockLink,
@@ -498,8 +497,7 @@ export function planCompile(inputs: CompileInputs): CompilePlan {
     plugins,
     ...(eventHooks.length ? { event_hooks: eventHooks } : {}),
   };
-  lock.checksum = lockChecksum(lock);
-  const lockText = serializeLock(lock);
+  const lockText = sealLock(lock);
   const linkChanges = diffLinks(inputs, links);
   const pluginChanges = diffPlugins(inputs, plugins);
   const lockChanged = inputs.previousText !== lockText;

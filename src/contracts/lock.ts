@@ -2,7 +2,7 @@ import { readTextIfExists } from "../core/atomic-fs.js";
 import { diagnostic, HermesError, type Diagnostic } from "../core/errors.js";
 import { validateSchema } from "../core/schema.js";
 import { sha256Hex } from "../core/hash.js";
-import { canonicalJson, sortKeys } from "../core/canonical-json.js";
+import { sortKeys } from "../core/canonical-json.js";
 import type { PluginKind, PluginRecord } from "./plugin-record.js";
 import { HOOK_CATALOG_VERSION } from "./hook-catalog.js";
 
@@ -104,13 +104,28 @@ export interface LockEventHook {
 
 /** The lock's own checksum: canonical JSON of everything but the checksum field. */
 export function lockChecksum(lock: Lock): string {
-  const { checksum: _ignored, ...body } = lock;
-  return `sha256:${sha256Hex(canonicalJson(body))}`;
+  return canonicalBody(lock).checksum;
+}
+
+/** The lock without its checksum, keys sorted at every depth, and the checksum of its canonical JSON. */
+function canonicalBody(lock: Lock): { body: Record<string, unknown>; checksum: string } {
+  const { checksum: _ignored, ...rest } = lock;
+  const body = sortKeys(rest) as Record<string, unknown>;
+  return { body, checksum: `sha256:${sha256Hex(JSON.stringify(body))}` };
 }
 
 /** Deterministic bytes: sorted keys, two-space indent, trailing newline, sealed by a fresh checksum. */
 export function serializeLock(lock: Lock): string {
-  return `${JSON.stringify(sortKeys({ ...lock, checksum: lockChecksum(lock) }), null, 2)}\n`;
+  return sealLock({ ...lock });
+}
+
+/** `serializeLock`, setting `lock.checksum` to the checksum it seals with: one canonical pass for both. */
+export function sealLock(lock: Lock): string {
+  const { body, checksum } = canonicalBody(lock);
+  lock.checksum = checksum;
+  const sealed: Record<string, unknown> = {};
+  for (const k of [...Object.keys(body), "checksum"].sort()) sealed[k] = k === "checksum" ? checksum : body[k];
+  return `${JSON.stringify(sealed, null, 2)}\n`;
 }
 
 /** Why a schema-valid lock cannot be trusted (no checksum, or one that does not match), else undefined. */
