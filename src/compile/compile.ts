@@ -155,16 +155,19 @@ export async function compile(opts: CompileOptions): Promise<CompileResult> {
     let generation = await currentGeneration(paths);
     if (plan.changed) generation = await applyPlan(paths, plan, inputs.configExists ? inputs.configText : undefined);
     if (opts.managed) await writeManaged(paths, opts.managed);
-    await inputs.cache.save().catch(() => undefined);
-    await inputs.manifests.save().catch(() => undefined);
-    // config.yaml as this compile left it, for the plugins commands (they only read this cache).
-    await ConfigCache.open(paths.cache)
-      .keep(paths.config, plan.configRead)
-      .catch(() => undefined);
-    await recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch, {
-      since,
-      lockText: plan.lockText,
-    }).catch(() => undefined);
+    // Caches and the no-op record are separate files, each written atomically: one's disk wait overlaps another's work.
+    await Promise.all([
+      inputs.cache.save().catch(() => undefined),
+      inputs.manifests.save().catch(() => undefined),
+      // config.yaml as this compile left it, for the plugins commands (they only read this cache).
+      ConfigCache.open(paths.cache)
+        .keep(paths.config, plan.configRead)
+        .catch(() => undefined),
+      recordQuick(paths, compileBase(paths, opts, inputBytes(inputs)), inputs.watch, {
+        since,
+        lockText: plan.lockText,
+      }).catch(() => undefined),
+    ]);
     return { plan, applied: plan.changed, generation, home };
   };
   if (opts.dryRun) return run();

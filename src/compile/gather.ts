@@ -12,7 +12,7 @@ import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
 import { candidateFromFolder, candidateFromPackage, type Candidate } from "../discovery/scan.js";
 import { loadDeploySpec, type DeploySpec, type SpecPlugin } from "./deploy-spec.js";
 import { IntegrityCache } from "./integrity-cache.js";
-import { POOL_MIN_TREES, TreePool, type TreeJob } from "./tree-hash-pool.js";
+import { POOL_MIN_TREES, TreePool } from "./tree-hash-pool.js";
 import { scanEventHooks, type EventHookScan } from "./event-hooks.js";
 import { readLock, type Lock } from "../contracts/lock.js";
 import { parseMetadata, type InstallMetadata } from "../contracts/install-metadata.js";
@@ -249,25 +249,23 @@ async function hashCandidates(
       integrity.set(real, { error: he.toDiagnostic() });
     }
   };
-  if (pool && reals.length >= POOL_MIN_TREES) {
-    const jobs: TreeJob[] = [];
-    for (const real of reals) {
-      const job = cache.job(real, jobs.length, { full: fullHash });
-      if (job) jobs.push(job);
-      else await own(real); // answered by the store record, no listing
-    }
-    const { byWorker } = await pool.run(
-      jobs,
-      (job) => own(job.realPath),
-      async (r) => {
-        const real = jobs[r.index]!.realPath;
-        await cache.adopt(real, r, { full: fullHash }).then(
+  if (pool) {
+    pool.flush();
+    // Trees the worker has not started are done here, newest first (the worker goes oldest first).
+    const theirs: string[] = [];
+    for (const real of [...reals].reverse())
+      if (pool.claim(real)) await own(real);
+      else theirs.push(real);
+    for (const real of theirs) {
+      const listing = await pool.result(real);
+      if (!listing) await own(real);
+      else
+        await cache.adopt(real, listing, { full: fullHash }).then(
           (h) => integrity.set(real, h),
           () => own(real),
         );
-      },
-    );
-    logger().debug({ trees: jobs.length, byWorker }, "plugin trees listed and hashed on two threads");
+    }
+    logger().debug({ trees: reals.length, byWorker: theirs.length }, "plugin trees listed and hashed on two threads");
     return integrity;
   }
   // Bounded concurrency: enough to overlap I/O, few enough not to exhaust file handles.
@@ -353,12 +351,19 @@ export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> 
   const previousText = await readTextIfExists(paths.lock).catch(() => undefined);
   const previous = await readPreviousLock(paths, diagnostics);
   // Started before discovery so that it is ready when the trees are known; closed whatever happens.
-  const pool = likelyTrees(paths, previous) >= POOL_MIN_TREES ? TreePool.start() : undefined;
+  const likely = likelyTrees(paths, previous);
+  const pool = likely >= POOL_MIN_TREES ? TreePool.start(likely * 2 + 64) : undefined;
   try {
     return await gatherWith(opts, paths, diagnostics, { spec, specTargets, configText, previousText, previous }, pool);
   } finally {
     pool?.close();
   }
+}
+
+/** Hand a plugin folder found by discovery to the pool's worker, unless the store record answers for it. */
+function offerTree(pool: TreePool, cache: IntegrityCache, real: string, full: boolean | undefined): void {
+  const o = cache.offer(real, { full });
+  if (o) pool.offer(real, o.knownFp);
 }
 
 /** How many trees this compile will likely hash: the lock's plugins, or the entries of plugins/ (a first compile). */
@@ -383,11 +388,13 @@ async function gatherWith(
   const managedKind = opts.managed ?? (await readManaged(paths))?.kind ?? null;
   const previousLinks = new Set((previous?.deployment.links ?? []).map((l) => join(paths.home, l.link)));
   const manifests = ManifestCache.open(paths.cache);
+  const cache = await IntegrityCache.open(paths.cache);
   const discovery = await discover({
     home: paths.home,
     cwd: opts.cwd,
     env: opts.env,
     manifests,
+    onPluginFolder: pool && ((real) => offerTree(pool, cache, real, opts.fullHash)),
     adjust: spec
       ? (cands) => [
           // The spec replaces the deployment's links: drop the ones on disk, add what it declares.
@@ -402,7 +409,6 @@ async function gatherWith(
         ]
       : undefined,
   });
-  const cache = await IntegrityCache.open(paths.cache);
   const integrity = await hashCandidates(discovery, cache, opts.fullHash, pool);
   // Without --spec, the deployment's event hooks are the ones the lock in force recorded (as its grants are).
   const specHookDirs =

@@ -2,7 +2,7 @@ import { promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic-fs.js";
 import { fingerprint, hashTree, listTree, type TreeEntry, type TreeHash } from "./tree-hash.js";
-import type { TreeJob } from "./tree-hash-pool.js";
+import type { TreeListing } from "./tree-hash-pool.js";
 
 export interface IntegrityOptions {
   /** false: hash store paths like any other. */
@@ -61,20 +61,20 @@ export class IntegrityCache {
     return this.settle(realPath, entries, fingerprint(entries), opts, () => hashTree(realPath, entries, realPath));
   }
 
-  /** The pool job for a tree (tree-hash-pool.ts), or undefined when the store answers without a listing. */
-  job(realPath: string, index: number, opts: IntegrityOptions = {}): TreeJob | undefined {
-    this.used.add(realPath);
+  /**
+   * What the pool's worker needs to list (and maybe hash) a tree: the fingerprint the cache holds for it.
+   * Undefined when the store record answers without a listing. Read-only: a tree offered but never asked
+   * for (a folder that loses to another) is not kept.
+   */
+  offer(realPath: string, opts: IntegrityOptions = {}): { knownFp?: string } | undefined {
     if (this.storeHit(realPath, opts)) return undefined;
     const cached = this.data.entries[realPath];
-    return { index, realPath, knownFp: !opts.full && cached?.files ? cached.fp : undefined };
+    return { knownFp: !opts.full && cached?.files ? cached.fp : undefined };
   }
 
   /** A listing (and the hash, when one was made) done by the pool's worker, taken as `integrity()` takes its own. */
-  adopt(
-    realPath: string,
-    r: { entries: TreeEntry[]; fp: string; integrity?: string; files?: Record<string, string> },
-    opts: IntegrityOptions = {},
-  ): Promise<TreeHash> {
+  adopt(realPath: string, r: TreeListing, opts: IntegrityOptions = {}): Promise<TreeHash> {
+    this.used.add(realPath);
     const hashed = r.integrity !== undefined && r.files ? { integrity: r.integrity, files: r.files } : undefined;
     return this.settle(realPath, r.entries, r.fp, opts, async () => hashed ?? hashTree(realPath, r.entries, realPath));
   }

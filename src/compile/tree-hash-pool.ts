@@ -5,10 +5,11 @@ import type { TreeEntry } from "./tree-hash.js";
 
 /**
  * Lists and hashes plugin trees on one worker thread beside the main thread. A cold compile of many
- * plugins is thousands of small directory reads, stats and hashes; two threads take jobs off one shared
- * counter, so neither waits while the other has work. Results are the same functions' results
- * (tree-hash.ts); a job the worker could not do, or every job of a worker that died, is done on the main
- * thread, which reports errors as it always has.
+ * plugins is thousands of small directory reads, stats and hashes: discovery offers each plugin folder
+ * as it finds it, so the worker hashes while the main thread parses manifests; afterwards the main
+ * thread takes every tree the worker has not started (a claim per job in shared memory decides who does
+ * it) and waits only for those the worker is on. Results are tree-hash.ts's; a job the worker could not
+ * do, or every job of a worker that died, is done on the main thread, which reports errors as it always has.
  */
 
 /** Below this many trees a thread's start (~30–50 ms of the other core) buys nothing. */
@@ -21,80 +22,115 @@ export interface TreeJob {
   knownFp?: string;
 }
 
-export type TreeJobResult =
-  | { index: number; entries: TreeEntry[]; fp: string; integrity?: string; files?: Record<string, string> }
-  | { index: number; failed: true };
-
-export interface TreeWorkerRequest {
-  jobs: TreeJob[];
-  /** An Int32 counter: the next job index any thread may take. */
-  next: SharedArrayBuffer;
+export interface TreeListing {
+  entries: TreeEntry[];
+  fp: string;
+  integrity?: string;
+  files?: Record<string, string>;
 }
 
+export type TreeJobResult = ({ index: number } & TreeListing) | { index: number; failed: true };
+
+/** Messages to the worker: its claims array once, then batches of jobs. */
+export type TreeWorkerMessage = { claims: SharedArrayBuffer } | { jobs: TreeJob[] };
+
 const WORKER_URL = new URL("./tree-hash-worker.js", import.meta.url);
+const FREE = 0;
+const MAIN = 2;
+/** Jobs go to the worker in small batches: soon enough to start, few enough messages. */
+const BATCH = 8;
 
 export class TreePool {
-  private constructor(private readonly worker: Worker) {}
+  private readonly jobs: TreeJob[] = [];
+  private readonly byPath = new Map<string, number>();
+  private batch: TreeJob[] = [];
+  private readonly results = new Map<number, TreeJobResult>();
+  private readonly waiting = new Map<number, (r: TreeJobResult | undefined) => void>();
+  private ended = false;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly claims: Int32Array,
+  ) {
+    worker.on("message", (batch: TreeJobResult[]) => {
+      for (const r of batch) {
+        this.results.set(r.index, r);
+        this.waiting.get(r.index)?.(r);
+        this.waiting.delete(r.index);
+      }
+    });
+    const end = () => {
+      this.ended = true;
+      for (const resolve of this.waiting.values()) resolve(undefined);
+      this.waiting.clear();
+    };
+    worker.on("error", end); // a dead worker's jobs are done by the main thread
+    worker.on("exit", end);
+  }
 
   /**
-   * A worker started now, so it has loaded its modules by the time the trees are known (discovery runs
-   * meanwhile). Undefined without the built worker (a test running the TypeScript sources) or a thread.
-   * It holds no event-loop reference until `run`, so an unused pool never keeps the process alive.
+   * A worker started now, ready by the time discovery offers trees; room for `capacity` of them (later
+   * ones are the main thread's). Undefined without the built worker (tests of the TypeScript sources) or
+   * a thread. It holds no event-loop reference while idle, so it never keeps the process alive.
    */
-  static start(): TreePool | undefined {
+  static start(capacity: number): TreePool | undefined {
     if (!existsSync(fileURLToPath(WORKER_URL))) return undefined;
     try {
+      const claims = new SharedArrayBuffer(4 * capacity);
       const worker = new Worker(WORKER_URL);
       worker.unref();
-      worker.on("error", () => {}); // a dead worker's jobs are done by the main thread (run)
-      return new TreePool(worker);
+      worker.postMessage({ claims } satisfies TreeWorkerMessage);
+      return new TreePool(worker, new Int32Array(claims));
     } catch {
       return undefined;
     }
   }
 
+  /** Give the worker a tree to list (and hash unless its fingerprint is `knownFp`), if there is room. */
+  offer(realPath: string, knownFp?: string): void {
+    if (this.ended || this.byPath.has(realPath) || this.jobs.length >= this.claims.length) return;
+    const job = { index: this.jobs.length, realPath, knownFp };
+    this.jobs.push(job);
+    this.byPath.set(realPath, job.index);
+    this.batch.push(job);
+    if (this.batch.length >= BATCH) this.flush();
+  }
+
+  /** Send the jobs offered since the last batch. */
+  flush(): void {
+    if (!this.batch.length || this.ended) return;
+    this.worker.postMessage({ jobs: this.batch } satisfies TreeWorkerMessage);
+    this.batch = [];
+  }
+
   /**
-   * Run `jobs`: `own(job)` runs one on this thread; the worker's results come back through `adopt`.
-   * Resolves when every job has been done by one of the two; the worker is then stopped.
+   * Claim `realPath` for the main thread: true when the worker has not started it (or never had it),
+   * false when the worker is on it or done, and `result()` then gives its outcome.
    */
-  async run(
-    jobs: TreeJob[],
-    own: (job: TreeJob) => Promise<void>,
-    adopt: (result: Extract<TreeJobResult, { entries: TreeEntry[] }>) => Promise<void>,
-  ): Promise<{ byWorker: number }> {
-    const next = new SharedArrayBuffer(4);
-    const counter = new Int32Array(next);
-    const done = new Set<number>();
-    const fromWorker = this.results();
+  claim(realPath: string): boolean {
+    const i = this.byPath.get(realPath);
+    return i === undefined || this.ended || Atomics.compareExchange(this.claims, i, FREE, MAIN) === FREE;
+  }
+
+  /** The worker's listing of a tree it claimed; undefined when it failed or died (the main thread does it). */
+  async result(realPath: string): Promise<TreeListing | undefined> {
+    const i = this.byPath.get(realPath);
+    if (i === undefined) return undefined;
     this.worker.ref();
-    this.worker.postMessage({ jobs, next } satisfies TreeWorkerRequest);
-    for (let i = Atomics.add(counter, 0, 1); i < jobs.length; i = Atomics.add(counter, 0, 1)) {
-      await own(jobs[i]!);
-      done.add(i);
-    }
-    let byWorker = 0;
-    for (const r of (await fromWorker) ?? []) {
-      if ("failed" in r) continue;
-      await adopt(r);
-      done.add(r.index);
-      byWorker++;
-    }
-    // A failed job, or all of a worker that died: done here.
-    for (const job of jobs) if (!done.has(job.index)) await own(job);
-    return { byWorker };
+    const r =
+      this.results.get(i) ??
+      (this.ended ? undefined : await new Promise<TreeJobResult | undefined>((res) => this.waiting.set(i, res)));
+    this.worker.unref();
+    return r && !("failed" in r) ? r : undefined;
   }
 
-  /** Stop the worker (after `run`, or when there were too few trees to use it). */
+  /** How many results the worker delivered. */
+  get delivered(): number {
+    return this.results.size;
+  }
+
   close(): void {
+    this.ended = true;
     void this.worker.terminate();
-  }
-
-  /** The worker's results, or undefined when it ended without posting them. */
-  private results(): Promise<TreeJobResult[] | undefined> {
-    return new Promise((resolve) => {
-      this.worker.once("message", (m: TreeJobResult[]) => resolve(m));
-      this.worker.once("error", () => resolve(undefined));
-      this.worker.once("exit", () => resolve(undefined));
-    });
   }
 }

@@ -1,8 +1,18 @@
 import { parentPort } from "node:worker_threads";
 import { fingerprint, hashTree, listTree } from "./tree-hash.js";
-import type { TreeJob, TreeJobResult, TreeWorkerRequest } from "./tree-hash-pool.js";
+import type { TreeJob, TreeJobResult, TreeWorkerMessage } from "./tree-hash-pool.js";
 
-/** The worker side of tree-hash-pool.ts: takes jobs off the shared counter until none is left, then posts. */
+/**
+ * The worker side of tree-hash-pool.ts: jobs in offer order, each done only when its claim is won (the
+ * main thread may have taken it), results posted a few at a time and whenever the queue runs dry.
+ */
+const FREE = 0;
+const WORKER = 1;
+const POST_EVERY = 16;
+let claims: Int32Array | undefined;
+const queue: TreeJob[] = [];
+let running = false;
+
 async function run(job: TreeJob): Promise<TreeJobResult> {
   try {
     const entries = await listTree(job.realPath, job.realPath);
@@ -16,10 +26,26 @@ async function run(job: TreeJob): Promise<TreeJobResult> {
   }
 }
 
-parentPort!.once("message", async ({ jobs, next }: TreeWorkerRequest) => {
-  const counter = new Int32Array(next);
-  const results: TreeJobResult[] = [];
-  for (let i = Atomics.add(counter, 0, 1); i < jobs.length; i = Atomics.add(counter, 0, 1))
-    results.push(await run(jobs[i]!));
-  parentPort!.postMessage(results);
+async function drain(): Promise<void> {
+  running = true;
+  let out: TreeJobResult[] = [];
+  for (let job = queue.shift(); job; job = queue.shift()) {
+    if (Atomics.compareExchange(claims!, job.index, FREE, WORKER) !== FREE) continue;
+    out.push(await run(job));
+    if (out.length >= POST_EVERY) {
+      parentPort!.postMessage(out);
+      out = [];
+      await new Promise((r) => setImmediate(r)); // let new batches of jobs arrive
+    }
+  }
+  if (out.length) parentPort!.postMessage(out);
+  running = false;
+}
+
+parentPort!.on("message", (m: TreeWorkerMessage) => {
+  if ("claims" in m) claims = new Int32Array(m.claims);
+  else {
+    queue.push(...m.jobs);
+    if (!running) void drain();
+  }
 });

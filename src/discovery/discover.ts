@@ -9,6 +9,8 @@ export { sourceRoots, type SourceRoot };
 export interface DiscoverOptions extends RootOptions {
   /** Parses kept by content hash; the caller opens it and decides whether to save it. */
   manifests?: ManifestCache;
+  /** Told the real path of each plugin folder as soon as it is found (scan.ts). */
+  onPluginFolder?: (realPath: string) => void;
   /** Rewrite the scanned candidates before precedence (the compiler swaps in a deploy spec's links). */
   adjust?: (candidates: Candidate[]) => Candidate[];
 }
@@ -30,6 +32,7 @@ export async function discover(opts: DiscoverOptions): Promise<Discovery> {
         : scanRoot(r.dir, r.source, {
             skipTop: r.source === "bundled" ? BUNDLED_SKIP : undefined,
             manifests: opts.manifests,
+            onPluginFolder: opts.onPluginFolder,
           }),
     ),
   );

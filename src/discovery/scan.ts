@@ -51,6 +51,8 @@ export interface ScanOptions {
   skipTop?: ReadonlySet<string>;
   /** Parses kept by content hash (manifest/parse-cache.ts); without it every manifest is parsed. */
   manifests?: ManifestCache;
+  /** Told the real path of each folder with a manifest as soon as it is found (compile starts hashing it). */
+  onPluginFolder?: (realPath: string) => void;
 }
 
 /**
@@ -109,6 +111,7 @@ type FolderOptions = {
   linkTarget?: string;
   keyOverride?: string;
   manifests?: ManifestCache;
+  onPluginFolder?: (realPath: string) => void;
 };
 
 type CandidateBase = Pick<Candidate, "dirName" | "category" | "source" | "path" | "linkTarget">;
@@ -261,6 +264,7 @@ export async function candidateFromFolder(
     realPath = undefined;
   }
   if (!manifestFile) return portableCandidate(folder, source, opts, base, realPath);
+  if (realPath) opts.onPluginFolder?.(realPath);
   let text: string;
   try {
     text = readManifestText(manifestFile);
@@ -319,7 +323,7 @@ export async function scanRoot(
 ): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
   const candidates: Candidate[] = [];
   const diagnostics: Diagnostic[] = [];
-  const carry = { manifests: opts.manifests };
+  const carry = { manifests: opts.manifests, onPluginFolder: opts.onPluginFolder };
   const walk = async (dir: string, depth: number, prefix: string | undefined): Promise<void> => {
     let children: Dirent[];
     try {
