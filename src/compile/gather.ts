@@ -256,16 +256,19 @@ async function hashCandidates(
     for (const real of [...reals].reverse())
       if (pool.claim(real)) await own(real);
       else theirs.push(real);
+    let byWorker = 0;
     for (const real of theirs) {
       const listing = await pool.result(real);
       if (!listing) await own(real);
-      else
+      else {
+        byWorker++;
         await cache.adopt(real, listing, { full: fullHash }).then(
           (h) => integrity.set(real, h),
           () => own(real),
         );
+      }
     }
-    logger().debug({ trees: reals.length, byWorker: theirs.length }, "plugin trees listed and hashed on two threads");
+    logger().debug({ trees: reals.length, byWorker }, "plugin trees listed and hashed on two threads");
     return integrity;
   }
   // Bounded concurrency: enough to overlap I/O, few enough not to exhaust file handles.

@@ -124,11 +124,6 @@ export class TreePool {
     return r && !("failed" in r) ? r : undefined;
   }
 
-  /** How many results the worker delivered. */
-  get delivered(): number {
-    return this.results.size;
-  }
-
   close(): void {
     this.ended = true;
     void this.worker.terminate();

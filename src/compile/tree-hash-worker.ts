@@ -1,4 +1,5 @@
 import { parentPort } from "node:worker_threads";
+import { faultThreadExit } from "../core/fault.js";
 import { fingerprint, hashTree, listTree } from "./tree-hash.js";
 import type { TreeJob, TreeJobResult, TreeWorkerMessage } from "./tree-hash-pool.js";
 
@@ -12,6 +13,7 @@ const POST_EVERY = 16;
 let claims: Int32Array | undefined;
 const queue: TreeJob[] = [];
 let running = false;
+let done = 0;
 
 async function run(job: TreeJob): Promise<TreeJobResult> {
   try {
@@ -32,6 +34,7 @@ async function drain(): Promise<void> {
   for (let job = queue.shift(); job; job = queue.shift()) {
     if (Atomics.compareExchange(claims!, job.index, FREE, WORKER) !== FREE) continue;
     out.push(await run(job));
+    faultThreadExit("tree-hash", ++done);
     if (out.length >= POST_EVERY) {
       parentPort!.postMessage(out);
       out = [];

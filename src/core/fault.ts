@@ -29,3 +29,14 @@ export function faultHold(name: string): void {
   const tick = new Int32Array(new SharedArrayBuffer(4));
   for (let waited = 0; existsSync(file) && waited < 30_000; waited += 20) Atomics.wait(tick, 0, 0, 20);
 }
+
+/**
+ * Thread-death hook: with HERMES_FAULT_THREAD_EXIT=<name>:<n>, the worker thread `name` ends itself
+ * (as a crash would) when it has done `n` jobs, so a test can check that its work is not lost. Unset,
+ * this is one property read.
+ */
+export function faultThreadExit(name: string, done: number): void {
+  const v = process.env.HERMES_FAULT_THREAD_EXIT;
+  if (v === undefined || v !== `${name}:${done}`) return;
+  process.exit(1); // in a worker thread: ends that thread only
+}

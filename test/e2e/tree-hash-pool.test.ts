@@ -72,5 +72,18 @@ describe("hashing plugin trees on two threads", () => {
       expect(p.integrity, p.key).toBe((await hashTree(real)).integrity);
     }
     expect((await runCli(["lock", "verify", "--full"], { home: many.home, env: many.env })).code).toBe(0);
+
+    // A worker that dies midway loses nothing: the main thread does what it had not delivered.
+    const integrities = (l: { plugins: LockPlugin[] }) => l.plugins.map((p) => `${p.key} ${p.integrity}`);
+    for (const out of ["hermes.lock.json", "cache", "generations"]) rmSync(join(many.home, out), { recursive: true });
+    const dying = await runCli(["compile", "--verbose"], {
+      home: many.home,
+      env: { ...many.env, HERMES_FAULT_THREAD_EXIT: "tree-hash:20" },
+    });
+    expect(dying.code, dying.stderr.slice(0, 2000)).toBe(0);
+    const after = dying.stderr.split("\n").find((l) => l.includes("hashed on two threads"));
+    expect(JSON.parse(after!).byWorker).toBeLessThan(POOL_MIN_TREES);
+    const relock = JSON.parse(readFileSync(join(many.home, "hermes.lock.json"), "utf8")) as { plugins: LockPlugin[] };
+    expect(integrities(relock)).toEqual(integrities(lock));
   });
 });
