@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { CompileResult } from "../compile/compile.js";
-import { isPythonPlugin } from "../contracts/plugin-record.js";
+import { isPythonPlugin, PYTHON_ENTRY } from "../contracts/plugin-record.js";
 
 /*
  * The Python plugins' virtual environments follow each compile that writes or keeps a lock
@@ -25,7 +25,9 @@ export async function withPythonEnvs(
   res: CompileResult,
 ): Promise<CompileResult> {
   if (o.dryRun || o.check || !res.plan.ok) return res;
-  if (!res.plan.lock.plugins.some(isPythonPlugin) && !existsSync(join(o.home, "python-envs"))) return res;
+  // A lock whose text never names the Python entry has no Python plugin: a no-op compile need not parse it.
+  const maybePython = res.plan.lockText.includes(PYTHON_ENTRY) && res.plan.lock.plugins.some(isPythonPlugin);
+  if (!maybePython && !existsSync(join(o.home, "python-envs"))) return res;
   const { syncPythonEnvs } = await import("./python-env-sync.js");
   await syncPythonEnvs({ ...o, lock: res.plan.lock });
   return res;
