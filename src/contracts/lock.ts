@@ -176,11 +176,12 @@ export function parseLockText(text: string, file: string): { lock?: Lock; diagno
  * Parse lock bytes known to have been checked before (their sha256 was recorded by a compile or a
  * verified start, see quick-check.ts): JSON only, no schema pass. `undefined` if they do not parse.
  */
-export function parseTrustedLockText(text: string): Lock | undefined {
+export function parseTrustedLockText(text: string, opts: { sealed?: boolean } = {}): Lock | undefined {
   try {
     const lock = JSON.parse(text) as Lock;
-    // The checksum is cheap and still checked: the record vouches for bytes, not for who wrote them.
-    return lock && typeof lock === "object" && lockSealProblem(lock) === undefined ? lock : undefined;
+    // The checksum is checked unless the caller's record vouches for these very bytes as a compile sealed them
+    // (`sealed`); a caller that read the lock twice cannot say so, and a hand edit between the reads is caught here.
+    return lock && typeof lock === "object" && (opts.sealed || lockSealProblem(lock) === undefined) ? lock : undefined;
   } catch {
     return undefined;
   }
