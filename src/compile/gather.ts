@@ -17,7 +17,7 @@ import { scanEventHooks, type EventHookScan } from "./event-hooks.js";
 import { readLock, type Lock } from "../contracts/lock.js";
 import { parseMetadata, type InstallMetadata } from "../contracts/install-metadata.js";
 import { ownershipOf, readManaged } from "../config/managed.js";
-import type { Watch } from "./quick-check.js";
+import type { FileStat, Watch } from "./quick-check.js";
 import { ManifestCache } from "../manifest/parse-cache.js";
 
 /** A deploy spec entry resolved to the plugin it names and the link that will expose it. */
@@ -333,16 +333,19 @@ function watchList(discovery: Discovery, cache: IntegrityCache, specTargets: Spe
     dirs.add(c.path);
     present.add(c.path);
   }
+  const stats = new Map<string, FileStat>();
   for (const [real, entries] of cache.listed) {
     dirs.add(real);
     present.add(real);
     for (const e of entries) {
-      (e.type === "dir" ? dirs : files).add(join(real, e.rel));
-      if (e.type === "dir") present.add(join(real, e.rel));
+      const path = join(real, e.rel);
+      (e.type === "dir" ? dirs : files).add(path);
+      if (e.type === "dir") present.add(path);
+      else if (e.type === "file") stats.set(path, e);
     }
   }
   for (const t of specTargets) dirs.add(t.entry.path);
-  return { dirs: [...dirs].sort(), files: [...files].sort(), present: [...present] };
+  return { dirs: [...dirs].sort(), files: [...files].sort(), present: [...present], stats };
 }
 
 export async function gatherInputs(opts: GatherOptions): Promise<CompileInputs> {
@@ -432,6 +435,7 @@ async function gatherWith(
       dirs: [...watch.dirs, ...eventHooks.watch.dirs].sort(),
       files: [...watch.files, ...eventHooks.watch.files].sort(),
       present: watch.present,
+      stats: watch.stats,
     },
     eventHooks,
     previousText,

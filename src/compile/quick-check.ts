@@ -19,6 +19,19 @@ export interface Watch {
   files: string[];
   /** Folders of `dirs` the compile read (plugin folders and trees): one missing afterwards was removed. */
   present?: string[];
+  /**
+   * Stats of `files` taken while the compile read them (the tree listings): recorded as they are, so a
+   * file written after its listing differs at the next check. Files without one are stat'ed when recording.
+   */
+  stats?: ReadonlyMap<string, FileStat>;
+}
+
+/** What the record keeps of a file (an `lstat`). */
+export interface FileStat {
+  size?: number;
+  mtimeMs?: number;
+  ctimeMs?: number;
+  ino?: number;
 }
 
 /**
@@ -228,7 +241,8 @@ export async function recordQuick(
     tree[d] = [st?.mtimeMs ?? -1];
   }
   for (const f of watch.files) {
-    const st = lstatSync(f, NO_THROW);
+    const listed = watch.stats?.get(f);
+    const st = listed?.ctimeMs !== undefined ? (listed as Required<FileStat>) : lstatSync(f, NO_THROW);
     // Gone since the compile read it: no record (without `since`, left out: its folder's check fails).
     if (!st && since !== undefined) return;
     if (!st) continue;
