@@ -37,8 +37,8 @@ export type TreeWorkerMessage = { claims: SharedArrayBuffer } | { jobs: TreeJob[
 const WORKER_URL = new URL("./tree-hash-worker.js", import.meta.url);
 const FREE = 0;
 const MAIN = 2;
-/** Jobs go to the worker in small batches: soon enough to start, few enough messages. */
-const BATCH = 8;
+/** Jobs go to the worker in batches: a message costs ~0.1 ms here, and 32 folders are ~10 ms of discovery. */
+const BATCH = 32;
 
 export class TreePool {
   private readonly jobs: TreeJob[] = [];

@@ -20,6 +20,8 @@ interface CacheFile {
 
 export class ContentCache<T> {
   private dirty = false;
+  /** Paths read or stored by this process: they exist (they were just read), so save() need not check them. */
+  private readonly touched = new Set<string>();
 
   private constructor(
     readonly file: string,
@@ -46,6 +48,7 @@ export class ContentCache<T> {
   get(path: string, hash: string): T | undefined {
     const e = this.entries.get(path);
     if (!e || e.hash !== hash) return undefined;
+    this.touched.add(path);
     try {
       return deserialize(e.data) as T;
     } catch {
@@ -56,13 +59,14 @@ export class ContentCache<T> {
 
   set(path: string, hash: string, value: T): void {
     this.entries.set(path, { hash, data: serialize(value) });
+    this.touched.add(path);
     this.dirty = true;
   }
 
   /** Write the file when something was added; entries of paths that are gone are dropped then. */
   async save(): Promise<void> {
     if (!this.dirty) return;
-    for (const path of this.entries.keys()) if (!existsSync(path)) this.entries.delete(path);
+    for (const path of this.entries.keys()) if (!this.touched.has(path) && !existsSync(path)) this.entries.delete(path);
     const c: CacheFile = {
       format: FORMAT,
       tag: this.tag,
