@@ -1,6 +1,6 @@
 import { homePaths } from "../core/paths.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { assertHomeExists } from "./plugin-state.js";
+import { assertHomeExists } from "./home-exists.js";
 import { recoverPluginsDir } from "./recover.js";
 import { startRuntime, type VerifyMode } from "./start-runtime.js";
 

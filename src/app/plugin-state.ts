@@ -1,4 +1,3 @@
-import { promises as fsp } from "node:fs";
 import { HermesError, isHermesError } from "../core/errors.js";
 import { logger } from "../core/log.js";
 import type { HomePaths } from "../core/paths.js";
@@ -9,6 +8,7 @@ import { migrateEnabledList, planMigration } from "../discovery/migrate.js";
 import { loadPluginSet, type PluginSet } from "../discovery/plugin-set.js";
 import { ManifestCache } from "../manifest/parse-cache.js";
 import { recoverPluginsDir } from "./recover.js";
+import { assertHomeExists } from "./home-exists.js";
 
 export interface PluginState {
   paths: HomePaths;
@@ -26,25 +26,6 @@ export interface PluginStateOptions {
   explicitHome?: boolean;
   /** Notes about recovered installs and the migration, for stderr. */
   warn: (line: string) => void;
-}
-
-/**
- * A read-only command never creates a home. One named by `--home` that does not exist is a typo
- * (an error); `explicitOnly` lets a command show the default or $HERMES_HOME home as brand new instead.
- */
-export async function assertHomeExists(
-  paths: HomePaths,
-  opts: { explicitOnly?: boolean; explicitHome?: boolean } = {},
-): Promise<void> {
-  if (
-    await fsp.stat(paths.home).then(
-      (s) => s.isDirectory(),
-      () => false,
-    )
-  )
-    return;
-  if (opts.explicitOnly && !opts.explicitHome) return;
-  throw new HermesError("E_HOME_NOT_FOUND", { message: `${paths.home} does not exist` });
 }
 
 /**

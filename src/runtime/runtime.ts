@@ -11,7 +11,6 @@ import { ownershipOf, readManaged, type Ownership } from "../config/managed.js";
 import { enableStateOf, pluginEntry, readPluginLists } from "../config/plugin-lists.js";
 import { consentHash, knownCapabilities } from "../contracts/capabilities.js";
 import { resolveGrants } from "../consent/grants.js";
-import { candidateFromFolder } from "../discovery/scan.js";
 import { readSelection, SLOT_KEY, selects, slotOf } from "../config/provider-selection.js";
 import { manifestSha256, parseManifestText, readManifestFile, type PluginManifest } from "../manifest/parse.js";
 import type { Lock, LockPlugin } from "../contracts/lock.js";
@@ -372,6 +371,8 @@ export class Runtime implements RuntimeHost, PythonHost {
         return m;
       };
     }
+    // Only a manifest changed since the compile needs discovery's reading of the folder.
+    const { candidateFromFolder } = await import("../discovery/scan.js");
     const cand = await candidateFromFolder(p.target, p.source);
     const manifest = cand?.manifest;
     if (!manifest)

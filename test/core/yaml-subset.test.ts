@@ -9,7 +9,7 @@ import { SourceDoc } from "../../src/core/yaml-source.js";
 import { NOT_SUBSET, parseYamlSubset } from "../../src/core/yaml-subset.js";
 import { hasShared, SHARED_FIXTURES } from "../shared-dir.js";
 
-const SHARED = hasShared("yaml subset against the shared fixtures");
+const SHARED = hasShared("test/core/yaml-subset.test.ts: the subset reader against the shared fixtures");
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** What the yaml package (as SourceDoc calls it) makes of a text: its value, or why it is not a clean parse. */
