@@ -50,15 +50,15 @@ describe("hashing plugin trees on two threads", () => {
     // The escaping link is refused with the message the single-threaded path gives (a home below the pool's size).
     const few = home(3);
     const one = await runCli(["compile"], { home: few.home, env: few.env });
-    const escape = (r: { stderr: string }, h: string) =>
+    const escapeLine = (r: { stderr: string }, h: string) =>
       r.stderr
         .split("\n")
         .find((l) => l.startsWith("error E_COMPILE_LINK_ESCAPE"))
         ?.replaceAll(h, "HOME");
-    expect(escape(refused, many.home)).toMatch(
+    expect(escapeLine(refused, many.home)).toMatch(
       /plugin leaky: HOME\/plugins\/leaky\/cfg\.yaml is a symlink to \.\.\/\.\.\//,
     );
-    expect(escape(refused, many.home)).toBe(escape(one, few.home));
+    expect(escapeLine(refused, many.home)).toBe(escapeLine(one, few.home));
     expect([refused.code, one.code]).toEqual([1, 1]);
 
     rmSync(join(many.home, "plugins", "leaky"), { recursive: true });
