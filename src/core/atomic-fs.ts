@@ -51,8 +51,21 @@ export async function ownLikeParent(path: string): Promise<void> {
   if (owner) await fsp.lchown(path, owner.uid, owner.gid).catch(() => undefined);
 }
 
-/** `mkdir -p` whose new folders take the owner of the folder they were made in (see inheritedOwner). */
-export async function mkdirOwned(dir: string): Promise<void> {
+/** mkdirOwned calls of this process, one after another (see there). */
+let mkdirQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * `mkdir -p` whose new folders take the owner of the folder they were made in (see inheritedOwner).
+ * Calls run one at a time: two concurrent writes into a new folder would otherwise see it made (by the
+ * other) before it is chown'ed, and take root's ownership from it.
+ */
+export function mkdirOwned(dir: string): Promise<void> {
+  const run = mkdirQueue.then(() => mkdirOwnedNow(dir));
+  mkdirQueue = run.catch(() => undefined);
+  return run;
+}
+
+async function mkdirOwnedNow(dir: string): Promise<void> {
   const first = await fsp.mkdir(dir, { recursive: true });
   if (first === undefined || !asRoot()) return;
   const owner = await inheritedOwner(first);

@@ -153,6 +153,24 @@ describe("writeFileAtomic", () => {
   });
 });
 
+describe("writeFileAtomic run by root in a user's folder", () => {
+  const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
+
+  it.skipIf(!asRoot)(
+    "concurrent writes into a new folder: the folder and every file take the user's owner",
+    async () => {
+      for (let round = 0; round < 200; round++) {
+        const home = tempDir();
+        await fsp.chown(home, 1234, 1234);
+        const files = ["a", "b", "c", "d", "e", "f", "g", "h"].map((n) => join(home, "cache", n));
+        await Promise.all(files.map((f) => writeFileAtomic(f, "x")));
+        const owners = await Promise.all([join(home, "cache"), ...files].map(async (p) => (await fsp.stat(p)).uid));
+        expect(owners, `round ${round}`).toEqual(owners.map(() => 1234));
+      }
+    },
+  );
+});
+
 describe("symlinkAtomic and readTextIfExists", () => {
   it("points a link at a new target, replacing an old link, without temp files", async () => {
     const dir = tempDir();
