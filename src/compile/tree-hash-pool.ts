@@ -35,13 +35,12 @@ export type TreeJobResult = ({ index: number } & TreeListing) | { index: number;
 export type TreeWorkerMessage = { claims: SharedArrayBuffer } | { jobs: TreeJob[] };
 
 const WORKER_URL = new URL("./tree-hash-worker.js", import.meta.url);
-const FREE = 0;
-const MAIN = 2;
+/** A job's claim in shared memory: whichever thread swaps it from `free` does the job. */
+export const CLAIM = { free: 0, worker: 1, main: 2 } as const;
 /** Jobs go to the worker in batches: a message costs ~0.1 ms here, and 32 folders are ~10 ms of discovery. */
 const BATCH = 32;
 
 export class TreePool {
-  private readonly jobs: TreeJob[] = [];
   private readonly byPath = new Map<string, number>();
   private batch: TreeJob[] = [];
   private readonly results = new Map<number, TreeJobResult>();
@@ -88,9 +87,8 @@ export class TreePool {
 
   /** Give the worker a tree to list (and hash unless its fingerprint is `knownFp`), if there is room. */
   offer(realPath: string, knownFp?: string): void {
-    if (this.ended || this.byPath.has(realPath) || this.jobs.length >= this.claims.length) return;
-    const job = { index: this.jobs.length, realPath, knownFp };
-    this.jobs.push(job);
+    if (this.ended || this.byPath.has(realPath) || this.byPath.size >= this.claims.length) return;
+    const job = { index: this.byPath.size, realPath, knownFp };
     this.byPath.set(realPath, job.index);
     this.batch.push(job);
     if (this.batch.length >= BATCH) this.flush();
@@ -109,7 +107,9 @@ export class TreePool {
    */
   claim(realPath: string): boolean {
     const i = this.byPath.get(realPath);
-    return i === undefined || this.ended || Atomics.compareExchange(this.claims, i, FREE, MAIN) === FREE;
+    return (
+      i === undefined || this.ended || Atomics.compareExchange(this.claims, i, CLAIM.free, CLAIM.main) === CLAIM.free
+    );
   }
 
   /** The worker's listing of a tree it claimed; undefined when it failed or died (the main thread does it). */

@@ -1,14 +1,12 @@
 import { parentPort } from "node:worker_threads";
 import { faultThreadExit } from "../core/fault.js";
 import { fingerprint, hashTree, listTree } from "./tree-hash.js";
-import type { TreeJob, TreeJobResult, TreeWorkerMessage } from "./tree-hash-pool.js";
+import { CLAIM, type TreeJob, type TreeJobResult, type TreeWorkerMessage } from "./tree-hash-pool.js";
 
 /**
  * The worker side of tree-hash-pool.ts: jobs in offer order, each done only when its claim is won (the
  * main thread may have taken it), results posted a few at a time and whenever the queue runs dry.
  */
-const FREE = 0;
-const WORKER = 1;
 const POST_EVERY = 16;
 let claims: Int32Array | undefined;
 const queue: TreeJob[] = [];
@@ -32,7 +30,7 @@ async function drain(): Promise<void> {
   running = true;
   let out: TreeJobResult[] = [];
   for (let job = queue.shift(); job; job = queue.shift()) {
-    if (Atomics.compareExchange(claims!, job.index, FREE, WORKER) !== FREE) continue;
+    if (Atomics.compareExchange(claims!, job.index, CLAIM.free, CLAIM.worker) !== CLAIM.free) continue;
     out.push(await run(job));
     faultThreadExit("tree-hash", ++done);
     if (out.length >= POST_EVERY) {

@@ -72,8 +72,13 @@ class Reader {
 
   /** The node whose first line is the current one, at `indent`. */
   block(indent: number): unknown {
+    return this.nested(() => (isItem(this.next!.text) ? this.sequence(indent) : this.mapping(indent)));
+  }
+
+  /** One level deeper: past MAX_DEPTH the text is yaml's. */
+  private nested<T>(read: () => T): T {
     if (++this.depth > MAX_DEPTH) throw BAIL;
-    const value = isItem(this.next!.text) ? this.sequence(indent) : this.mapping(indent);
+    const value = read();
     this.depth--;
     return value;
   }
@@ -82,9 +87,7 @@ class Reader {
     const out: Record<string, unknown> = {};
     for (let line = this.next; line && line.indent === indent && !isItem(line.text); line = this.next) {
       const m = KEY.exec(line.text);
-      const key = m?.[1];
-      if (!m || !key || NON_STRING_KEYS.has(key) || key === "__proto__" || Object.hasOwn(out, key)) throw BAIL;
-      out[key] = this.valueAfter(line.text.slice(m[0].length), indent, true);
+      out[newKey(m?.[1], out)] = this.valueAfter(line.text.slice(m![0].length), indent, true);
     }
     this.endOfBlock(indent);
     return out;
@@ -99,9 +102,7 @@ class Reader {
       if (KEY.test(rest)) {
         // `- key: value`: a mapping whose keys sit where this first key starts.
         this.lines[this.at] = { row: line.row, indent: indent + offset, text: rest };
-        if (++this.depth > MAX_DEPTH) throw BAIL;
-        out.push(this.mapping(indent + offset));
-        this.depth--;
+        out.push(this.nested(() => this.mapping(indent + offset)));
       } else out.push(this.valueAfter(rest, indent, false));
     }
     this.endOfBlock(indent);
@@ -237,7 +238,7 @@ const FLOW_KEY = /^([A-Za-z_][A-Za-z0-9_.-]*): +/;
 
 /** A node of a one-line flow collection: `[…]`, `{key: …}`, a quoted or a plain scalar; no empty entry. */
 function flowNode(at: Cursor): unknown {
-  while (at.s[at.i] === " ") at.i++;
+  skipSpaces(at);
   const c = at.s[at.i];
   if (c === "[" || c === "{") {
     if (++at.depth > MAX_DEPTH) throw BAIL;
@@ -245,30 +246,22 @@ function flowNode(at: Cursor): unknown {
     const list: unknown[] = [];
     const map: Record<string, unknown> = {};
     at.i++;
-    while (at.s[at.i] === " ") at.i++;
-    if (at.s[at.i] === close) {
-      at.i++;
-      at.depth--;
-      return c === "[" ? list : map;
-    }
-    for (;;) {
-      if (c === "[") list.push(flowNode(at));
-      else {
-        while (at.s[at.i] === " ") at.i++;
-        const m = FLOW_KEY.exec(at.s.slice(at.i));
-        const key = m?.[1];
-        if (!m || !key || NON_STRING_KEYS.has(key) || key === "__proto__" || Object.hasOwn(map, key)) throw BAIL;
-        at.i += m[0].length;
-        map[key] = flowNode(at);
-      }
-      while (at.s[at.i] === " ") at.i++;
+    for (let first = true; ; first = false) {
+      skipSpaces(at);
       if (at.s[at.i] === close) {
         at.i++;
         at.depth--;
         return c === "[" ? list : map;
       }
-      if (at.s[at.i] !== ",") throw BAIL;
-      at.i++;
+      if (!first && at.s[at.i++] !== ",") throw BAIL;
+      if (c === "[") list.push(flowNode(at));
+      else {
+        skipSpaces(at);
+        const m = FLOW_KEY.exec(at.s.slice(at.i));
+        const key = newKey(m?.[1], map);
+        at.i += m![0].length;
+        map[key] = flowNode(at);
+      }
     }
   }
   if (c === '"' || c === "'") {
@@ -279,6 +272,16 @@ function flowNode(at: Cursor): unknown {
   const m = /^[^,[\]{}#"']*/.exec(at.s.slice(at.i))!;
   at.i += m[0].length;
   return plain(trimSpaces(m[0]), true);
+}
+
+function skipSpaces(at: Cursor): void {
+  while (at.s[at.i] === " ") at.i++;
+}
+
+/** A mapping key as yaml would make it a string property of `into`, new there; else the text is yaml's. */
+function newKey(key: string | undefined, into: Record<string, unknown>): string {
+  if (!key || NON_STRING_KEYS.has(key) || key === "__proto__" || Object.hasOwn(into, key)) throw BAIL;
+  return key;
 }
 
 /** A plain scalar, resolved as the core schema does; anything that could be an indicator bails. */
