@@ -13,6 +13,11 @@ export type PluginOrigin = (typeof PLUGIN_ORIGINS)[number];
 /** Deployment links in the user plugins folder carry this prefix; nothing else may. */
 export const NIX_LINK_PREFIX = "nix-managed-";
 
+/** A plugin folder's name as its plugin's: without the deployment link prefix. */
+export function withoutNixPrefix(dirName: string): string {
+  return dirName.startsWith(NIX_LINK_PREFIX) ? dirName.slice(NIX_LINK_PREFIX.length) : dirName;
+}
+
 /** The entry of a plugin of the original Hermes (Python, no JavaScript entry): it runs through the Python bridge. */
 export const PYTHON_ENTRY = "__init__.py";
 

@@ -1,5 +1,5 @@
 import { diagnostic, type Diagnostic } from "../core/errors.js";
-import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
+import { withoutNixPrefix } from "../contracts/plugin-record.js";
 import type { Candidate } from "./scan.js";
 
 export interface Shadow {
@@ -20,7 +20,7 @@ export interface Resolution {
 const RANK = { bundled: 0, user: 1, project: 2 } as const;
 
 function folderName(c: Candidate): string {
-  return c.dirName.startsWith(NIX_LINK_PREFIX) ? c.dirName.slice(NIX_LINK_PREFIX.length) : c.dirName;
+  return withoutNixPrefix(c.dirName);
 }
 
 /**

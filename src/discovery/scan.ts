@@ -19,6 +19,7 @@ import type { ManifestCache } from "../manifest/parse-cache.js";
 import { EXCLUSIVE_CATEGORIES } from "./exclusive.js";
 import {
   NIX_LINK_PREFIX,
+  withoutNixPrefix,
   PYTHON_ENTRY,
   type PluginOrigin,
   type PluginRecord,
@@ -259,7 +260,7 @@ export async function candidateFromFolder(
   };
   let realPath: string | undefined;
   try {
-    realPath = realpathSync(folder);
+    realPath = realpathSync.native(folder);
   } catch {
     realPath = undefined;
   }
@@ -272,7 +273,7 @@ export async function candidateFromFolder(
     return unreadableCandidate(e, manifestFile, source, opts, base, realPath);
   }
   // The name a flat plugin falls back to is its folder name without the Nix prefix.
-  const fallbackName = dirName.startsWith(NIX_LINK_PREFIX) ? dirName.slice(NIX_LINK_PREFIX.length) : dirName;
+  const fallbackName = withoutNixPrefix(dirName);
   const parsed = opts.manifests
     ? await opts.manifests.parse(text, manifestFile, fallbackName)
     : (await import("../manifest/parse.js")).parseManifestText(text, manifestFile, fallbackName);
@@ -352,11 +353,7 @@ export async function scanRoot(
           const st = statSync(full);
           if (!st.isDirectory()) continue;
         } catch {
-          const key = prefix
-            ? `${prefix}/${child.name}`
-            : child.name.startsWith(NIX_LINK_PREFIX)
-              ? child.name.slice(NIX_LINK_PREFIX.length)
-              : child.name;
+          const key = prefix ? `${prefix}/${child.name}` : withoutNixPrefix(child.name);
           candidates.push({
             ...unloadable(source, full, child.name, prefix, linkTarget),
             key,
