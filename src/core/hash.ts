@@ -16,12 +16,12 @@ export function sha256Bytes(data: string | Uint8Array): Buffer {
   return createHash("sha256").update(data).digest();
 }
 
-/** sha256 of `data` as 64 lowercase hex digits. */
 /** HMAC-SHA256 as hex: an id nobody can derive without the key. */
 export function hmacSha256Hex(key: string | Uint8Array, data: string): string {
   return createHmac("sha256", key).update(data).digest("hex");
 }
 
+/** sha256 of `data` as 64 lowercase hex digits. */
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
