@@ -12,7 +12,7 @@ import type { ConfigValue, LoadedConfig } from "./config-file.js";
  * Bump when parseConfigText returns other values or problems for the same bytes; the kit version
  * and the config schema's bytes are part of the key too.
  */
-export const CONFIG_PARSER_VERSION = 1;
+export const CONFIG_PARSER_VERSION = 2;
 
 /** The cache file in a home's `cache/` folder. */
 export const CONFIG_CACHE_FILE = "config.v8";

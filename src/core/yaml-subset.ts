@@ -21,7 +21,8 @@ const MAX_DEPTH = 64;
 class Bail {}
 const BAIL = new Bail();
 
-const KEY = /^([A-Za-z_][A-Za-z0-9_.-]*):(?: +|$)/;
+// yaml refuses an implicit block key longer than 1024 characters: a longer one is not a key here either.
+const KEY = /^([A-Za-z_][A-Za-z0-9_.-]{0,1023}):(?: +|$)/;
 // Keys the core schema would not read as a string, or that yaml defines specially on the object.
 const NON_STRING_KEYS = new Set(["null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"]);
 // Characters that make YAML read a line as something other than text, or that yaml may refuse.

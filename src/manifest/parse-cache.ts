@@ -13,7 +13,7 @@ import { HERMES_COMPAT_VERSION } from "./requires-hermes.js";
  * changed message): every cached parse is then made again. The kit version, the Hermes version
  * `requires_hermes` is checked against and the manifest schema's bytes are part of the key too.
  */
-export const MANIFEST_PARSER_VERSION = 2;
+export const MANIFEST_PARSER_VERSION = 3;
 
 /** The cache file in a home's `cache/` folder. */
 export const MANIFEST_CACHE_FILE = "manifests.v8";

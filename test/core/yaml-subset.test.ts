@@ -51,6 +51,7 @@ describe("parseYamlSubset", () => {
       "url: http://x:8080/a#b\nc: C#\nq: ?x\n",
       "a: [b, [c, {d: e}]]\n",
       "a: abc \u00a0 \nb: 'x' # c\nc: > # c\n  x\n",
+      `${"a".repeat(1024)}: 1\nl:\n- ${"k".repeat(1024)}: x\n`, // the longest implicit key yaml takes
     ];
     for (const t of texts) expect(agrees(t), t).toBe(true);
   });
@@ -85,6 +86,10 @@ describe("parseYamlSubset", () => {
       Array.from({ length: 5000 }, (_, i) => `${" ".repeat(i)}k:`).join("\n"),
       Array.from({ length: 5000 }, (_, i) => `${" ".repeat(2 * i)}- k:`).join("\n"),
       "a:\n    b: 1\n  c: 2\n",
+      // yaml: "The : indicator must be at most 1024 chars after the start of an implicit block mapping key".
+      `${"a".repeat(1025)}: 1\n`,
+      `- ${"a".repeat(1025)}: 1\n`,
+      `x:\n  ${"k".repeat(1025)}:\n`,
     ];
     for (const t of texts) expect(parseYamlSubset(t), JSON.stringify(t)).toBe(NOT_SUBSET);
   });
