@@ -344,6 +344,12 @@ function watchList(discovery: Discovery, cache: IntegrityCache, specTargets: Spe
       else if (e.type === "file") stats.set(path, e);
     }
   }
+  // Folders discovery looked into without finding a plugin, and the package.json files it read.
+  for (const d of discovery.looked.dirs) {
+    dirs.add(d);
+    present.add(d);
+  }
+  for (const f of discovery.looked.files) files.add(f);
   for (const t of specTargets) dirs.add(t.entry.path);
   return { dirs: [...dirs].sort(), files: [...files].sort(), present: [...present], stats };
 }

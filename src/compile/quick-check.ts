@@ -9,8 +9,9 @@ import { NIX_LINK_PREFIX } from "../contracts/plugin-record.js";
 /**
  * The no-op fast path. A full compile re-parses every manifest; when nothing changed that is
  * wasted work. After each compile we remember the folders and files its inputs came from, with
- * their stat data. A folder's mtime changes when an entry is added, removed or renamed in it,
- * and a file's size/mtime/ctime/inode when it is written, so if every remembered stat still matches
+ * their stat data. A folder's ctime changes when an entry is added, removed or renamed in it (so does
+ * its mtime, but only the ctime cannot be set back), and a file's size/mtime/ctime/inode when it is
+ * written, so if every remembered stat still matches
  * (and config, spec and lock bytes are the same) the previous result stands. Anything else, or
  * `--full-hash`, takes the full path.
  */
@@ -36,7 +37,7 @@ export interface FileStat {
 
 /**
  * One record per base. `tree` groups what a compile read by folder, for a compact file that parses
- * fast: `[folder mtime (-1: absent, null: not watched itself), name, size, mtime, ctime, inode, …]`.
+ * fast: `[folder ctime (-1: absent, null: not watched itself), name, size, mtime, ctime, inode, …]`.
  */
 interface QuickEntry {
   lockSha: string;
@@ -47,7 +48,7 @@ interface QuickEntry {
 
 /** One entry per base: a deployment's compile and the runtime's startup check differ in base. */
 interface QuickFile {
-  version: 3;
+  version: 4;
   entries: Record<string, QuickEntry & { at: number }>;
 }
 
@@ -57,11 +58,11 @@ const NO_THROW = { throwIfNoEntry: false } as const;
 function readQuick(paths: HomePaths): QuickFile {
   try {
     const q = JSON.parse(readFileSync(join(paths.cache, FILE), "utf8")) as QuickFile;
-    if (q.version === 3 && q.entries && typeof q.entries === "object") return q;
+    if (q.version === 4 && q.entries && typeof q.entries === "object") return q;
   } catch {
-    // absent or corrupt: nothing remembered
+    // absent, corrupt or of another version: nothing remembered
   }
-  return { version: 3, entries: {} };
+  return { version: 4, entries: {} };
 }
 
 const FILE = "quick-check.json";
@@ -162,15 +163,15 @@ function dirStat(dir: string): { mtimeMs: number; ctimeMs: number } | undefined 
   }
 }
 
-/** A folder's mtime; -1 when it cannot be stat'ed. */
-function dirMtime(dir: string): number {
-  return dirStat(dir)?.mtimeMs ?? -1;
+/** A folder's ctime; -1 when it cannot be stat'ed. Unlike its mtime, no one can put it back after adding an entry. */
+function dirCtime(dir: string): number {
+  return dirStat(dir)?.ctimeMs ?? -1;
 }
 
-/** One folder of the record: its own mtime when watched, then each file's size, mtime, ctime and inode. */
+/** One folder of the record: its own ctime when watched, then each file's size, mtime, ctime and inode. */
 function folderUnchanged(dir: string, rec: ReadonlyArray<string | number | null>): boolean {
-  const m = rec[0];
-  if (m !== null && dirMtime(dir) !== m) return false;
+  const c = rec[0];
+  if (c !== null && dirCtime(dir) !== c) return false;
   for (let i = 1; i < rec.length; i += 5) {
     // Plain concatenation: the names were split off these exact paths (join would only re-normalize).
     const st = lstatSync(dir + sep + rec[i], NO_THROW);
@@ -238,7 +239,7 @@ export async function recordQuick(
     const st = dirStat(d);
     if (since !== undefined && !st && present.has(d)) return;
     if (d !== paths.plugins && d !== paths.home && changedSince(st, since)) return;
-    tree[d] = [st?.mtimeMs ?? -1];
+    tree[d] = [st?.ctimeMs ?? -1];
   }
   for (const f of watch.files) {
     const listed = watch.stats?.get(f);
@@ -256,5 +257,5 @@ export async function recordQuick(
   const keep = Object.entries(q.entries)
     .sort((a, b) => b[1].at - a[1].at)
     .slice(0, MAX_ENTRIES);
-  await writeFileAtomic(join(paths.cache, FILE), JSON.stringify({ version: 3, entries: Object.fromEntries(keep) }));
+  await writeFileAtomic(join(paths.cache, FILE), JSON.stringify({ version: 4, entries: Object.fromEntries(keep) }));
 }

@@ -2,7 +2,7 @@ import type { Diagnostic } from "../core/errors.js";
 import { resolveWinners, type Resolution } from "./precedence.js";
 import type { ManifestCache } from "../manifest/parse-cache.js";
 import { sourceRoots, type RootOptions, type SourceRoot } from "./roots.js";
-import { BUNDLED_SKIP, scanNodeModules, scanRoot, type Candidate } from "./scan.js";
+import { BUNDLED_SKIP, scanNodeModules, scanRoot, type Candidate, type Looked } from "./scan.js";
 
 export { sourceRoots, type SourceRoot };
 
@@ -20,6 +20,8 @@ export interface Discovery {
   candidates: Candidate[];
   resolution: Resolution;
   diagnostics: Diagnostic[];
+  /** What the scan read outside plugin trees (scan.ts), for the no-op record. */
+  looked: Looked;
 }
 
 /** Manifest-only discovery of every source; imports no plugin code. */
@@ -44,5 +46,6 @@ export async function discover(opts: DiscoverOptions): Promise<Discovery> {
     candidates,
     resolution,
     diagnostics: [...scans.flatMap((s) => s.diagnostics), ...resolution.diagnostics],
+    looked: { dirs: scans.flatMap((s) => s.looked.dirs), files: scans.flatMap((s) => s.looked.files) },
   };
 }

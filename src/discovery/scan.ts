@@ -313,17 +313,29 @@ async function readDirSorted(dir: string): Promise<Dirent[]> {
 }
 
 /**
+ * Folders and files outside plugin trees whose content decided what discovery found: the folders it listed or
+ * looked into without finding a plugin (a manifest added later changes them), the package.json files it read.
+ */
+export interface Looked {
+  dirs: string[];
+  files: string[];
+}
+
+export interface ScanResult {
+  candidates: Candidate[];
+  diagnostics: Diagnostic[];
+  looked: Looked;
+}
+
+/**
  * Scan one plugin root: sorted children, one category level, symlinks
  * followed, a dangling link or unreadable folder reported as its own candidate, never fatal.
  * Reads manifests only; imports nothing.
  */
-export async function scanRoot(
-  root: string,
-  source: PluginSource,
-  opts: ScanOptions = {},
-): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
+export async function scanRoot(root: string, source: PluginSource, opts: ScanOptions = {}): Promise<ScanResult> {
   const candidates: Candidate[] = [];
   const diagnostics: Diagnostic[] = [];
+  const looked: Looked = { dirs: [], files: [] };
   const carry = { manifests: opts.manifests, onPluginFolder: opts.onPluginFolder };
   const walk = async (dir: string, depth: number, prefix: string | undefined): Promise<void> => {
     let children: Dirent[];
@@ -338,6 +350,7 @@ export async function scanRoot(
       );
       return;
     }
+    looked.dirs.push(dir);
     for (const child of children) {
       if (skipName(child.name)) continue;
       if (depth === 0 && opts.skipTop?.has(child.name)) continue;
@@ -385,42 +398,48 @@ export async function scanRoot(
       }
       if (cand) candidates.push(cand);
       else if (depth === 0) await walk(full, 1, child.name);
+      else looked.dirs.push(full);
     }
   };
   await walk(resolve(root), 0, undefined);
-  return { candidates, diagnostics };
+  return { candidates, diagnostics, looked };
 }
 
 /**
  * npm plugin packages: `<home>/node_modules/[@scope/]pkg` whose package.json has a
  * `hermes-plugin` field: `true` (plugin.yaml at the package root) or a relative folder.
  */
-export async function scanNodeModules(
-  dir: string,
-  manifests?: ManifestCache,
-): Promise<{ candidates: Candidate[]; diagnostics: Diagnostic[] }> {
+export async function scanNodeModules(dir: string, manifests?: ManifestCache): Promise<ScanResult> {
   const candidates: Candidate[] = [];
   const diagnostics: Diagnostic[] = [];
+  const looked: Looked = { dirs: [], files: [] };
   const pkgDirs: string[] = [];
   let top: Dirent[];
   try {
     top = await readDirSorted(dir);
   } catch {
-    return { candidates, diagnostics };
+    return { candidates, diagnostics, looked };
   }
+  looked.dirs.push(dir);
   for (const e of top) {
     if (e.name.startsWith(".")) continue;
     if (e.name.startsWith("@")) {
-      const scoped = await readDirSorted(join(dir, e.name)).catch(() => [] as Dirent[]);
-      for (const s of scoped) pkgDirs.push(join(dir, e.name, s.name));
+      const scope = join(dir, e.name);
+      const scoped = await readDirSorted(scope).catch(() => undefined);
+      if (scoped) looked.dirs.push(scope);
+      for (const s of scoped ?? []) pkgDirs.push(join(scope, s.name));
     } else pkgDirs.push(join(dir, e.name));
   }
   for (const pkgDir of pkgDirs) {
     const r = await candidateFromPackage(pkgDir, manifests);
     if (r.candidate) candidates.push(r.candidate);
     diagnostics.push(...r.diagnostics);
+    // Its package.json says whether and where it holds a plugin: an edit to it changes what is found.
+    const pj = join(pkgDir, "package.json");
+    if (r.packageName !== undefined || exists(pj)) looked.files.push(pj);
+    looked.dirs.push(pkgDir);
   }
-  return { candidates, diagnostics };
+  return { candidates, diagnostics, looked };
 }
 
 /** One npm package folder: its `hermes-plugin` field names where the plugin folder is. */

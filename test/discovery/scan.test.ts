@@ -102,7 +102,11 @@ describe("scanRoot: folders", () => {
 
   it("a root that does not exist yields nothing and no error", async () => {
     const root = tempDir();
-    expect(await scanRoot(join(root, "missing"), "user")).toEqual({ candidates: [], diagnostics: [] });
+    expect(await scanRoot(join(root, "missing"), "user")).toEqual({
+      candidates: [],
+      diagnostics: [],
+      looked: { dirs: [], files: [] },
+    });
   });
 });
 
@@ -423,7 +427,11 @@ describe("scanNodeModules", () => {
   );
 
   it("a missing node_modules yields nothing", async () => {
-    expect(await scanNodeModules(join(tempDir(), "node_modules"))).toEqual({ candidates: [], diagnostics: [] });
+    expect(await scanNodeModules(join(tempDir(), "node_modules"))).toEqual({
+      candidates: [],
+      diagnostics: [],
+      looked: { dirs: [], files: [] },
+    });
   });
 });
 
