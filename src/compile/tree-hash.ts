@@ -27,6 +27,27 @@ export interface TreeEntry {
  */
 const SKIP = new Set([".git"]);
 
+/** In a name, this would let another tree give the same hash input (lines end at a newline). */
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+/**
+ * The hash input is one line per entry, fields split by spaces: a file's path may hold spaces (its mode and
+ * sha256 have none and sit on either side), a link's path and target may not (either could take the other's
+ * words), and no name may hold a control character. A tree that breaks this is refused, at compile and verify.
+ */
+function assertHashable(full: string, rel: string, name: string, target?: string): void {
+  const bad = CONTROL.test(name)
+    ? "its name holds a control character"
+    : target !== undefined && (rel.includes(" ") || target.includes(" ") || CONTROL.test(target))
+      ? "it is a symlink whose path or target holds a space or a control character"
+      : undefined;
+  if (bad)
+    throw new HermesError("E_COMPILE_UNSAFE_NAME", {
+      message: `${JSON.stringify(full)}: ${bad}, so the plugin's integrity hash would not tell it apart`,
+      file: full,
+    });
+}
+
 /**
  * List a plugin tree (sorted, deterministic). Symlinks are recorded as links, not followed;
  * one that resolves outside the plugin folder is refused, since the hash would not cover
@@ -47,6 +68,7 @@ export async function listTree(root: string, realRoot = realpathSync.native(root
       const rel = relDir ? `${relDir}/${name}` : name;
       if (ent.isSymbolicLink()) {
         const target = readlinkSync(full);
+        assertHashable(full, rel, name, target);
         const resolved = resolve(dir, target);
         let real = resolved;
         try {
@@ -69,9 +91,11 @@ export async function listTree(root: string, realRoot = realpathSync.native(root
         }
         out.push({ rel, type: "link", linkTarget: target });
       } else if (ent.isDirectory()) {
+        assertHashable(full, rel, name);
         out.push({ rel, type: "dir" });
         walk(full, rel);
       } else if (ent.isFile()) {
+        assertHashable(full, rel, name);
         const st = lstatSync(full);
         out.push({
           rel,

@@ -300,6 +300,10 @@ export const ERROR_CATALOG = {
     title: "a symlink inside a plugin folder points outside it",
     hint: "replace the link with the file it points to, or point it inside the plugin folder",
   },
+  E_COMPILE_UNSAFE_NAME: {
+    title: "a name in a plugin folder cannot be hashed unambiguously",
+    hint: "rename it: no control characters (newline, tab, …) in any name, no spaces in a symlink's path or target",
+  },
   E_SPEC_TOO_LARGE: {
     title: "the deploy spec is larger than a spec may be (1 MiB)",
     hint: "check that --spec names the deploy spec; a spec lists plugins and settings, never data",

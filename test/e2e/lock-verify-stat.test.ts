@@ -1,7 +1,8 @@
-import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fingerprint, listTree } from "../../src/compile/tree-hash.js";
+import { fingerprint, hashTree, listTree } from "../../src/compile/tree-hash.js";
+import { sha256Hex } from "../../src/core/hash.js";
 import { runCli } from "../support/cli.js";
 import { Scratch, writePlugin, writeText } from "../support/home.js";
 
@@ -123,6 +124,37 @@ describe("hermes lock verify: the stat quick check and --full", () => {
     const r = await t.cli("lock", "verify");
     expect(r.stdout).toContain("lock verified: no drift");
     expect(r.code).toBe(0);
+  });
+
+  it("names that would give another tree the same hash input are refused, at verify and at compile", async () => {
+    const t = await compiledHome();
+    // Two files become one whose name spells the lines of both: the hash input would be unchanged.
+    writeText(join(t.plugin, "a"), "AAA\n");
+    writeText(join(t.plugin, "b"), "BBB\n");
+    expect((await t.cli("compile")).code).toBe(0);
+    const forged = `a ${sha256Hex("AAA\n")}\nF 644 b`;
+    renameSync(join(t.plugin, "b"), join(t.plugin, forged));
+    rmSync(join(t.plugin, "a"));
+    for (const flags of [["--full"], []]) {
+      const r = await t.cli("lock", "verify", ...flags);
+      expect(r.code, r.stdout).toBe(1);
+      expect(r.stderr).toMatch(/E_LOCK_DRIFT .*plugin memo unverifiable: .*holds a control character/);
+    }
+    await expect(hashTree(t.plugin)).rejects.toMatchObject({ code: "E_COMPILE_UNSAFE_NAME" });
+    const c = await t.cli("compile");
+    expect(c.code).toBe(1);
+    expect(c.stderr).toContain("E_COMPILE_UNSAFE_NAME");
+
+    // A link's path and target are split by a space in the hash input: neither may hold one.
+    rmSync(join(t.plugin, forged));
+    symlinkSync("x y", join(t.plugin, "alias"));
+    expect((await t.cli("compile")).stderr).toMatch(
+      /E_COMPILE_UNSAFE_NAME .*symlink whose path or target holds a space/,
+    );
+    // A file's name may hold spaces: its mode and sha256 on either side keep the line unambiguous.
+    rmSync(join(t.plugin, "alias"));
+    writeText(join(t.plugin, "with space.js"), "export {};\n");
+    expect((await t.cli("compile")).code).toBe(0);
   });
 
   it("a changed manifest is reported from the bytes the tree hash read", async () => {
