@@ -4,7 +4,7 @@ import type { HomePaths } from "../core/paths.js";
 import { currentGeneration } from "./current-generation.js";
 import { LOCK_POINTER, readGenerationFiles } from "./generations.js";
 import { IntegrityCache, isStorePath } from "./integrity-cache.js";
-import { parseTrustedLockText, readLock } from "../contracts/lock.js";
+import { parseTrustedLockText, readLock, type LockEventHook } from "../contracts/lock.js";
 import { quickTreesUnchanged } from "./quick-check.js";
 import { hashTree, listTree, type TreeHash } from "./tree-hash.js";
 import { MANIFEST_FILES, manifestSha256, readManifestFile } from "../manifest/files.js";
@@ -20,6 +20,14 @@ export interface PluginDrift {
   detail?: string;
 }
 
+/** A gateway event hook the lock names: its folder hashed again, as a plugin's tree is. */
+export interface HookDrift {
+  name: string;
+  path: string;
+  status: "ok" | "trusted" | "changed" | "missing" | "unverifiable";
+  detail?: string;
+}
+
 /** What was found, one word per state: each has exactly one message. */
 export type VerifyState = "ok" | "drift" | "missing" | "invalid" | "tampered";
 
@@ -28,6 +36,7 @@ export interface VerifyReport {
   state: VerifyState;
   generation?: number;
   plugins: PluginDrift[];
+  event_hooks: HookDrift[];
   ok: boolean;
   diagnostics: Diagnostic[];
 }
@@ -37,7 +46,7 @@ type LockedPlugin = Lock["plugins"][number];
 
 /** A report that stops before any plugin is checked: the lock itself is missing, invalid or tampered with. */
 function refusal(paths: HomePaths, state: VerifyState, d: Diagnostic): VerifyReport {
-  return { lock: paths.lock, state, plugins: [], ok: false, diagnostics: [d] };
+  return { lock: paths.lock, state, plugins: [], event_hooks: [], ok: false, diagnostics: [d] };
 }
 
 /**
@@ -174,6 +183,24 @@ async function measureDrift(p: LockedPlugin, drift: PluginDrift, check: Check): 
   }
 }
 
+/**
+ * One event hook's folder against its locked integrity. A vouched lock needs no hash (the record watched every
+ * file of the folder); a store path is trusted by path unless `full`.
+ */
+async function hookDrift(h: LockEventHook, vouched: boolean | undefined, full: boolean): Promise<HookDrift> {
+  const drift: HookDrift = { name: h.name, path: h.path, status: "ok" };
+  if (vouched) return drift;
+  if (!full && isStorePath(h.path)) return { ...drift, status: "trusted" };
+  try {
+    if ((await hashTree(h.path)).integrity !== h.integrity) drift.status = "changed";
+  } catch (e) {
+    const gone = (e as NodeJS.ErrnoException).code === "ENOENT";
+    drift.status = gone ? "missing" : "unverifiable";
+    drift.detail = gone ? `${h.path} does not exist` : (e as Error).message;
+  }
+  return drift;
+}
+
 /** Plugins checked at once: their large files hash in parallel on the libuv pool. */
 const PARALLEL_PLUGINS = 4;
 
@@ -236,14 +263,27 @@ export async function verifyLock(
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL_PLUGINS, todo.length) }, worker));
-  const diagnostics = todo.flatMap((p, i) =>
-    plugins[i]!.status !== "ok" && plugins[i]!.status !== "trusted" ? [driftDiagnostic(p, plugins[i]!)] : [],
-  );
+  const hooks = await Promise.all((lock.event_hooks ?? []).map((h) => hookDrift(h, vouched, check.full)));
+  const diagnostics = [
+    ...todo.flatMap((p, i) =>
+      plugins[i]!.status !== "ok" && plugins[i]!.status !== "trusted" ? [driftDiagnostic(p, plugins[i]!)] : [],
+    ),
+    ...hooks.flatMap((h) =>
+      h.status !== "ok" && h.status !== "trusted"
+        ? [
+            diagnostic("E_LOCK_DRIFT", `event hook ${h.name} ${h.status}${h.detail ? `: ${h.detail}` : ""}`, {
+              file: h.path,
+            }),
+          ]
+        : [],
+    ),
+  ];
   return {
     lock: paths.lock,
     state: diagnostics.length ? "drift" : "ok",
     generation,
     plugins,
+    event_hooks: hooks,
     ok: diagnostics.length === 0,
     diagnostics,
   };

@@ -1,4 +1,13 @@
-import { readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fingerprint, hashTree, listTree } from "../../src/compile/tree-hash.js";
@@ -155,6 +164,31 @@ describe("hermes lock verify: the stat quick check and --full", () => {
     rmSync(join(t.plugin, "alias"));
     writeText(join(t.plugin, "with space.js"), "export {};\n");
     expect((await t.cli("compile")).code).toBe(0);
+  });
+
+  it("checks the lock's gateway event hooks as it checks plugins", async () => {
+    const t = await compiledHome();
+    const hook = join(t.home, "hooks", "audit");
+    writeText(join(hook, "HOOK.yaml"), "name: audit\nevents: [gateway:startup]\n");
+    writeText(join(hook, "handler.js"), "export function handle() {}\n");
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await t.cli("compile")).code).toBe(0);
+    for (const flags of [["--full"], []]) {
+      const ok = await t.cli("lock", "verify", ...flags);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout).toMatch(/^ok +event hook audit$/m);
+    }
+    writeFileSync(join(hook, "handler.js"), "export function handle() { /* edited */ }\n");
+    for (const flags of [["--full"], [], ["--all"]]) {
+      const r = await t.cli("lock", "verify", ...flags);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/E_LOCK_DRIFT .*hooks\/audit: event hook audit changed$/m);
+      expect(r.stdout).toContain("drift in 0 plugin(s) and 1 event hook(s)");
+    }
+    const report = JSON.parse((await t.cli("lock", "verify", "--json")).stdout) as { event_hooks: unknown[] };
+    expect(report.event_hooks).toEqual([{ name: "audit", path: realpathSync(hook), status: "changed" }]);
+    rmSync(hook, { recursive: true });
+    expect((await t.cli("lock", "verify")).stderr).toMatch(/event hook audit missing: .* does not exist/);
   });
 
   it("a changed manifest is reported from the bytes the tree hash read", async () => {

@@ -93,7 +93,7 @@ export function lockCommand(): Command {
   const lock = new Command("lock").description("inspect and verify hermes.lock.json");
   lock
     .command("verify")
-    .description("re-hash what the lock names and report drift per plugin (exit 1 on drift)")
+    .description("re-hash what the lock names and report drift per plugin and event hook (exit 1 on drift)")
     .option("--full", "also hash /nix/store paths (trusted by path otherwise)")
     .option("--all", "also verify plugins that do not load")
     .option("--json", "print the report as JSON")
@@ -112,10 +112,16 @@ export function lockCommand(): Command {
             `${(p.status === "ok" || p.status === "trusted" ? style.green : style.red)(p.status.padEnd(12))}` +
               ` ${p.key}`,
           );
+        for (const h of report.event_hooks)
+          out(
+            `${(h.status === "ok" || h.status === "trusted" ? style.green : style.red)(h.status.padEnd(12))}` +
+              ` event hook ${h.name}`,
+          );
         for (const d of report.diagnostics) err(formatDiagnostic(d));
+        const hooks = report.event_hooks.filter((h) => h.status !== "ok" && h.status !== "trusted").length;
         const summary = {
           ok: "lock verified: no drift",
-          drift: `drift in ${report.diagnostics.length} plugin(s)`,
+          drift: `drift in ${report.diagnostics.length - hooks} plugin(s)${hooks ? ` and ${hooks} event hook(s)` : ""}`,
           missing: "no lock to verify",
           invalid: "the lock is not valid",
           tampered: "the lock itself was changed since it was compiled; plugins were not checked",
