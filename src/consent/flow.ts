@@ -98,8 +98,8 @@ export function consentEdits(
 
 /**
  * Record a consent: `granted_capabilities` = sorted union of the prior grants (those recorded for the
- * declared set as it is now) and `granted`; `capabilities_consent` = hash of the declared set the person
- * saw, when, and how; each grant mirrored to its legacy key. Comments and layout of config.yaml are kept.
+ * declared set as it is now) and `granted`; `capabilities_consent` = hash of the declared set the person saw, when, and how;
+ * each grant mirrored to its legacy key. Comments and layout of config.yaml are kept.
  */
 export async function recordConsent(
   configFile: string,
