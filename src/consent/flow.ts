@@ -68,6 +68,11 @@ function sortIds(ids: Iterable<CapabilityId>): CapabilityId[] {
   return [...new Set(ids)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/**
+ * Record a consent: `granted_capabilities` = sorted union of the prior grants
+ * and `granted`; `capabilities_consent` = hash of the declared set the person saw, when, and how;
+ * each grant mirrored to its legacy key. Comments and layout of config.yaml are kept.
+ */
 /** The config edits of a consent, against the config as it is now (shared with `enable --grant`). */
 export function consentEdits(
   config: ConfigValue,
@@ -79,8 +84,7 @@ export function consentEdits(
 ): { edits: YamlEdit[]; union: CapabilityId[] } {
   const entry = pluginEntry(config, key);
   const st = consentState(entry, knownCapabilities(declared));
-  // Grants recorded for another declared set are stale: a new consent does not carry them.
-  const union = sortIds([...(st.hashCurrent ? st.recorded : []), ...knownCapabilities(granted)]);
+  const union = sortIds([...st.recorded, ...knownCapabilities(granted)]);
   const base = ["plugins", "entries", key];
   const viaNow = granted.length ? via : (st.storedVia ?? via);
   const edits: YamlEdit[] = [
@@ -97,8 +101,8 @@ export function consentEdits(
 }
 
 /**
- * Record a consent: `granted_capabilities` = sorted union of the prior grants (those recorded for the
- * declared set as it is now) and `granted`; `capabilities_consent` = hash of the declared set the person saw, when, and how;
+ * Record a consent: `granted_capabilities` = sorted union of the prior grants
+ * and `granted`; `capabilities_consent` = hash of the declared set the person saw, when, and how;
  * each grant mirrored to its legacy key. Comments and layout of config.yaml are kept.
  */
 export async function recordConsent(

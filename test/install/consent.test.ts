@@ -241,18 +241,6 @@ describe.concurrent("capability consent", { timeout: 240_000 }, () => {
     }>;
     expect(j[0]!.declared).toEqual([{ capability: "tools.override", state: "stale" }]);
   });
-
-  it("a new consent after the declared set changed does not carry the stale grants", async () => {
-    const h = capsHome("regrant");
-    writeFileSync(join(h.plugins, "caps", "plugin.yaml"), "name: caps\ncapabilities: [tools.override]\n");
-    expect((await hermes(ctx, h, ["enable", "caps", "--grant", "tools.override"])).code).toBe(0);
-    const both = "name: caps\ncapabilities: [tools.override, llm.model_override]\n";
-    writeFileSync(join(h.plugins, "caps", "plugin.yaml"), both);
-    expect((await hermes(ctx, h, ["enable", "caps", "--grant", "llm.model_override"])).code).toBe(0);
-    expect(cfg(h).plugins.entries?.caps?.granted_capabilities).toEqual(["llm.model_override"]);
-    expect(await runCompile(h)).toBe(0);
-    expect(lockCaps(h, "caps")).toMatchObject({ granted: ["llm.model_override"] });
-  });
 });
 
 async function runCompile(h: Home): Promise<number | null> {
