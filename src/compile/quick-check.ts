@@ -155,7 +155,7 @@ function treeUnchanged(q: QuickEntry): boolean {
 }
 
 /** A folder's stat; undefined when it cannot be stat'ed (absent, or not a folder one can reach). */
-function dirStat(dir: string): { mtimeMs: number; ctimeMs: number } | undefined {
+function dirStat(dir: string): { ctimeMs: number } | undefined {
   try {
     return statSync(dir, NO_THROW);
   } catch {

@@ -28,6 +28,11 @@ export interface HookDrift {
   detail?: string;
 }
 
+/** Whether a plugin's or hook's status is a pass: verified, or trusted by its store path. */
+export function passed(status: PluginDrift["status"] | HookDrift["status"]): boolean {
+  return status === "ok" || status === "trusted";
+}
+
 /** What was found, one word per state: each has exactly one message. */
 export type VerifyState = "ok" | "drift" | "missing" | "invalid" | "tampered";
 
@@ -265,11 +270,9 @@ export async function verifyLock(
   await Promise.all(Array.from({ length: Math.min(PARALLEL_PLUGINS, todo.length) }, worker));
   const hooks = await Promise.all((lock.event_hooks ?? []).map((h) => hookDrift(h, vouched, check.full)));
   const diagnostics = [
-    ...todo.flatMap((p, i) =>
-      plugins[i]!.status !== "ok" && plugins[i]!.status !== "trusted" ? [driftDiagnostic(p, plugins[i]!)] : [],
-    ),
+    ...todo.flatMap((p, i) => (passed(plugins[i]!.status) ? [] : [driftDiagnostic(p, plugins[i]!)])),
     ...hooks.flatMap((h) =>
-      h.status !== "ok" && h.status !== "trusted"
+      !passed(h.status)
         ? [
             diagnostic("E_LOCK_DRIFT", `event hook ${h.name} ${h.status}${h.detail ? `: ${h.detail}` : ""}`, {
               file: h.path,

@@ -100,25 +100,19 @@ export function lockCommand(): Command {
     .action(async (o: { full?: boolean; all?: boolean; json?: boolean }, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const [{ formatDiagnostic }, { homePaths, resolveHome }, { err, json, out, style }] = await support();
-      const { verifyLock } = await import("../../compile/verify.js");
+      const { passed, verifyLock } = await import("../../compile/verify.js");
       const report = await verifyLock(homePaths(resolveHome({ home: g.home, profile: g.profile })), {
         full: o.full,
         all: o.all,
       });
       if (o.json) json(report);
       else {
-        for (const p of report.plugins)
-          out(
-            `${(p.status === "ok" || p.status === "trusted" ? style.green : style.red)(p.status.padEnd(12))}` +
-              ` ${p.key}`,
-          );
-        for (const h of report.event_hooks)
-          out(
-            `${(h.status === "ok" || h.status === "trusted" ? style.green : style.red)(h.status.padEnd(12))}` +
-              ` event hook ${h.name}`,
-          );
+        const line = (status: Parameters<typeof passed>[0], label: string) =>
+          out(`${(passed(status) ? style.green : style.red)(status.padEnd(12))} ${label}`);
+        for (const p of report.plugins) line(p.status, p.key);
+        for (const h of report.event_hooks) line(h.status, `event hook ${h.name}`);
         for (const d of report.diagnostics) err(formatDiagnostic(d));
-        const hooks = report.event_hooks.filter((h) => h.status !== "ok" && h.status !== "trusted").length;
+        const hooks = report.event_hooks.filter((h) => !passed(h.status)).length;
         const summary = {
           ok: "lock verified: no drift",
           drift: `drift in ${report.diagnostics.length - hooks} plugin(s)${hooks ? ` and ${hooks} event hook(s)` : ""}`,
